@@ -1,0 +1,1 @@
+"""Subcommands of the ``harmony-grammar`` CLI, one module each."""

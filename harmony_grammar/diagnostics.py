@@ -1,0 +1,104 @@
+"""The catalogue of diagnostic codes: one table, documented in ``docs/diagnostics.md``.
+
+Codes are stable: ``HG1xx`` come from parsing (the grammar and its recoveries), ``HG2xx`` from
+the validator's rules. A code keeps its meaning forever; retired codes are not reused.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from .model import Diagnostic, Severity
+
+__all__ = ["CATALOGUE", "Code", "LineIndex", "make_diagnostic"]
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """A catalogue entry: the code, a short slug, its default severity and a summary."""
+
+    code: str
+    slug: str
+    severity: Severity
+    summary: str
+
+
+_E, _W = Severity.ERROR, Severity.WARNING
+
+#: Every parser diagnostic. Lenient recoveries (HG15x) are warnings: the input was repaired.
+CATALOGUE: dict[str, Code] = {
+    c.code: c
+    for c in (
+        Code("HG100", "unexpected-token", _E, "a control token the grammar does not allow here"),
+        Code("HG101", "unexpected-text", _E, "header text the grammar does not allow here"),
+        Code("HG102", "unexpected-end", _E, "the input ends inside a message"),
+        Code("HG103", "unknown-special-token", _E, "a special token id that is not Harmony"),
+        Code("HG104", "header-too-long", _E, "a header longer than the configured limit"),
+        Code("HG105", "invalid-utf8", _W, "token ids whose bytes are not valid UTF-8"),
+        Code("HG110", "spelled-control-token", _W, "a control-token spelling in ordinary text"),
+        Code("HG150", "missing-message-token", _W, "a header ended without <|message|>"),
+        Code("HG151", "missing-start-token", _W, "a message began without <|start|>"),
+        Code("HG152", "text-between-messages", _W, "text outside any message was dropped"),
+        Code("HG153", "call-not-ended-by-call", _W, "a tool call that did not end in <|call|>"),
+        Code("HG154", "glued-content-type", _W, "a content type glued onto the recipient"),
+        Code("HG155", "content-type-case", _W, "a content type not in lower case"),
+        Code("HG156", "header-garbage", _W, "stray characters in a header were dropped"),
+        Code("HG157", "duplicate-channel", _W, "a second <|channel|> in one header"),
+        Code("HG158", "duplicate-recipient", _W, "a second to= in one header"),
+        Code("HG159", "missing-terminator", _W, "the input ended before the message's terminator"),
+        Code("HG170", "forged-tool-result", _E, "the model began writing a tool's result itself"),
+    )
+}
+
+
+class LineIndex:
+    """Maps character offsets to 1-based (line, column), fed text as it passes by.
+
+    Only newline offsets are kept, never the text, so a stream can use it too.
+    """
+
+    def __init__(self) -> None:
+        self._newlines: list[int] = []
+
+    def add(self, text: str, offset: int) -> None:
+        """Record the newlines of ``text``, which starts at ``offset`` of the input."""
+        if "\n" in text:
+            find = text.find
+            i = find("\n")
+            while i >= 0:
+                self._newlines.append(offset + i)
+                i = find("\n", i + 1)
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """The (line, column) of ``offset``."""
+        line = bisect.bisect_left(self._newlines, offset)
+        line_start = self._newlines[line - 1] + 1 if line else 0
+        return line + 1, offset - line_start + 1
+
+
+def make_diagnostic(
+    code: str,
+    message: str,
+    start: int,
+    end: int,
+    *,
+    lines: LineIndex | None = None,
+    expected: tuple[str, ...] = (),
+    severity: Severity | None = None,
+) -> Diagnostic:
+    """A :class:`Diagnostic` for a catalogued code (line and column when ``lines`` is given)."""
+    entry = CATALOGUE[code]
+    line = column = None
+    if lines is not None:
+        line, column = lines.locate(start)
+    return Diagnostic(
+        code=code,
+        severity=severity or entry.severity,
+        message=message,
+        start=start,
+        end=end,
+        line=line,
+        column=column,
+        expected=expected,
+    )

@@ -1,0 +1,106 @@
+"""Events of the streaming parser: small frozen, slotted dataclasses (h11's shape)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import Diagnostic, Message, Role
+
+__all__ = [
+    "ContentDelta",
+    "DiagnosticEvent",
+    "Event",
+    "HeaderComplete",
+    "MessageEnd",
+    "MessageStart",
+    "StopGeneration",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStart:
+    """A message began (at ``<|start|>``, or at the first byte of a completion)."""
+
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderComplete:
+    """The header is complete (``<|message|>`` arrived): the message's metadata is known."""
+
+    role: Role
+    name: str | None
+    recipient: str | None
+    channel: str | None
+    content_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ContentDelta:
+    """A piece of a non-tool message's content."""
+
+    text: str
+    channel: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """A tool call's header is complete. ``name`` drops the ``functions.`` namespace."""
+
+    name: str
+    recipient: str
+    call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a tool call's argument body."""
+
+    text: str
+    call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEnd:
+    """A tool call ended in ``<|call|>``; ``arguments`` is its body, verbatim."""
+
+    call_id: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEnd:
+    """A message is complete."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class DiagnosticEvent:
+    """A diagnostic, as soon as it is known."""
+
+    diagnostic: Diagnostic
+
+
+@dataclass(frozen=True, slots=True)
+class StopGeneration:
+    """Generation must stop: ``reason`` is ``call``, ``return`` or ``abort``."""
+
+    reason: str
+    position: int
+
+
+Event = (
+    MessageStart
+    | HeaderComplete
+    | ContentDelta
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | MessageEnd
+    | DiagnosticEvent
+    | StopGeneration
+)

@@ -1,0 +1,225 @@
+"""Splitting input into pieces: control tokens and the text between them.
+
+This is the project's one lexer for control tokens. In text, a control token is its exact
+spelling (``tokens.CONTROL_SPELLING_RE``); in token ids, it is its special id and nothing
+else. Both batch and incremental forms live here and agree by construction: the incremental
+forms hold back what a later chunk could still change (a partial spelling, a split UTF-8
+sequence) and otherwise cut exactly where the batch forms cut.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .tokens import CONTROL_SPELLING_RE, FIRST_SPECIAL_ID, ControlToken
+
+__all__ = [
+    "IncrementalTextLexer",
+    "PieceSink",
+    "RunDecoder",
+    "TextLexer",
+    "TextRun",
+    "TokenLexer",
+    "partial_spelling_length",
+    "split_text",
+]
+
+_SPELLINGS = tuple(token.value for token in ControlToken)
+_SURROGATES = re.compile("[\udc80-\udcff]")
+
+
+def split_text(text: str) -> Iterator[tuple[ControlToken | None, str, int, int]]:
+    """Yield ``(control or None, text, start, end)`` pieces of a whole text."""
+    pos = 0
+    for match in CONTROL_SPELLING_RE.finditer(text):
+        start = match.start()
+        if start > pos:
+            yield None, text[pos:start], pos, start
+        yield ControlToken.from_spelling(match.group()), match.group(), start, match.end()
+        pos = match.end()
+    if pos < len(text):
+        yield None, text[pos:], pos, len(text)
+
+
+def partial_spelling_length(text: str) -> int:
+    """How many trailing characters of ``text`` are a proper prefix of a control spelling."""
+    start = text.rfind("<", max(0, len(text) - 12))
+    while start >= 0:
+        tail = text[start:]
+        if any(s.startswith(tail) and s != tail for s in _SPELLINGS):
+            return len(text) - start
+        start = text.rfind("<", max(0, len(text) - 12), start)
+    return 0
+
+
+@dataclass
+class IncrementalTextLexer:
+    """The chunked form of :func:`split_text`: a partial spelling at a chunk's end waits."""
+
+    _held: str = ""
+    offset: int = 0
+
+    def feed(self, chunk: str) -> Iterator[tuple[ControlToken | None, str, int, int]]:
+        """Pieces that are certain after this chunk."""
+        text = self._held + chunk
+        keep = partial_spelling_length(text)
+        ready, self._held = (text[:-keep], text[-keep:]) if keep else (text, "")
+        base = self.offset
+        self.offset += len(ready)
+        for control, piece, start, end in split_text(ready):
+            yield control, piece, base + start, base + end
+
+    def close(self) -> Iterator[tuple[ControlToken | None, str, int, int]]:
+        """The held-back tail, which can no longer become a control token."""
+        if self._held:
+            held, self._held = self._held, ""
+            yield None, held, self.offset, self.offset + len(held)
+            self.offset += len(held)
+
+
+@dataclass(frozen=True, slots=True)
+class TextRun:
+    """Facts about one run of ordinary token ids, known when the run ends."""
+
+    start: int
+    end: int
+    invalid_utf8: bool
+    spellings: tuple[str, ...]
+
+
+@dataclass
+class RunDecoder:
+    """Decodes runs of ordinary token ids to text, holding split UTF-8 sequences back.
+
+    Invalid bytes become U+FFFD. A run ends at any special id or at the end of input;
+    :meth:`end_run` then reports whether the run had invalid bytes and which control-token
+    spellings it contained as text (those are content, never structure).
+    """
+
+    table: Sequence[bytes]
+    _decoder: codecs.IncrementalDecoder = field(
+        default_factory=lambda: codecs.getincrementaldecoder("utf-8")("surrogateescape")
+    )
+    _run_start: int = -1
+    _invalid: bool = False
+    _tail: str = ""
+    _found: set[str] = field(default_factory=set)
+
+    def decode(self, token_ids: Sequence[int], index: int) -> str:
+        """The text that is complete after these ordinary ids (starting at ``index``)."""
+        if self._run_start < 0:
+            self._run_start = index
+        text = self._decoder.decode(b"".join(map(self.table.__getitem__, token_ids)))
+        return self._checked(text)
+
+    def _checked(self, text: str) -> str:
+        if text and not text.isascii() and _SURROGATES.search(text):
+            self._invalid = True
+            text = _SURROGATES.sub("\ufffd", text)
+        if "<|" in text or (self._tail and "|" in text[:12]):
+            window = self._tail + text
+            self._found.update(m.group() for m in CONTROL_SPELLING_RE.finditer(window))
+        self._tail = text[-12:] if len(text) >= 12 else (self._tail + text)[-12:]
+        return text
+
+    def end_run(self, end: int) -> tuple[str, TextRun | None]:
+        """Flush the run: the last text (split bytes as U+FFFD) and the run's facts."""
+        if self._run_start < 0:
+            return "", None
+        text = self._checked(self._decoder.decode(b"", final=True))
+        run = TextRun(self._run_start, end, self._invalid, tuple(sorted(self._found)))
+        self._decoder.reset()
+        self._run_start, self._invalid, self._tail = -1, False, ""
+        self._found = set()
+        return text, run
+
+
+class PieceSink(Protocol):
+    """What the lexers push pieces into (the parsing engine)."""
+
+    def control(self, token: ControlToken, start: int, end: int) -> None: ...
+    def text(self, text: str, start: int, end: int) -> None: ...
+    def special(self, token_id: int, index: int) -> None: ...
+    def run_end(self, run: TextRun) -> None: ...
+
+
+class TokenLexer:
+    """Pushes the pieces of token ids into a sink, one call or many.
+
+    Feeding all ids at once or one at a time produces the same pieces, except that text
+    may arrive in more, smaller parts.
+    """
+
+    def __init__(self, table: Sequence[bytes], sink: PieceSink) -> None:
+        self._decoder = RunDecoder(table)
+        self._sink = sink
+        self._index = 0
+
+    def feed(self, token_ids: Sequence[int]) -> None:
+        """Lex more ids."""
+        sink, decoder = self._sink, self._decoder
+        index = self._index
+        run_start = -1
+        for offset, token_id in enumerate(token_ids):
+            if 0 <= token_id < FIRST_SPECIAL_ID:
+                if run_start < 0:
+                    run_start = offset
+                continue
+            if run_start >= 0:
+                text = decoder.decode(token_ids[run_start:offset], index + run_start)
+                if text:
+                    sink.text(text, index + run_start, index + offset)
+                run_start = -1
+            self._end_run(index + offset)
+            control = ControlToken.from_id(token_id)
+            if control is None:
+                sink.special(token_id, index + offset)
+            else:
+                sink.control(control, index + offset, index + offset + 1)
+        if run_start >= 0:
+            text = decoder.decode(token_ids[run_start:], index + run_start)
+            if text:
+                sink.text(text, index + run_start, index + len(token_ids))
+        self._index = index + len(token_ids)
+
+    def _end_run(self, end: int) -> None:
+        text, run = self._decoder.end_run(end)
+        if run is not None:
+            if text:
+                sink_end = run.end
+                self._sink.text(text, sink_end, sink_end)
+            self._sink.run_end(run)
+
+    def close(self) -> int:
+        """End of input: flush the last run; returns the number of ids seen."""
+        self._end_run(self._index)
+        return self._index
+
+
+class TextLexer:
+    """Pushes the pieces of text into a sink; a partial spelling at a chunk's end waits."""
+
+    def __init__(self, sink: PieceSink) -> None:
+        self._lexer = IncrementalTextLexer()
+        self._sink = sink
+
+    def feed(self, chunk: str) -> None:
+        """Lex more text."""
+        self._push(self._lexer.feed(chunk))
+
+    def close(self) -> int:
+        """End of input: flush the held-back tail; returns the number of characters seen."""
+        self._push(self._lexer.close())
+        return self._lexer.offset
+
+    def _push(self, pieces: Iterator[tuple[ControlToken | None, str, int, int]]) -> None:
+        sink = self._sink
+        for control, piece, start, end in pieces:
+            if control is None:
+                sink.text(piece, start, end)
+            else:
+                sink.control(control, start, end)

@@ -1,0 +1,192 @@
+"""The data model shared by the parsers, the validator and the renderer.
+
+Field names follow ``openai_harmony`` where the concept is the same (role, name, recipient,
+channel, content_type), so code that moves between the two reads the same.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+__all__ = [
+    "Diagnostic",
+    "Message",
+    "ParseResult",
+    "RecipientPosition",
+    "Role",
+    "Severity",
+    "Span",
+    "Terminator",
+]
+
+
+class Role(str, enum.Enum):
+    """The author's role. Compares equal to its string value (``Role.USER == "user"``)."""
+
+    SYSTEM = "system"
+    DEVELOPER = "developer"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def of_author(cls, author: str) -> Role:
+        """The role of a header's author word: a known role, or ``tool`` for a tool's name."""
+        try:
+            role = cls(author)
+        except ValueError:
+            return cls.TOOL
+        # "tool" is never written as an author; a literal "tool" author is a tool named so.
+        return role
+
+
+class Terminator(str, enum.Enum):
+    """How a message ended: ``<|end|>``, ``<|call|>`` or ``<|return|>``."""
+
+    END = "end"
+    CALL = "call"
+    RETURN = "return"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class RecipientPosition(str, enum.Enum):
+    """Where ``to=`` stood: after the author (role section) or after the channel name."""
+
+    ROLE = "role"
+    CHANNEL = "channel"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Severity(str, enum.Enum):
+    """How bad a diagnostic is; only ``error`` makes a result not ``ok``."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open range ``[start, end)``: characters of a text, or indexes of token ids."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One Harmony message.
+
+    ``name`` is the tool author for tool messages (``functions.get_weather``) or the name of a
+    ``role:name`` author, else None. ``content_type`` is spelled as openai-harmony reports it
+    (``<|constrain|>json``, ``json``, ``code``). ``terminator`` is None when a completion ended
+    without a stop token. ``span`` is where the message stood in the parsed input; it does not
+    take part in equality, so messages parsed from text and from token ids compare equal.
+    """
+
+    role: Role
+    content: str
+    name: str | None = None
+    recipient: str | None = None
+    channel: str | None = None
+    content_type: str | None = None
+    terminator: Terminator | None = None
+    recipient_position: RecipientPosition | None = None
+    span: Span | None = field(default=None, compare=False)
+
+    @property
+    def author(self) -> str:
+        """The author as written in the header: ``user``, ``user:alice``, ``functions.f``."""
+        if self.role is Role.TOOL:
+            return self.name or "tool"
+        return f"{self.role.value}:{self.name}" if self.name else self.role.value
+
+    @property
+    def is_tool_call(self) -> bool:
+        """An assistant message addressed to a recipient other than a user-facing role."""
+        return self.role is Role.ASSISTANT and self.recipient not in (None, "all", "user")
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict (enums as strings, span as ``[start, end]``)."""
+        return {
+            "role": self.role.value,
+            "name": self.name,
+            "recipient": self.recipient,
+            "channel": self.channel,
+            "content_type": self.content_type,
+            "content": self.content,
+            "terminator": self.terminator.value if self.terminator else None,
+            "recipient_position": (
+                self.recipient_position.value if self.recipient_position else None
+            ),
+            "span": [self.span.start, self.span.end] if self.span else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A problem found in the input, with a stable code and a position.
+
+    ``start``/``end`` are character offsets for text and token indexes for token ids;
+    ``line``/``column`` (1-based) are set for text only. ``expected`` lists what the grammar
+    would have accepted at ``start``, in readable form.
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    start: int
+    end: int
+    line: int | None = None
+    column: int | None = None
+    expected: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict."""
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "start": self.start,
+            "end": self.end,
+            "line": self.line,
+            "column": self.column,
+            "expected": list(self.expected),
+        }
+
+    def format(self, filename: str = "<input>") -> str:
+        """A compiler-style line: ``file:line:col: CODE message`` (``file:@index`` for ids)."""
+        where = f"{self.line}:{self.column}" if self.line is not None else f"@{self.start}"
+        return f"{filename}:{where}: {self.code} {self.severity.value}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    """What a parse found: the messages and every diagnostic, in input order."""
+
+    messages: tuple[Message, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no diagnostic has error severity."""
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"ok", "messages", "diagnostics"}``, JSON-ready."""
+        return {
+            "ok": self.ok,
+            "messages": [m.to_dict() for m in self.messages],
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }

@@ -1,0 +1,219 @@
+"""The one intermediate representation every schema compiles to and every emitter prints.
+
+Theory of operation: a grammar is a set of named rules whose bodies are expressions over
+characters. ``Token`` marks a lexical unit (a JSON string, a number, a key): everything inside a
+token is regular (no ``Ref``) and carries no whitespace, so a target may print it as one
+terminal regex (Lark, llguidance) or inline (GBNF). Outside tokens, expressions are structural
+(literal punctuation, references, optional parts). ``NOTHING`` is the empty language; the
+smart constructors below propagate it so a contradiction deep in a schema shrinks the grammar
+instead of producing a rule that can never match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Union
+
+__all__ = [
+    "EMPTY",
+    "MAX_CODE_POINT",
+    "NOTHING",
+    "Alt",
+    "Chars",
+    "Expr",
+    "Grammar",
+    "Lit",
+    "Ref",
+    "Repeat",
+    "Seq",
+    "Token",
+    "alt",
+    "chars",
+    "is_nothing",
+    "opt",
+    "prune",
+    "repeat",
+    "seq",
+]
+
+MAX_CODE_POINT = 0x10FFFF
+
+
+@dataclass(frozen=True, slots=True)
+class Chars:
+    """One character from a set of inclusive code point ranges (sorted, disjoint)."""
+
+    ranges: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """Exact text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    """Concatenation; ``Seq(())`` is the empty string."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Alt:
+    """Union; ``Alt(())`` is the empty language."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """``item`` repeated ``min`` to ``max`` times (``max=None``: unbounded)."""
+
+    item: Expr
+    min: int
+    max: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A reference to a named rule."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A lexical unit: ``item`` is regular (no ``Ref``) and contains no whitespace."""
+
+    item: Expr
+
+
+Expr = Union[Chars, Lit, Seq, Alt, Repeat, Ref, Token]
+
+EMPTY: Expr = Seq(())
+NOTHING: Expr = Alt(())
+
+
+@dataclass
+class Grammar:
+    """Named rules; ``start`` names the start rule."""
+
+    rules: dict[str, Expr] = field(default_factory=dict)
+    start: str = "start"
+
+
+def is_nothing(expr: Expr) -> bool:
+    """True when ``expr`` is syntactically the empty language."""
+    return isinstance(expr, Alt) and not expr.items
+
+
+def chars(ranges: Iterable[tuple[int, int]]) -> Expr:
+    """A normalised character set (merged ranges); the empty set is ``NOTHING``."""
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(r for r in ranges if r[0] <= r[1]):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return Chars(tuple(merged)) if merged else NOTHING
+
+
+def seq(*items: Expr) -> Expr:
+    """Concatenation, flattened; any ``NOTHING`` makes the whole ``NOTHING``."""
+    out: list[Expr] = []
+    for item in items:
+        if is_nothing(item):
+            return NOTHING
+        if isinstance(item, Seq):
+            out.extend(item.items)
+        elif isinstance(item, Lit) and out and isinstance(out[-1], Lit):
+            out[-1] = Lit(out[-1].text + item.text)
+        elif not (isinstance(item, Lit) and not item.text):
+            out.append(item)
+    return out[0] if len(out) == 1 else Seq(tuple(out))
+
+
+def alt(*items: Expr) -> Expr:
+    """Union, flattened and de-duplicated; an empty-string branch becomes an optional."""
+    out: list[Expr] = []
+    has_empty = False
+    for item in items:
+        parts = item.items if isinstance(item, Alt) else (item,)
+        for part in parts:
+            if part == EMPTY:
+                has_empty = True
+            elif part not in out:
+                out.append(part)
+    if not out:
+        return EMPTY if has_empty else NOTHING
+    body: Expr = out[0] if len(out) == 1 else Alt(tuple(out))
+    return opt(body) if has_empty else body
+
+
+def opt(item: Expr) -> Expr:
+    """Zero or one ``item``."""
+    if is_nothing(item) or item == EMPTY:
+        return EMPTY
+    return Repeat(item, 0, 1)
+
+
+def repeat(item: Expr, lo: int, hi: int | None) -> Expr:
+    """``item`` repeated ``lo..hi`` times, simplified."""
+    if hi is not None and hi < lo:
+        return NOTHING
+    if hi == 0 or item == EMPTY:
+        return EMPTY
+    if is_nothing(item):
+        return EMPTY if lo == 0 else NOTHING
+    if lo == hi == 1:
+        return item
+    return Repeat(item, lo, hi)
+
+
+def prune(grammar: Grammar) -> set[str]:
+    """Rewrite rules that can produce no string to ``NOTHING`` and return their names.
+
+    A rule is productive when some branch reaches only literals and productive rules; found
+    by fixpoint, so recursive rules with no base case (``a: "[" a "]"``) are caught too.
+    """
+    productive: set[str] = set()
+
+    def ok(expr: Expr) -> bool:
+        if isinstance(expr, Ref):
+            return expr.name in productive
+        if isinstance(expr, Seq):
+            return all(ok(i) for i in expr.items)
+        if isinstance(expr, Alt):
+            return any(ok(i) for i in expr.items)
+        if isinstance(expr, Repeat):
+            return expr.min == 0 or ok(expr.item)
+        if isinstance(expr, Token):
+            return ok(expr.item)
+        return True
+
+    changed = True
+    while changed:
+        changed = False
+        for name, body in grammar.rules.items():
+            if name not in productive and ok(body):
+                productive.add(name)
+                changed = True
+    dead = set(grammar.rules) - productive
+
+    def strip(expr: Expr) -> Expr:
+        if isinstance(expr, Ref):
+            return NOTHING if expr.name in dead else expr
+        if isinstance(expr, Seq):
+            return seq(*(strip(i) for i in expr.items))
+        if isinstance(expr, Alt):
+            return alt(*(strip(i) for i in expr.items))
+        if isinstance(expr, Repeat):
+            return repeat(strip(expr.item), expr.min, expr.max)
+        return expr
+
+    for name in list(grammar.rules):
+        grammar.rules[name] = NOTHING if name in dead else strip(grammar.rules[name])
+    return dead

@@ -1,0 +1,110 @@
+"""JSON string syntax: from a language of decoded strings to the language of their JSON texts.
+
+Patterns, formats, enum values and property names all describe *decoded* strings, while the
+grammar reads the *encoded* text, where one character may be written raw, as a short escape
+(``\\n``) or as ``\\uXXXX`` (a surrogate pair for astral characters). :func:`encode` rewrites
+each character set into the union of all its spellings, so ``"\\u0061"`` is accepted wherever
+``"a"`` is. Lone surrogate escapes are never accepted: they are not Unicode scalar values
+(I-JSON forbids them) and no decoded-string language here contains them.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .digits import fixed_width_range, hex_digit
+from .ir import NOTHING, Alt, Chars, Expr, Lit, Repeat, Seq, Token, alt, chars, repeat, seq
+from .regex import ANY_CHAR, complement
+
+__all__ = ["encode", "json_string", "literal_string", "string_not_in"]
+
+_SHORT_ESCAPES = {0x22: '"', 0x5C: "\\", 0x2F: "/", 0x08: "b", 0x0C: "f", 0x0A: "n", 0x0D: "r"}
+_SHORT_ESCAPES[0x09] = "t"
+#: Characters JSON allows unescaped: everything from U+0020 but '"' and '\'.
+_RAW = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0xD7FF), (0xE000, 0x10FFFF))
+
+
+def _intersect(
+    a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]
+) -> list[tuple[int, int]]:
+    return [(max(x, y), min(p, q)) for x, p in a for y, q in b if max(x, y) <= min(p, q)]
+
+
+def _hex4(ranges: list[tuple[int, int]]) -> Expr:
+    return alt(*(fixed_width_range(lo, hi, 4, 16, hex_digit) for lo, hi in ranges))
+
+
+def _pairs(lo: int, hi: int) -> Expr:
+    """Surrogate-pair escapes for the astral characters ``lo..hi``."""
+
+    def split(c: int) -> tuple[int, int]:
+        return 0xD800 + ((c - 0x10000) >> 10), 0xDC00 + ((c - 0x10000) & 0x3FF)
+
+    (h_lo, l_lo), (h_hi, l_hi) = split(lo), split(hi)
+
+    def pair(h1: int, h2: int, l1: int, l2: int) -> Expr:
+        return seq(Lit("\\u"), _hex4([(h1, h2)]), Lit("\\u"), _hex4([(l1, l2)]))
+
+    if h_lo == h_hi:
+        return pair(h_lo, h_lo, l_lo, l_hi)
+    parts = [pair(h_lo, h_lo, l_lo, 0xDFFF)]
+    if h_hi - h_lo > 1:
+        parts.append(pair(h_lo + 1, h_hi - 1, 0xDC00, 0xDFFF))
+    parts.append(pair(h_hi, h_hi, 0xDC00, l_hi))
+    return alt(*parts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _unit(ranges: tuple[tuple[int, int], ...]) -> Expr:
+    """Every JSON spelling of one character from ``ranges``."""
+    parts: list[Expr] = [chars(_intersect(ranges, _RAW))]
+    for cp, letter in _SHORT_ESCAPES.items():
+        if any(lo <= cp <= hi for lo, hi in ranges):
+            parts.append(Lit("\\" + letter))
+    bmp = _intersect(ranges, ((0, 0xD7FF), (0xE000, 0xFFFF)))
+    if bmp:
+        parts.append(seq(Lit("\\u"), _hex4(bmp)))
+    parts.extend(_pairs(lo, hi) for lo, hi in _intersect(ranges, ((0x10000, 0x10FFFF),)))
+    return alt(*parts)
+
+
+def encode(expr: Expr) -> Expr:
+    """Rewrite IR over decoded characters into IR over their JSON spellings."""
+    if isinstance(expr, Chars):
+        return _unit(expr.ranges)
+    if isinstance(expr, Lit):
+        return seq(*(_unit(((ord(c), ord(c)),)) for c in expr.text))
+    if isinstance(expr, Seq):
+        return seq(*(encode(i) for i in expr.items))
+    if isinstance(expr, Alt):
+        return alt(*(encode(i) for i in expr.items))
+    if isinstance(expr, Repeat):
+        return repeat(encode(expr.item), expr.min, expr.max)
+    raise TypeError(f"not a decoded-string expression: {expr!r}")
+
+
+def json_string(body: Expr) -> Expr:
+    """A JSON string token whose decoded value is in the language ``body``."""
+    inner = encode(body)
+    return NOTHING if inner == NOTHING else Token(seq(Lit('"'), inner, Lit('"')))
+
+
+def literal_string(text: str) -> Expr:
+    """A JSON string token for exactly ``text`` (any spelling)."""
+    return json_string(Lit(text))
+
+
+def string_not_in(names: frozenset[str]) -> Expr:
+    """Decoded strings that are none of ``names`` (a trie walked into a regular expression)."""
+    anything = repeat(ANY_CHAR, 0, None)
+
+    def node(prefix: str) -> Expr:
+        here = [n for n in names if n.startswith(prefix)]
+        children = sorted({n[len(prefix)] for n in here if len(n) > len(prefix)})
+        parts: list[Expr] = [] if prefix in names else [seq()]
+        taken = tuple((ord(c), ord(c)) for c in children)
+        parts.append(seq(chars(complement(getattr(chars(taken), "ranges", ()))), anything))
+        parts.extend(seq(Lit(c), node(prefix + c)) for c in children)
+        return alt(*parts)
+
+    return node("") if names else anything

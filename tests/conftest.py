@@ -1,0 +1,44 @@
+"""Shared fixtures: the encoding (offline) and openai-harmony as a test oracle."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harmony_grammar.encoding import find_vocabulary
+
+#: Third-party conformance data lives beside the checkout, never inside it.
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def encoding():
+    """tiktoken's o200k_harmony, loaded offline."""
+    from harmony_grammar.encoding import load_encoding
+
+    return load_encoding(allow_download=False)
+
+
+@pytest.fixture(scope="session")
+def harmony_oracle(tmp_path_factory):
+    """openai-harmony's HARMONY_GPT_OSS encoding, given the vocabulary offline.
+
+    openai-harmony reads ``TIKTOKEN_ENCODINGS_BASE=<dir with o200k_base.tiktoken>``; the file is
+    written from the same verified source our own loader uses.
+    """
+    openai_harmony = pytest.importorskip("openai_harmony")
+    vocab_dir = tmp_path_factory.mktemp("vocab")
+    source = find_vocabulary(allow_download=False)
+    (vocab_dir / "o200k_base.tiktoken").write_bytes(source.data)
+    os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(vocab_dir)
+    return openai_harmony.load_harmony_encoding(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
+
+
+def shared_data_dir(name: str) -> Path:
+    """A folder of ../shared/data, or skip the test with the reason when it is absent."""
+    path = SHARED_DATA / name
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent (third-party data is read from ../shared, not shipped)")
+    return path
