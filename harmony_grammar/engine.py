@@ -26,12 +26,11 @@ grammar's alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from lark import Token
-from lark.exceptions import UnexpectedInput
-
+from .arguments import ArgumentChecker
 from .diagnostics import LineIndex, make_diagnostic
 from .events import (
     ContentDelta,
@@ -46,6 +45,7 @@ from .events import (
     ToolCallStart,
 )
 from .grammar import expected_description, harmony_parser, header_lexer
+from .lalr import LalrDriver, parse_table
 from .lexer import TextRun
 from .model import Diagnostic, Message, RecipientPosition, Role, Span, Terminator
 from .tokens import (
@@ -66,6 +66,10 @@ _TERMINATOR_OF = {
     ControlToken.CALL.terminal: Terminator.CALL,
     ControlToken.RETURN.terminal: Terminator.RETURN,
 }
+# Enum attribute access is slow on the hot path; these plain dicts answer the same.
+_TERMINAL_OF = {token: token.terminal for token in ControlToken}
+_SPELLING_OF = {token: token.value for token in ControlToken}
+_TERMINATOR_BY_SPELLING = {token.value: _TERMINATOR_OF[token.terminal] for token in TERMINATORS}
 _START = ControlToken.START.terminal
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
@@ -123,20 +127,25 @@ class Engine:
         max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
         events: list[Event] | None = None,
         call_id: Callable[[], str] | None = None,
+        tools: Mapping[str, Any] | None = None,
     ) -> None:
         if start not in ("conversation", "completion"):
             raise ValueError(f"start must be 'conversation' or 'completion', not {start!r}")
-        self._lark = harmony_parser()
+        self._table = parse_table(harmony_parser())
         self._lexer = header_lexer()
-        self._ip = self._lark.parse_interactive(start=start)
+        self._ip = LalrDriver(self._table, start)
         self._resync_start = "conversation" if start == "conversation" else "continuation"
         self._completion = start == "completion"
         self._role = role
         self._strict = strict
         self._max_header = max_header_length
         self._lines: LineIndex | None = None if token_units else LineIndex()
-        self._events = events
+        #: Where events go (None: nobody listens); the stream parser swaps in fresh lists.
+        self.events = events
         self._call_id = call_id or _counter_ids()
+        self._tools = tools
+        self._checker: ArgumentChecker | None = None
+        self._argument_chars = 0
         self._pending = _Pending()
         self._skipping = False
         self._duplicate_channel: tuple[int, int] | None = None
@@ -156,8 +165,8 @@ class Engine:
             if token is not ControlToken.START:
                 return
             self._skipping = False
-            self._ip = self._lark.parse_interactive(start=self._resync_start)
-        self._feed(token.terminal, token.value, start, end)
+            self._ip = LalrDriver(self._table, self._resync_start)
+        self._feed(_TERMINAL_OF[token], _SPELLING_OF[token], start, end)
 
     def text(self, text: str, start: int, end: int) -> None:
         """Text at ``[start, end)`` (any part of a message body, header or gap)."""
@@ -172,11 +181,13 @@ class Engine:
                 if self._skipping:
                     return
             draft.content.append(text)
-            if self._events is not None:
+            if self._checker is not None:
+                self._check_arguments(text, start, end)
+            if self.events is not None:
                 if draft.call_id is not None:
-                    self._events.append(ToolCallDelta(text, draft.call_id))
+                    self.events.append(ToolCallDelta(text, draft.call_id))
                 else:
-                    self._events.append(ContentDelta(text, draft.channel))
+                    self.events.append(ContentDelta(text, draft.channel))
             return
         pending = self._pending
         if pending.start < 0:
@@ -224,8 +235,7 @@ class Engine:
         if self._skipping:
             return
         draft = self._draft
-        choices = self._ip.choices()
-        if "$END" not in choices:
+        if not self._ip.feed_eof():
             if not self._strict and draft is not None and draft.content is not None:
                 self._diagnose(
                     "HG159", "the input ended before the message's terminator", end, end
@@ -240,19 +250,13 @@ class Engine:
                     expected=self._expected(),
                 )
             return
-        self._ip.feed_eof()
         if draft is not None and draft.content is not None:
             self._finish(None, end)  # a completion's last message, its stop token stripped
 
     # ------------------------------------------------------------------ feeding
     def _feed(self, terminal: str, value: str, start: int, end: int) -> None:
-        if terminal not in self._ip.choices():
+        if not self._ip.feed(terminal):
             self._unexpected_token(terminal, value, start, end)
-            return
-        try:
-            self._ip.feed_token(Token(terminal, value))
-        except UnexpectedInput:  # pragma: no cover - choices() said it was acceptable
-            self._error("HG100", f"unexpected {value!r}", start, end, expected=self._expected())
             return
         action = _ACTIONS.get(terminal)
         if action is not None:
@@ -283,7 +287,7 @@ class Engine:
         pos = 0
         while pos < len(text) and not self._skipping:
             choices = self._ip.choices()
-            scanner = self._lexer.scanner(self._ip.parser_state.position, choices)
+            scanner = self._lexer.scanner(self._ip.position, choices)
             match = scanner.match(text, pos) if scanner is not None else None
             if match is None:
                 at = (start + pos, end) if exact else (start, end)
@@ -297,13 +301,13 @@ class Engine:
     # ------------------------------------------------------------------ actions
     def _begin(self, start: int) -> None:
         self._draft = _Draft(start=start, role=self._role)
-        if self._events is not None:
-            self._events.append(MessageStart(start))
+        if self.events is not None:
+            self.events.append(MessageStart(start))
 
     def _on_start(self, value: str, start: int, end: int) -> None:
         self._draft = _Draft(start=start)
-        if self._events is not None:
-            self._events.append(MessageStart(start))
+        if self.events is not None:
+            self.events.append(MessageStart(start))
 
     def _on_author(self, value: str, start: int, end: int) -> None:
         draft = self._require_draft(start)
@@ -364,21 +368,54 @@ class Engine:
         draft.content = []
         if draft.is_tool_call:
             draft.call_id = self._call_id()
-        if self._events is not None:
-            self._events.append(
+            if self._tools is not None:
+                self._start_argument_check(draft, start, end)
+        if self.events is not None:
+            self.events.append(
                 HeaderComplete(
                     draft.role, draft.name, draft.recipient, draft.channel, draft.content_type
                 )
             )
             if draft.call_id is not None and draft.recipient is not None:
                 name = draft.recipient.removeprefix("functions.")
-                self._events.append(ToolCallStart(name, draft.recipient, draft.call_id))
+                self.events.append(ToolCallStart(name, draft.recipient, draft.call_id))
+
+    def _start_argument_check(self, draft: _Draft, start: int, end: int) -> None:
+        recipient = draft.recipient or ""
+        if not recipient.startswith("functions.") or self._tools is None:
+            return  # built-in tools (browser.*, python) have no schema here
+        name = recipient.removeprefix("functions.")
+        if name not in self._tools:
+            self._diagnose(
+                "HG181",
+                f"{name!r} is not among the tools ({', '.join(sorted(self._tools)) or 'none'})",
+                draft.start,
+                end,
+            )
+            return
+        self._checker = ArgumentChecker(self._tools[name])
+        self._argument_chars = 0
+
+    def _check_arguments(self, text: str, start: int, end: int) -> None:
+        assert self._checker is not None
+        bad = self._checker.feed(text)
+        if bad is not None:
+            within = bad - self._argument_chars
+            at = start + within if self._lines is not None else start
+            self._diagnose(
+                "HG180",
+                f"the arguments stop being a JSON object at character {bad}"
+                f" ({text[within:within + 12]!r})",
+                at,
+                at + 1 if self._lines is not None else end,
+            )
+        self._argument_chars += len(text)
 
     def _on_content(self, value: str, start: int, end: int) -> None:
         self._require_draft(start).content_fed = True
 
     def _on_terminator(self, value: str, start: int, end: int) -> None:
-        self._finish(_TERMINATOR_OF[ControlToken.from_spelling(value).terminal], end)
+        self._finish(_TERMINATOR_BY_SPELLING[value], end)
 
     def _require_draft(self, start: int) -> _Draft:
         if self._draft is None:  # only a synthetic repair can get here without <|start|>
@@ -402,6 +439,18 @@ class Engine:
             span=Span(draft.start, end),
         )
         self.messages.append(message)
+        checker, self._checker = self._checker, None
+        if checker is not None and checker.failed_at is None:
+            problem = (
+                checker.schema_error(message.content)
+                if checker.complete()
+                else "they end before the JSON object is complete"
+            )
+            if problem is not None:
+                self._diagnose(
+                    "HG180", f"the arguments do not match the tool's schema: {problem}",
+                    draft.start, end,
+                )
         if draft.is_tool_call and terminator is not Terminator.CALL:
             how = f"<|{terminator.value}|>" if terminator else "the end of input"
             self._diagnose(
@@ -410,7 +459,7 @@ class Engine:
                 draft.start,
                 end,
             )
-        events = self._events
+        events = self.events
         if events is not None:
             recovered = not self._strict and terminator is not None
             if draft.call_id is not None and (terminator is Terminator.CALL or recovered):
@@ -423,8 +472,8 @@ class Engine:
         if self.stop_reason is None or reason == "abort":
             first = self.stop_reason is None
             self.stop_reason = reason
-            if self._events is not None and (first or reason == "abort"):
-                self._events.append(StopGeneration(reason, position))
+            if self.events is not None and (first or reason == "abort"):
+                self.events.append(StopGeneration(reason, position))
 
     # ------------------------------------------------------------------ diagnostics
     def _diagnose(
@@ -434,8 +483,8 @@ class Engine:
             code, message, start, end, lines=self._lines, expected=expected
         )
         self.diagnostics.append(diagnostic)
-        if self._events is not None:
-            self._events.append(DiagnosticEvent(diagnostic))
+        if self.events is not None:
+            self.events.append(DiagnosticEvent(diagnostic))
 
     def _error(
         self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
@@ -540,7 +589,7 @@ def _recover_missing_terminator(
     if ControlToken.END.terminal not in engine._ip.choices():
         return False
     engine._diagnose("HG159", "a new message began before this one's terminator", start, start)
-    engine._ip.feed_token(Token(ControlToken.END.terminal, ""))
+    engine._ip.feed(ControlToken.END.terminal)
     engine._finish(None, start)
     engine._feed(terminal, value, start, end)
     return True
@@ -617,7 +666,7 @@ def _recover_header_garbage(
     engine: Engine, text: str, pos: int, start: int, end: int
 ) -> int | None:
     """HG156: stray characters in a header are dropped up to where lexing can resume."""
-    scanner = engine._lexer.scanner(engine._ip.parser_state.position, engine._ip.choices())
+    scanner = engine._lexer.scanner(engine._ip.position, engine._ip.choices())
     resume = pos + 1
     while resume < len(text) and (scanner is None or scanner.match(text, resume) is None):
         resume += 1

@@ -101,9 +101,7 @@ class RunDecoder:
     """
 
     table: Sequence[bytes]
-    _decoder: codecs.IncrementalDecoder = field(
-        default_factory=lambda: codecs.getincrementaldecoder("utf-8")("surrogateescape")
-    )
+    _held: bytes = b""  # the start of a UTF-8 sequence that the next token may complete
     _run_start: int = -1
     _invalid: bool = False
     _tail: str = ""
@@ -113,26 +111,41 @@ class RunDecoder:
         """The text that is complete after these ordinary ids (starting at ``index``)."""
         if self._run_start < 0:
             self._run_start = index
-        text = self._decoder.decode(b"".join(map(self.table.__getitem__, token_ids)))
-        return self._checked(text)
+        if len(token_ids) == 1:
+            data = self.table[token_ids[0]]
+        else:
+            data = b"".join(map(self.table.__getitem__, token_ids))
+        if self._held:
+            data, self._held = self._held + data, b""
+        try:
+            text = data.decode("utf-8")  # the common case, in C
+        except UnicodeDecodeError:
+            # final=False leaves an incomplete trailing sequence unconsumed: hold it back.
+            text, consumed = codecs.utf_8_decode(data, "surrogateescape", False)
+            self._held = data[consumed:]
+        return self._checked(text) if text else text
 
     def _checked(self, text: str) -> str:
-        if text and not text.isascii() and _SURROGATES.search(text):
+        if not text.isascii() and _SURROGATES.search(text):
             self._invalid = True
             text = _SURROGATES.sub("\ufffd", text)
-        if "<|" in text or (self._tail and "|" in text[:12]):
+        # A spelling can straddle tokens ("<|", "start", "|>"): keep the tail from the last
+        # "<" while it could still open one. Prose without "<" or "|" skips all of this.
+        if self._tail or "<" in text or "|" in text:
             window = self._tail + text
-            self._found.update(m.group() for m in CONTROL_SPELLING_RE.finditer(window))
-        self._tail = text[-12:] if len(text) >= 12 else (self._tail + text)[-12:]
+            if "|>" in window:
+                self._found.update(m.group() for m in CONTROL_SPELLING_RE.finditer(window))
+            last = window.rfind("<", max(0, len(window) - 12))
+            self._tail = window[last:] if last >= 0 else ""
         return text
 
     def end_run(self, end: int) -> tuple[str, TextRun | None]:
         """Flush the run: the last text (split bytes as U+FFFD) and the run's facts."""
         if self._run_start < 0:
             return "", None
-        text = self._checked(self._decoder.decode(b"", final=True))
+        held, self._held = self._held, b""
+        text = self._checked(codecs.utf_8_decode(held, "surrogateescape", True)[0]) if held else ""
         run = TextRun(self._run_start, end, self._invalid, tuple(sorted(self._found)))
-        self._decoder.reset()
         self._run_start, self._invalid, self._tail = -1, False, ""
         self._found = set()
         return text, run
@@ -163,6 +176,13 @@ class TokenLexer:
         """Lex more ids."""
         sink, decoder = self._sink, self._decoder
         index = self._index
+        if len(token_ids) == 1 and 0 <= token_ids[0] < FIRST_SPECIAL_ID:
+            # One ordinary id at a time is how serving loops call: keep that path short.
+            text = decoder.decode(token_ids, index)
+            if text:
+                sink.text(text, index, index + 1)
+            self._index = index + 1
+            return
         run_start = -1
         for offset, token_id in enumerate(token_ids):
             if 0 <= token_id < FIRST_SPECIAL_ID:

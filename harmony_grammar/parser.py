@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .arguments import ToolsArgument, tool_schemas
 from .encoding import load_encoding, token_bytes_table
 from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
 from .lexer import TextLexer, TokenLexer
@@ -19,6 +20,7 @@ def parse(
     role: str | Role = "assistant",
     strict: bool = True,
     max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
+    tools: ToolsArgument = None,
 ) -> ParseResult:
     """Parse Harmony text (control tokens spelled literally) or o200k_harmony token ids.
 
@@ -26,6 +28,8 @@ def parse(
     output after a prompt that ended with ``<|start|>{role}``. ``strict=False`` repairs the
     deviations real models produce, each reported with its own warning code. Bad input never
     raises: every problem is a :class:`~harmony_grammar.model.Diagnostic` in the result.
+    With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),
+    each ``functions.*`` call's arguments are checked against its schema as they are read.
     """
     engine = Engine(
         start=start,
@@ -33,6 +37,7 @@ def parse(
         strict=strict,
         token_units=not isinstance(source, str),
         max_header_length=max_header_length,
+        tools=tool_schemas(tools) if tools is not None else None,
     )
     if isinstance(source, str):
         text_lexer = TextLexer(engine)
