@@ -9,7 +9,13 @@ we are faster).
 
 from __future__ import annotations
 
-from _common import best_of, ids_of, long_analysis_and_call, many_short_messages, openai_harmony_encoding
+from _common import (
+    best_of,
+    ids_of,
+    long_analysis_and_call,
+    many_short_messages,
+    openai_harmony_encoding,
+)
 
 from harmony_grammar import parse
 

@@ -9,7 +9,13 @@ measured per chunk of 16 characters.
 
 from __future__ import annotations
 
-from _common import best_of, ids_of, long_analysis_and_call, many_short_messages, openai_harmony_encoding
+from _common import (
+    best_of,
+    ids_of,
+    long_analysis_and_call,
+    many_short_messages,
+    openai_harmony_encoding,
+)
 
 from harmony_grammar.stream import StreamParser
 
@@ -38,8 +44,10 @@ def main() -> None:
     t_ours = best_of(ours, repeat=9) / len(ids)
     t_theirs = best_of(theirs, repeat=9) / len(ids)
     print(f"feed_tokens per token ({len(ids)} tokens, long analysis + tool call)")
-    print(f"  harmony-grammar {t_ours * 1e6:.2f} us, openai-harmony {t_theirs * 1e6:.2f} us, "
-          f"ratio {t_ours / t_theirs:.2f} (<= 1.0 is the target)")
+    print(
+        f"  harmony-grammar {t_ours * 1e6:.2f} us, openai-harmony {t_theirs * 1e6:.2f} us, "
+        f"ratio {t_ours / t_theirs:.2f} (<= 1.0 is the target)"
+    )
 
     conversation = many_short_messages(200)
     chunks = [conversation[i : i + 16] for i in range(0, len(conversation), 16)]
@@ -51,8 +59,10 @@ def main() -> None:
         parser.close()
 
     t_chunk = best_of(text_mode) / len(chunks)
-    print(f"text mode: {t_chunk * 1e6:.2f} us per 16-character chunk "
-          f"({len(chunks)} chunks, 200 short messages)")
+    print(
+        f"text mode: {t_chunk * 1e6:.2f} us per 16-character chunk "
+        f"({len(chunks)} chunks, 200 short messages)"
+    )
 
 
 if __name__ == "__main__":

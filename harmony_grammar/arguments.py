@@ -98,10 +98,16 @@ def first_schema_error(schema: Mapping[str, Any], document: str) -> str | None:
         instance = json.loads(document)
     except json.JSONDecodeError as exc:
         return f"not JSON ({exc.msg} at character {exc.pos})"
-    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    errors = sorted(validator_class(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    validator_class = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
+    errors = sorted(
+        validator_class(schema).iter_errors(instance), key=lambda e: list(e.absolute_path)
+    )
     if not errors:
         return None
     error = errors[0]
-    pointer = "".join(f"/{str(part).replace('~', '~0').replace('/', '~1')}" for part in error.absolute_path)
+    pointer = "".join(
+        f"/{str(part).replace('~', '~0').replace('/', '~1')}" for part in error.absolute_path
+    )
     return f"at {pointer or '/'}: {error.message}"

@@ -19,7 +19,7 @@ from .errors import CliError
 __all__ = ["main"]
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMAND_MODULES = ("parse", "tokens")
+COMMAND_MODULES = ("parse", "tokens", "leaks", "render", "to_chat", "schema_grammar")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +33,6 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"harmony_grammar.commands.{name}")
         module.register(subparsers)
     return parser
-
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -48,7 +48,9 @@ CATALOGUE: dict[str, Code] = {
         Code("HG158", "duplicate-recipient", _W, "a second to= in one header"),
         Code("HG159", "missing-terminator", _W, "the input ended before the message's terminator"),
         Code("HG170", "forged-tool-result", _E, "the model began writing a tool's result itself"),
-        Code("HG180", "arguments-off-schema", _E, "tool-call arguments no valid document can follow"),
+        Code(
+            "HG180", "arguments-off-schema", _E, "tool-call arguments no valid document can follow"
+        ),
         Code("HG181", "unknown-tool", _E, "a call to a function that is not among the tools"),
     )
 }

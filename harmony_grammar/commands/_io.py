@@ -59,7 +59,7 @@ def parse_token_ids(text: str, origin: str) -> list[int]:
         ids.append(int(match.group(1)))
         pos = match.end()
     if pos != len(stripped):
-        raise CliError(f"{origin}: not token ids (unexpected {stripped[pos:pos + 12]!r})")
+        raise CliError(f"{origin}: not token ids (unexpected {stripped[pos : pos + 12]!r})")
     return ids
 
 

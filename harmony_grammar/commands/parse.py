@@ -33,7 +33,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--lenient", action="store_true", help="repair known model deviations, with warnings"
     )
-    parser.add_argument("--json", action="store_true", help="print JSON {ok, messages, diagnostics}")
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON {ok, messages, diagnostics}"
+    )
     parser.set_defaults(func=run)
 
 
@@ -74,5 +76,7 @@ def print_result(result: ParseResult, filename: str) -> None:
     errors = sum(1 for d in result.diagnostics if d.severity.value == "error")
     warnings = len(result.diagnostics) - errors
     verdict = "ok" if result.ok else "not ok"
-    print(f"{filename}: {verdict}: {len(result.messages)} messages, {errors} errors, "
-          f"{warnings} warnings")
+    print(
+        f"{filename}: {verdict}: {len(result.messages)} messages, {errors} errors, "
+        f"{warnings} warnings"
+    )
