@@ -47,7 +47,16 @@ from .events import (
 from .grammar import expected_description, harmony_parser, header_lexer
 from .lalr import LalrDriver, parse_table
 from .lexer import TextRun
-from .model import Diagnostic, Message, RecipientPosition, Role, Span, Terminator
+from .model import (
+    Diagnostic,
+    Message,
+    RecipientPosition,
+    Role,
+    Span,
+    Terminator,
+    author_text,
+    is_tool_call,
+)
 from .tokens import (
     FIRST_SPECIAL_ID,
     LAST_SPECIAL_ID,
@@ -71,6 +80,12 @@ _TERMINAL_OF = {token: token.terminal for token in ControlToken}
 _SPELLING_OF = {token: token.value for token in ControlToken}
 _TERMINATOR_BY_SPELLING = {token.value: _TERMINATOR_OF[token.terminal] for token in TERMINATORS}
 _START = ControlToken.START.terminal
+#: The start symbol to resume with after an error, for each mode.
+_RESYNC_START = {
+    "conversation": "conversation",
+    "completion": "continuation",
+    "prompt": "prompt",
+}
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _CONTENT = "CONTENT"
@@ -96,7 +111,7 @@ class _Draft:
 
     @property
     def is_tool_call(self) -> bool:
-        return self.role is Role.ASSISTANT and self.recipient is not None
+        return is_tool_call(self.role, self.recipient)
 
 
 @dataclass
@@ -129,12 +144,12 @@ class Engine:
         call_id: Callable[[], str] | None = None,
         tools: Mapping[str, Any] | None = None,
     ) -> None:
-        if start not in ("conversation", "completion"):
-            raise ValueError(f"start must be 'conversation' or 'completion', not {start!r}")
+        if start not in _RESYNC_START:
+            raise ValueError(f"start must be one of {', '.join(_RESYNC_START)}, not {start!r}")
         self._table = parse_table(harmony_parser())
         self._lexer = header_lexer()
         self._ip = LalrDriver(self._table, start)
-        self._resync_start = "conversation" if start == "conversation" else "continuation"
+        self._resync_start = _RESYNC_START[start]
         self._completion = start == "completion"
         self._role = role
         self._strict = strict
@@ -151,6 +166,8 @@ class Engine:
         self._duplicate_channel: tuple[int, int] | None = None
         self.messages: list[Message] = []
         self.diagnostics: list[Diagnostic] = []
+        #: The author a prompt's trailing ``<|start|>{author}`` hands the turn to.
+        self.next_turn: str | None = None
         #: ``call``, ``return`` or ``abort`` once generation must stop.
         self.stop_reason: str | None = None
         self._draft: _Draft | None = None
@@ -251,6 +268,9 @@ class Engine:
             return
         if draft is not None and draft.content is not None:
             self._finish(None, end)  # a completion's last message, its stop token stripped
+        elif draft is not None:  # a prompt's trailing <|start|>{author}
+            self.next_turn = author_text(draft.role, draft.name)
+            self._draft = None
 
     # ------------------------------------------------------------------ feeding
     def _feed(self, terminal: str, value: str, start: int, end: int) -> None:

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 #: Start symbols of grammars/harmony.lark (see its header comment).
-START_SYMBOLS = ("conversation", "completion", "continuation")
+START_SYMBOLS = ("conversation", "completion", "continuation", "prompt")
 
 #: Readable names of the grammar's terminals, used in "expected ..." messages.
 _DESCRIPTIONS: dict[str, str] = {

@@ -102,15 +102,22 @@ class RunDecoder:
 
     table: Sequence[bytes]
     _held: bytes = b""  # the start of a UTF-8 sequence that the next token may complete
+    _held_from: int = 0  # the index of the id the held bytes came from
+    text_start: int = 0
     _run_start: int = -1
     _invalid: bool = False
     _tail: str = ""
     _found: set[str] = field(default_factory=set)
 
     def decode(self, token_ids: Sequence[int], index: int) -> str:
-        """The text that is complete after these ordinary ids (starting at ``index``)."""
+        """The text that is complete after these ordinary ids (starting at ``index``).
+
+        :attr:`text_start` is then the index of the first id the text came from: an id
+        whose bytes were held back by an earlier call, if any.
+        """
         if self._run_start < 0:
             self._run_start = index
+        self.text_start = self._held_from if self._held else index
         if len(token_ids) == 1:
             data = self.table[token_ids[0]]
         else:
@@ -123,7 +130,17 @@ class RunDecoder:
             # final=False leaves an incomplete trailing sequence unconsumed: hold it back.
             text, consumed = codecs.utf_8_decode(data, "surrogateescape", False)
             self._held = data[consumed:]
+            if self._held:
+                self._held_from = self._first_id_of_tail(token_ids, index, len(self._held))
         return self._checked(text) if text else text
+
+    def _first_id_of_tail(self, token_ids: Sequence[int], index: int, size: int) -> int:
+        """The index of the id in which the last ``size`` bytes begin."""
+        position = len(token_ids)
+        while size > 0 and position > 0:
+            position -= 1
+            size -= len(self.table[token_ids[position]])
+        return index + position if size <= 0 else self.text_start
 
     def _checked(self, text: str) -> str:
         if not text.isascii() and _SURROGATES.search(text):
@@ -138,6 +155,11 @@ class RunDecoder:
             last = window.rfind("<", max(0, len(window) - 12))
             self._tail = window[last:] if last >= 0 else ""
         return text
+
+    @property
+    def held_from(self) -> int:
+        """The index of the id whose bytes are held back (meaningful while some are)."""
+        return self._held_from
 
     def end_run(self, end: int) -> tuple[str, TextRun | None]:
         """Flush the run: the last text (split bytes as U+FFFD) and the run's facts."""
@@ -180,7 +202,7 @@ class TokenLexer:
             # One ordinary id at a time is how serving loops call: keep that path short.
             text = decoder.decode(token_ids, index)
             if text:
-                sink.text(text, index, index + 1)
+                sink.text(text, decoder.text_start, index + 1)
             self._index = index + 1
             return
         run_start = -1
@@ -192,7 +214,7 @@ class TokenLexer:
             if run_start >= 0:
                 text = decoder.decode(token_ids[run_start:offset], index + run_start)
                 if text:
-                    sink.text(text, index + run_start, index + offset)
+                    sink.text(text, decoder.text_start, index + offset)
                 run_start = -1
             self._end_run(index + offset)
             control = ControlToken.from_id(token_id)
@@ -203,15 +225,15 @@ class TokenLexer:
         if run_start >= 0:
             text = decoder.decode(token_ids[run_start:], index + run_start)
             if text:
-                sink.text(text, index + run_start, index + len(token_ids))
+                sink.text(text, decoder.text_start, index + len(token_ids))
         self._index = index + len(token_ids)
 
     def _end_run(self, end: int) -> None:
+        held_from = self._decoder.held_from
         text, run = self._decoder.end_run(end)
         if run is not None:
             if text:
-                sink_end = run.end
-                self._sink.text(text, sink_end, sink_end)
+                self._sink.text(text, held_from, run.end)
             self._sink.run_end(run)
 
     def close(self) -> int:

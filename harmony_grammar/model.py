@@ -18,6 +18,8 @@ __all__ = [
     "Severity",
     "Span",
     "Terminator",
+    "author_text",
+    "is_tool_call",
 ]
 
 
@@ -76,6 +78,18 @@ class Severity(str, enum.Enum):
         return self.value
 
 
+def author_text(role: Role, name: str | None) -> str:
+    """The author as a header spells it: ``user``, ``user:alice``, ``functions.f``."""
+    if role is Role.TOOL:
+        return name or "tool"
+    return f"{role.value}:{name}" if name else role.value
+
+
+def is_tool_call(role: Role, recipient: str | None) -> bool:
+    """Whether a message from ``role`` to ``recipient`` is a tool call."""
+    return role is Role.ASSISTANT and recipient is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """A half-open range ``[start, end)``: characters of a text, or indexes of token ids."""
@@ -108,14 +122,12 @@ class Message:
     @property
     def author(self) -> str:
         """The author as written in the header: ``user``, ``user:alice``, ``functions.f``."""
-        if self.role is Role.TOOL:
-            return self.name or "tool"
-        return f"{self.role.value}:{self.name}" if self.name else self.role.value
+        return author_text(self.role, self.name)
 
     @property
     def is_tool_call(self) -> bool:
-        """An assistant message addressed to a recipient other than a user-facing role."""
-        return self.role is Role.ASSISTANT and self.recipient not in (None, "all", "user")
+        """An assistant message with a recipient: a call to a tool."""
+        return is_tool_call(self.role, self.recipient)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict (enums as strings, span as ``[start, end]``)."""
@@ -177,6 +189,8 @@ class ParseResult:
 
     messages: tuple[Message, ...]
     diagnostics: tuple[Diagnostic, ...]
+    #: For ``start="prompt"``: the author of the turn the prompt hands over to.
+    next_turn: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -185,8 +199,11 @@ class ParseResult:
 
     def to_dict(self) -> dict[str, object]:
         """``{"ok", "messages", "diagnostics"}``, JSON-ready."""
-        return {
+        document: dict[str, object] = {
             "ok": self.ok,
             "messages": [m.to_dict() for m in self.messages],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
+        if self.next_turn is not None:
+            document["next_turn"] = self.next_turn
+        return document

@@ -25,12 +25,16 @@ def parse(
     """Parse Harmony text (control tokens spelled literally) or o200k_harmony token ids.
 
     ``start="conversation"`` reads complete messages; ``start="completion"`` reads model
-    output after a prompt that ended with ``<|start|>{role}``. ``strict=False`` repairs the
-    deviations real models produce, each reported with its own warning code. Bad input never
+    output after a prompt that ended with ``<|start|>{role}``; ``start="prompt"`` reads a
+    conversation rendered for completion, ending in ``<|start|>{role}`` (``next_turn``).
+    ``strict=False`` repairs the deviations real models produce, each reported with its own
+    warning code. Bad input never
     raises: every problem is a :class:`~harmony_grammar.model.Diagnostic` in the result.
     With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),
     each ``functions.*`` call's arguments are checked against its schema as they are read.
     """
+    if isinstance(source, (bytes, bytearray)):
+        raise TypeError("parse() takes str or a sequence of token ids; decode bytes first")
     engine = Engine(
         start=start,
         role=Role(role),
@@ -48,4 +52,4 @@ def parse(
         token_lexer.feed(source)
         end = token_lexer.close()
     engine.eof(end)
-    return ParseResult(tuple(engine.messages), tuple(engine.diagnostics))
+    return ParseResult(tuple(engine.messages), tuple(engine.diagnostics), engine.next_turn)

@@ -125,4 +125,6 @@ class StreamParser:
         if self._engine is None:
             self._start(token_units=False)
         assert self._engine is not None
-        return ParseResult(tuple(self._engine.messages), tuple(self._engine.diagnostics))
+        return ParseResult(
+            tuple(self._engine.messages), tuple(self._engine.diagnostics), self._engine.next_turn
+        )

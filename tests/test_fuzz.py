@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,7 +58,12 @@ IDS = st.lists(
 OPTIONS = st.fixed_dictionaries(
     {"start": st.sampled_from(["conversation", "completion"]), "strict": st.booleans()}
 )
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# CI runs 300 examples per test; set HG_FUZZ_EXAMPLES for a longer local run.
+FUZZ = settings(
+    max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "300")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def chunked(sequence, cuts):

@@ -401,3 +401,62 @@ def test_empty_inputs():
     assert parse("").ok and parse("").messages == ()
     assert parse([]).ok
     assert codes(parse("", start="completion")) == ["HG102"]
+
+
+SPEC_DIR = Path(__file__).resolve().parent / "data" / "spec"
+
+# Fixtures transcribed from the spec texts; expected (author, recipient, channel, content type,
+# terminator) per message, and the prompt's next turn, written by hand.
+SPEC_FIXTURES = {
+    "readme_prompt.harmony": (
+        "prompt",
+        [("system", None, None, None, "end"), ("developer", None, None, None, "end"),
+         ("user", None, None, None, "end")],
+        "assistant",
+    ),
+    "ongoing_analysis_prompt.harmony": (
+        "prompt",
+        [("user", None, None, None, "end"),
+         ("assistant", None, "analysis", None, "end"),
+         ("assistant", "functions.lookup_weather", "commentary", "<|constrain|>json", "call"),
+         ("functions.lookup_weather", None, None, None, "end")],
+        "assistant",
+    ),
+    "structured_output_completion.harmony": (
+        "completion",
+        [("assistant", None, "analysis", None, "end"),
+         ("assistant", None, "final", "<|constrain|>json", "return")],
+        None,
+    ),
+    "builtin_browser_completion.harmony": (
+        "completion",
+        [("assistant", "browser.search", "analysis", "code", "call")],
+        None,
+    ),
+    "python_tool_conversation.harmony": (
+        "conversation",
+        [("assistant", "python", "analysis", "code", "call"),
+         ("python", "assistant", "analysis", None, "end"),
+         ("assistant", None, "final", None, "end")],
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_FIXTURES))
+def test_spec_fixtures(name):
+    start, expected, next_turn = SPEC_FIXTURES[name]
+    text = (SPEC_DIR / name).read_text(encoding="utf-8")
+    for source in (text, encode_harmony(text)):
+        result = parse(source, start=start)
+        assert result.ok, result.diagnostics
+        got = [(m.author, m.recipient, m.channel, m.content_type, m.terminator.value)
+               for m in result.messages]
+        assert got == expected
+        assert result.next_turn == next_turn
+
+
+def test_prompt_must_end_with_a_start():
+    result = parse("<|start|>user<|message|>hi<|end|>", start="prompt")
+    assert [d.code for d in result.diagnostics] == ["HG102"]
+    assert "<|start|>" in result.diagnostics[0].expected
