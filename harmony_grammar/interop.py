@@ -37,9 +37,7 @@ def _openai_harmony() -> Any:
     try:
         import openai_harmony
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "openai-harmony is not installed (pip install openai-harmony)"
-        ) from exc
+        raise ImportError("openai-harmony is not installed (pip install openai-harmony)") from exc
     return openai_harmony
 
 
@@ -120,9 +118,7 @@ def to_openai_harmony(conversation: Conversation | Iterable[ConversationItem]) -
 
 
 def _namespace_from(config: Any) -> ToolNamespace:
-    tools = tuple(
-        ToolSpec(tool.name, tool.description, tool.parameters) for tool in config.tools
-    )
+    tools = tuple(ToolSpec(tool.name, tool.description, tool.parameters) for tool in config.tools)
     return ToolNamespace(config.name, config.description, tools)
 
 

@@ -239,7 +239,7 @@ def rendered_messages(
             message = Message(Role.DEVELOPER, developer_text(item))
         else:
             message = item
-        if message.role is Role.TOOL and not message.name:
+        if message.role is Role.TOOL and message.name is None:
             raise RenderError(f"message {index}: a tool message needs the tool's name as name")
         # openai-harmony leaves "all" (everyone) out of the header, but still ends with a call.
         recipient = None if message.recipient == "all" else message.recipient
@@ -269,10 +269,10 @@ def message_pieces(message: Message) -> list[Piece]:
     """The pieces of one message, with its fields as given (see :func:`rendered_messages`)."""
     pieces: list[Piece] = [ControlToken.START]
     if message.role is Role.TOOL:
-        pieces.append(message.name or "tool")
+        pieces.append(message.name or "")
     else:
         pieces.append(message.role.value)
-        if message.name:
+        if message.name is not None:
             pieces.append(f":{message.name}")
     to = f" to={message.recipient}" if message.recipient is not None else None
     in_channel = (

@@ -8,7 +8,8 @@ their quirks, because the model was trained on exactly that text:
 * a ``oneOf`` property writes its description above the name, one ``| variant`` per line, and
   drops a variant description equal to the property's;
 * a string ``default`` is quoted unless the schema has an ``enum``, and is written raw, without
-  escaping; any other default is compact JSON in serde_json's spelling (``1e20``, ``1.0``);
+  escaping (but an enum's default in a non-property ``oneOf`` variant is JSON); any other
+  default is compact JSON in serde_json's spelling (``1e20``, ``1.0``);
 * descriptions inside the schema are written as one ``// `` line even when they span lines,
   while tool and namespace descriptions get ``// `` on every line.
 
@@ -86,13 +87,66 @@ def _ryu_float(value: float) -> str:
 
 
 _I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
+_POW10 = [float(f"1e{i}") for i in range(309)]
+
+
+def _u64_overflows(significand: int, digit: int) -> bool:
+    # serde_json's overflow!(significand * 10 + digit, u64::MAX)
+    return significand >= _U64_MAX // 10 and (significand > _U64_MAX // 10 or digit > _U64_MAX % 10)
+
+
+def _serde_f64(significand: int, exponent: int) -> float:
+    """serde_json's ``f64_from_parts``: ``significand`` scaled by powers of ten in f64.
+
+    This is not correctly rounded (serde_json without ``float_roundtrip``), so a float can come
+    back one ulp away from Python's value; openai-harmony prints what serde_json parsed.
+    """
+    value = float(significand)
+    while True:
+        if abs(exponent) < len(_POW10):
+            if exponent >= 0:
+                value *= _POW10[exponent]
+            else:
+                value /= _POW10[-exponent]
+            return value
+        if value == 0.0 or exponent >= 0:
+            return value  # (a positive overflow is an error in serde_json; inf prints null)
+        value /= 1e308
+        exponent += 308
+
+
+def _serde_number(text: str) -> int | float:
+    """A JSON number, parsed the way serde_json parses it (``text`` is Python's spelling)."""
+    negative = text.startswith("-")
+    digits = text.lstrip("-")
+    mantissa, _, exp_text = digits.lower().partition("e")
+    integer, dot, fraction = mantissa.partition(".")
+    significand, exponent, overflowed = 0, 0, False
+    for i, char in enumerate(integer + fraction):
+        digit = int(char)
+        if overflowed or _u64_overflows(significand, digit):
+            # Further digits are ignored; integer digits still scale the value.
+            overflowed = True
+            exponent += 1 if i < len(integer) else 0
+            continue
+        significand = significand * 10 + digit
+        exponent -= 1 if i >= len(integer) else 0
+    if not dot and not exp_text and not overflowed:
+        if not negative:
+            return significand
+        if significand <= -_I64_MIN and significand != 0:
+            return -significand
+        return -float(significand)
+    value = _serde_f64(significand, exponent + int(exp_text or 0))
+    return -value if negative else value
 
 
 def json_display(value: Any) -> str:
     """``value`` as compact JSON, spelled the way serde_json's ``Display`` writes it.
 
-    Key order is kept, non-ASCII is written raw, floats use ryu's spelling, and integers beyond
-    64 bits become floats (serde_json without arbitrary precision parses them so).
+    Key order is kept and non-ASCII is written raw. Numbers go through serde_json's own parse
+    (integers beyond 64 bits become floats, floats may move by an ulp) and print in ryu's
+    spelling, because openai-harmony hands the schema to serde_json as JSON text.
     """
     if value is None:
         return "null"
@@ -100,10 +154,9 @@ def json_display(value: Any) -> str:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, int):
-        return str(value) if _I64_MIN <= value <= _U64_MAX else _ryu_float(float(value))
-    if isinstance(value, float):
-        return _ryu_float(value)
+    if isinstance(value, (int, float)):
+        number = _serde_number(repr(value))
+        return str(number) if isinstance(number, int) else _ryu_float(number)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, Mapping):
@@ -119,15 +172,26 @@ def _get(schema: Any, key: str) -> Any:
     return schema.get(key) if isinstance(schema, Mapping) else None
 
 
+def _has(schema: Any, key: str) -> bool:
+    return isinstance(schema, Mapping) and key in schema
+
+
 def _is_enum(schema: Any) -> bool:
     values = _get(schema, "enum")
     return isinstance(values, list) and len(values) > 0
 
 
-def _default_text(schema: Any, default: Any) -> str:
-    """``default: …`` as openai-harmony writes it (string defaults raw, not JSON-escaped)."""
+def _default_text(schema: Any, default: Any, *, enum_string_as_json: bool = False) -> str:
+    """``default: …`` as openai-harmony writes it (string defaults raw, not JSON-escaped).
+
+    An enum's string default is written bare, except in a ``oneOf`` that is not a property,
+    where openai-harmony writes it as JSON (quoted and escaped).
+    """
     if isinstance(default, str):
-        return f"default: {default}" if _is_enum(schema) else f'default: "{default}"'
+        if not _is_enum(schema):
+            return f'default: "{default}"'
+        if not enum_string_as_json:
+            return f"default: {default}"
     return f"default: {json_display(default)}"
 
 
@@ -138,7 +202,11 @@ def _with_nullable(schema: Any, type_text: str) -> str:
 
 
 def _variant_comments(
-    variant: Any, *, skip_description: bool, property_description: str | None
+    variant: Any,
+    *,
+    skip_description: bool,
+    property_description: str | None,
+    enum_string_as_json: bool = False,
 ) -> str:
     comments: list[str] = []
     description = _get(variant, "description")
@@ -148,8 +216,10 @@ def _variant_comments(
         and description != property_description
     ):
         comments.append(description)
-    if isinstance(variant, Mapping) and "default" in variant:
-        comments.append(_default_text(variant, variant["default"]))
+    if _has(variant, "default"):
+        comments.append(
+            _default_text(variant, variant["default"], enum_string_as_json=enum_string_as_json)
+        )
     return f" // {' '.join(comments)}" if comments else ""
 
 
@@ -159,7 +229,14 @@ def _one_of(variants: list[Any], indent: str) -> str:
     for variant in variants:
         out.append(f"\n{indent} | ")
         out.append(_with_nullable(variant, schema_to_typescript(variant, f"{indent}   ")))
-        out.append(_variant_comments(variant, skip_description=False, property_description=None))
+        out.append(
+            _variant_comments(
+                variant,
+                skip_description=False,
+                property_description=None,
+                enum_string_as_json=True,
+            )
+        )
     return "".join(out)
 
 
@@ -192,7 +269,7 @@ def _property(key: str, schema: Any, required: bool, indent: str) -> str:
     title = _get(schema, "title")
     if isinstance(title, str):
         out.append(f"{indent}// {title}\n{indent}//\n")
-    has_one_of = isinstance(schema, Mapping) and "oneOf" in schema
+    has_one_of = _has(schema, "oneOf")
     description = _get(schema, "description")
     if not has_one_of and isinstance(description, str):
         out.append(f"{indent}// {description}\n")
@@ -207,7 +284,7 @@ def _property(key: str, schema: Any, required: bool, indent: str) -> str:
     type_text = _with_nullable(schema, schema_to_typescript(schema, f"{indent}    "))
     out.append(f"{indent}{key}{'' if required else '?'}: {type_text},")
     # A oneOf that is not a list still suppresses the default comment, as in openai-harmony.
-    if not has_one_of and "default" in schema:
+    if not has_one_of and _has(schema, "default"):
         out.append(f" // {_default_text(schema, schema['default'])}")
     out.append("\n")
     return "".join(out)

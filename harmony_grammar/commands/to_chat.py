@@ -1,0 +1,64 @@
+"""``harmony-grammar to-chat``: a completion as a Chat Completions response message."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..chat import ChatCompletionError, to_chat_completion
+from ..errors import CliError
+from ._io import read_text, read_token_ids
+from .render import load_json
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``to-chat`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "to-chat",
+        help="print a completion as a Chat Completions response message",
+        description="Read model output (after '<|start|>assistant') and print "
+        '{"message": {...}, "finish_reason": ...} as JSON. Exit 1 when the completion has '
+        "errors, 2 on usage or I/O errors.",
+    )
+    parser.add_argument("file", metavar="FILE", help="completion file, or - for stdin")
+    parser.add_argument(
+        "--tokens", action="store_true", help="the input is o200k_harmony token ids"
+    )
+    parser.add_argument(
+        "--tools",
+        metavar="JSON",
+        help="a request body or tools list: calls must name these tools and fit their schemas",
+    )
+    parser.add_argument(
+        "--lenient", action="store_true", help="repair known model deviations first"
+    )
+    parser.set_defaults(func=run)
+
+
+def _tools(path: str | None) -> Any:
+    if path is None:
+        return None
+    value = load_json(path)
+    tools = value.get("tools", []) if isinstance(value, dict) else value
+    if not isinstance(tools, list):
+        raise CliError(f"{path}: expected a tools list or a request body with 'tools'")
+    return tools
+
+
+def run(args: argparse.Namespace) -> int:
+    """Convert the completion and print the response JSON."""
+    source = read_token_ids(args.file) if args.tokens else read_text(args.file)
+    tools = _tools(args.tools)
+    try:
+        response = to_chat_completion(source, tools=tools, strict=not args.lenient)
+    except ChatCompletionError as exc:
+        print(f"harmony-grammar: error: {args.file}: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # a malformed tools list
+        raise CliError(f"{args.tools}: {exc}") from None
+    print(json.dumps(response, ensure_ascii=False, indent=2))
+    return 0
