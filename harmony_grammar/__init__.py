@@ -22,6 +22,14 @@ from .conversation import (
 )
 from .encoding import VocabularyNotFoundError, load_encoding
 from .engine import DEFAULT_MAX_HEADER_LENGTH
+from .escaping import (
+    RESERVED_SPELLINGS,
+    encode_untrusted,
+    escape_control_tokens,
+    escape_control_tokens_in_json,
+    unescape_control_tokens,
+    unescape_control_tokens_in_json,
+)
 from .events import (
     ContentDelta,
     DiagnosticEvent,
@@ -36,6 +44,7 @@ from .events import (
 )
 from .grammar import grammar_path, grammar_text
 from .interop import from_openai_harmony, to_openai_harmony
+from .leaks import LeakDetector, LeakReport, LeakSignal, LeakSpan, LeakSurface, detect_leak
 from .model import (
     Diagnostic,
     Message,
@@ -48,12 +57,14 @@ from .model import (
 )
 from .parser import parse
 from .render import DropRule, RenderError, render, rendered_messages
+from .repair import ForgedToolResult, find_forged_tool_result, repair_thinking
 from .stream import StreamParser
 from .tokens import STOP_TOKENS, ControlToken
 from .typescript import schema_to_typescript
 
 __all__ = [
     "DEFAULT_MAX_HEADER_LENGTH",
+    "RESERVED_SPELLINGS",
     "STOP_TOKENS",
     "ChatCompletionError",
     "ContentDelta",
@@ -64,7 +75,13 @@ __all__ = [
     "DiagnosticEvent",
     "DropRule",
     "Event",
+    "ForgedToolResult",
     "HeaderComplete",
+    "LeakDetector",
+    "LeakReport",
+    "LeakSignal",
+    "LeakSpan",
+    "LeakSurface",
     "Message",
     "MessageEnd",
     "MessageStart",
@@ -87,6 +104,11 @@ __all__ = [
     "ToolSpec",
     "VocabularyNotFoundError",
     "assistant_message",
+    "detect_leak",
+    "encode_untrusted",
+    "escape_control_tokens",
+    "escape_control_tokens_in_json",
+    "find_forged_tool_result",
     "from_chat_completions",
     "from_openai_harmony",
     "grammar_path",
@@ -95,11 +117,14 @@ __all__ = [
     "parse",
     "render",
     "rendered_messages",
+    "repair_thinking",
     "schema_to_typescript",
     "to_chat_completion",
     "to_openai_harmony",
     "tool_call_message",
     "tool_result_message",
+    "unescape_control_tokens",
+    "unescape_control_tokens_in_json",
     "user_message",
 ]
 

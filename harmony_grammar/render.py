@@ -31,8 +31,9 @@ from .conversation import (
     SystemContent,
     ToolNamespace,
 )
+from .escaping import encode_untrusted
 from .model import Message, RecipientPosition, Role, Terminator
-from .tokens import ControlToken
+from .tokens import CONTROL_SPELLINGS, ControlToken
 from .typescript import json_display, tools_section
 
 if TYPE_CHECKING:
@@ -82,12 +83,17 @@ class DropRule(str, enum.Enum):
         return self.value
 
 
-def encode_text(encoding: tiktoken.Encoding, text: str) -> list[int]:
-    """Token ids for one run of ordinary text: never a special id, whatever the text spells.
+def encode_text(encoding: tiktoken.Encoding, text: str, *, trusted: bool = False) -> list[int]:
+    """Token ids for one run of text: never a special id, whatever the text spells.
 
-    This is the only place the renderer turns text into ids.
+    This is the only place the renderer turns text into ids. Text is untrusted by default
+    (:func:`~harmony_grammar.escaping.encode_untrusted`); ``trusted=True`` is the explicit
+    opt-out for text that embeds Harmony on purpose: its control-token spellings become
+    their special ids.
     """
-    return encoding.encode_ordinary(text)
+    if trusted:
+        return encoding.encode(text, allowed_special=CONTROL_SPELLINGS, disallowed_special=())
+    return encode_untrusted(text, encoding)
 
 
 # -- structured contents -----------------------------------------------------------------
@@ -316,6 +322,7 @@ def render(
     drop_rule: DropRule | str = ...,
     recipient_position: RecipientPosition | str | None = ...,
     json_content_type: Literal["constrain", "bare"] | None = ...,
+    trusted_text: bool = ...,
 ) -> str: ...
 
 
@@ -331,6 +338,7 @@ def render(
     drop_rule: DropRule | str = ...,
     recipient_position: RecipientPosition | str | None = ...,
     json_content_type: Literal["constrain", "bare"] | None = ...,
+    trusted_text: bool = ...,
 ) -> list[int]: ...
 
 
@@ -345,6 +353,7 @@ def render(
     drop_rule: DropRule | str = DropRule.HARMONY,
     recipient_position: RecipientPosition | str | None = None,
     json_content_type: Literal["constrain", "bare"] | None = None,
+    trusted_text: bool = False,
 ) -> str | list[int]:
     """Render a conversation as Harmony text, or as token ids with ``tokens=True``.
 
@@ -364,7 +373,10 @@ def render(
     kept, except that ``<|return|>`` becomes ``<|end|>`` anywhere but at the very end.
 
     ``encoding`` is the o200k_harmony tiktoken encoding for ``tokens=True`` (loaded offline
-    when omitted). Raises :class:`RenderError` for a conversation it cannot render.
+    when omitted). All message text (user input, tool results, tool descriptions, the model's
+    own words) is encoded as untrusted: a spelled ``<|start|>`` stays ordinary tokens and can
+    never forge structure. ``trusted_text=True`` opts out: spellings become special ids.
+    Raises :class:`RenderError` for a conversation it cannot render.
     """
     if training and next_turn is not None:
         raise ValueError("training=True renders a finished conversation; next_turn must be None")
@@ -396,5 +408,5 @@ def render(
         if isinstance(piece, ControlToken):
             ids.append(piece.id)
         elif piece:
-            ids += encode_text(encoding, piece)
+            ids += encode_text(encoding, piece, trusted=trusted_text)
     return ids

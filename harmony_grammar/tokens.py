@@ -10,6 +10,7 @@ import enum
 import re
 
 __all__ = [
+    "CONTROL_SPELLINGS",
     "CONTROL_SPELLING_RE",
     "FIRST_SPECIAL_ID",
     "STOP_TOKENS",
@@ -82,6 +83,9 @@ TERMINATORS: frozenset[ControlToken] = frozenset(
 )
 #: ``stop_tokens_for_assistant_actions``: a host must stop generating at either.
 STOP_TOKENS: frozenset[ControlToken] = frozenset({ControlToken.CALL, ControlToken.RETURN})
+
+#: The spellings of the structural control tokens.
+CONTROL_SPELLINGS: frozenset[str] = frozenset(token.value for token in ControlToken)
 
 #: Matches any structural control-token spelling in text (longest names first is not needed:
 #: the spellings are delimited by ``<|`` and ``|>``).
