@@ -60,7 +60,9 @@ from .render import DropRule, RenderError, render, rendered_messages
 from .repair import ForgedToolResult, find_forged_tool_result, repair_thinking
 from .stream import StreamParser
 from .tokens import STOP_TOKENS, ControlToken
+from .tools_from_typescript import TypeScriptError, tools_from_typescript
 from .typescript import schema_to_typescript
+from .validate import ValidationReport, validate
 
 __all__ = [
     "DEFAULT_MAX_HEADER_LENGTH",
@@ -102,6 +104,8 @@ __all__ = [
     "ToolCallStart",
     "ToolNamespace",
     "ToolSpec",
+    "TypeScriptError",
+    "ValidationReport",
     "VocabularyNotFoundError",
     "assistant_message",
     "detect_leak",
@@ -123,9 +127,11 @@ __all__ = [
     "to_openai_harmony",
     "tool_call_message",
     "tool_result_message",
+    "tools_from_typescript",
     "unescape_control_tokens",
     "unescape_control_tokens_in_json",
     "user_message",
+    "validate",
 ]
 
 __version__ = "0.1.0"

@@ -19,7 +19,7 @@ from .errors import CliError
 __all__ = ["main"]
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMAND_MODULES = ("parse", "tokens", "leaks", "render", "to_chat", "schema_grammar")
+COMMAND_MODULES = ("parse", "tokens", "validate", "leaks", "render", "to_chat", "schema_grammar")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +51,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug of ours: still one line, never a traceback
+        print(
+            f"harmony-grammar: internal error: {type(exc).__name__}: {exc}"
+            " (please report it with the input)",
+            file=sys.stderr,
+        )
+        return 2
     return status
 
 

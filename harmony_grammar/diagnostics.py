@@ -52,6 +52,21 @@ CATALOGUE: dict[str, Code] = {
             "HG180", "arguments-off-schema", _E, "tool-call arguments no valid document can follow"
         ),
         Code("HG181", "unknown-tool", _E, "a call to a function that is not among the tools"),
+        Code("HG200", "missing-channel", _E, "an assistant message without a channel"),
+        Code("HG201", "unknown-channel", _E, "a channel the system message does not declare"),
+        Code("HG202", "call-on-analysis", _W, "a function call on the analysis channel"),
+        Code("HG203", "result-without-call", _E, "a tool result that answers no pending call"),
+        Code("HG204", "result-out-of-order", _E, "a tool result that overtakes an earlier call"),
+        Code("HG205", "result-from-role", _E, "a tool result whose author is not a tool"),
+        Code("HG206", "unanswered-call", _E, "the conversation moves on from a call unanswered"),
+        Code("HG207", "fenced-call", _E, "Markdown fences around a call's arguments"),
+        Code("HG208", "html-entities", _W, "HTML entities in a call's JSON arguments"),
+        Code("HG209", "reserved-spelling", _W, "a special-token spelling inside content"),
+        Code("HG210", "preamble-not-ended", _E, "a commentary preamble not ended by <|end|>"),
+        Code("HG211", "misplaced-return", _E, "<|return|> anywhere but a completion's final end"),
+        Code("HG212", "dropped-analysis", _W, "a pending call whose analysis was dropped"),
+        Code("HG213", "call-token-without-call", _E, "<|call|> ending a message that is no call"),
+        Code("HG290", "invalid-record", _E, "a dataset record that holds no Harmony input"),
     )
 }
 

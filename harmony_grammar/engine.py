@@ -308,6 +308,8 @@ class Engine:
             choices = self._ip.choices()
             scanner = self._lexer.scanner(self._ip.position, choices)
             match = scanner.match(text, pos) if scanner is not None else None
+            if match is not None and self._misplaced_recipient(text, pos, choices):
+                match = None  # let the recovery see the whole " to=..." (HG158)
             if match is None:
                 at = (start + pos, end) if exact else (start, end)
                 pos = self._unexpected_text(text, pos, *at)
@@ -316,6 +318,20 @@ class Engine:
             here = start + pos if exact else start
             self._feed(match.lastgroup or "", value, here, here + len(value) if exact else end)
             pos += len(value)
+
+    def _misplaced_recipient(self, text: str, pos: int, choices: object) -> bool:
+        """Lenient only: a `` to=`` where no recipient may stand, though a separator may.
+
+        The contextual lexer would read its space as the separator before a content type and
+        only then fail; the duplicate-recipient repair needs the ``to=`` whole.
+        """
+        return (
+            not self._strict
+            and text.startswith(" to=", pos)
+            and isinstance(choices, dict)
+            and "ROLE_RECIPIENT" not in choices
+            and "CHANNEL_RECIPIENT" not in choices
+        )
 
     # ------------------------------------------------------------------ actions
     def _begin(self, start: int) -> None:
@@ -657,16 +673,10 @@ def _recover_duplicate_recipient(
     draft = engine._draft
     if draft is None or draft.recipient is None:
         return None
-    # The recipient terminal includes its leading space, which may already have been read
-    # as a separator: match with the space put back.
-    regex = engine._lexer.terminal_regex("CHANNEL_RECIPIENT")
-    spaced = pos > 0 and text[pos - 1] == " "
-    match = regex.match(" " + text[pos:]) if spaced else regex.match(text, pos)
+    match = engine._lexer.terminal_regex("CHANNEL_RECIPIENT").match(text, pos)
     if match is None:
         return None
-    length = len(match.group()) - (1 if spaced else 0)
-    if spaced and text[pos + length : pos + length + 1] == " ":
-        length += 1  # the separator the dropped recipient had borrowed goes with it
+    length = len(match.group())
     second = match.group().split("=", 1)[1]
     engine._diagnose(
         "HG158",

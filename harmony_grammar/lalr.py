@@ -10,6 +10,7 @@ tables and their conflicts are all Lark's.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import lark
@@ -18,8 +19,12 @@ from lark.parsers.lalr_analysis import Shift
 __all__ = ["LalrDriver", "LalrTable", "parse_table"]
 
 
+@functools.lru_cache(maxsize=8)
 def parse_table(parser: lark.Lark) -> LalrTable:
-    """Lark's LALR parse table of ``parser`` (built with ``parser="lalr"``), as plain data."""
+    """Lark's LALR parse table of ``parser`` (built with ``parser="lalr"``), as plain data.
+
+    Converted once per parser: every engine shares it (the drivers only read it).
+    """
     state = parser.parse_interactive(start=parser.options.start[0]).parser_state
     return LalrTable.from_lark(state.parse_conf.parse_table)
 

@@ -315,6 +315,15 @@ def test_duplicate_recipient():
     assert (message.recipient, message.content_type) == ("functions.f", "<|constrain|>json")
 
 
+def test_duplicate_recipient_in_the_role_section():
+    text = (
+        "<|start|>assistant to=functions.a to=functions.b<|channel|>commentary<|message|>{}<|call|>"
+    )
+    assert codes(parse(text)) == ["HG101"]
+    lenient = parse(text, strict=False)
+    assert codes(lenient) == ["HG158"] and lenient.messages[0].recipient == "functions.a"
+
+
 def test_glued_and_upper_case_content_types():
     glued = '<|channel|>commentary to=functions.shelljson<|message|>{"cmd": "ls"}<|call|>'
     strict = parse(glued, start="completion")
@@ -410,22 +419,29 @@ SPEC_DIR = Path(__file__).resolve().parent / "data" / "spec"
 SPEC_FIXTURES = {
     "readme_prompt.harmony": (
         "prompt",
-        [("system", None, None, None, "end"), ("developer", None, None, None, "end"),
-         ("user", None, None, None, "end")],
+        [
+            ("system", None, None, None, "end"),
+            ("developer", None, None, None, "end"),
+            ("user", None, None, None, "end"),
+        ],
         "assistant",
     ),
     "ongoing_analysis_prompt.harmony": (
         "prompt",
-        [("user", None, None, None, "end"),
-         ("assistant", None, "analysis", None, "end"),
-         ("assistant", "functions.lookup_weather", "commentary", "<|constrain|>json", "call"),
-         ("functions.lookup_weather", None, None, None, "end")],
+        [
+            ("user", None, None, None, "end"),
+            ("assistant", None, "analysis", None, "end"),
+            ("assistant", "functions.lookup_weather", "commentary", "<|constrain|>json", "call"),
+            ("functions.lookup_weather", None, None, None, "end"),
+        ],
         "assistant",
     ),
     "structured_output_completion.harmony": (
         "completion",
-        [("assistant", None, "analysis", None, "end"),
-         ("assistant", None, "final", "<|constrain|>json", "return")],
+        [
+            ("assistant", None, "analysis", None, "end"),
+            ("assistant", None, "final", "<|constrain|>json", "return"),
+        ],
         None,
     ),
     "builtin_browser_completion.harmony": (
@@ -435,9 +451,11 @@ SPEC_FIXTURES = {
     ),
     "python_tool_conversation.harmony": (
         "conversation",
-        [("assistant", "python", "analysis", "code", "call"),
-         ("python", "assistant", "analysis", None, "end"),
-         ("assistant", None, "final", None, "end")],
+        [
+            ("assistant", "python", "analysis", "code", "call"),
+            ("python", "assistant", "analysis", None, "end"),
+            ("assistant", None, "final", None, "end"),
+        ],
         None,
     ),
 }
@@ -450,8 +468,10 @@ def test_spec_fixtures(name):
     for source in (text, encode_harmony(text)):
         result = parse(source, start=start)
         assert result.ok, result.diagnostics
-        got = [(m.author, m.recipient, m.channel, m.content_type, m.terminator.value)
-               for m in result.messages]
+        got = [
+            (m.author, m.recipient, m.channel, m.content_type, m.terminator.value)
+            for m in result.messages
+        ]
         assert got == expected
         assert result.next_turn == next_turn
 
