@@ -19,7 +19,16 @@ from .errors import CliError
 __all__ = ["main"]
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMAND_MODULES = ("parse", "tokens", "validate", "leaks", "render", "to_chat", "schema_grammar")
+COMMAND_MODULES = (
+    "parse",
+    "tokens",
+    "validate",
+    "render",
+    "to_chat",
+    "grammar",
+    "schema_grammar",
+    "leaks",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,10 +6,18 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import CliError
 
-__all__ = ["parse_token_ids", "read_bytes", "read_text", "read_token_ids"]
+__all__ = [
+    "parse_token_ids",
+    "read_bytes",
+    "read_json",
+    "read_text",
+    "read_token_ids",
+    "read_tools",
+]
 
 
 def read_bytes(path: str) -> bytes:
@@ -66,3 +74,27 @@ def parse_token_ids(text: str, origin: str) -> list[int]:
 def read_token_ids(path: str) -> list[int]:
     """Token ids from a file or stdin."""
     return parse_token_ids(read_text(path), path)
+
+
+def read_json(path: str, what: str = "the input") -> Any:
+    """A JSON document from a file or stdin; bad JSON is a one-line error with its position."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"{path}: {what} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
+
+
+def read_tools(path: str) -> list[Any] | dict[str, Any]:
+    """A tools file: an OpenAI-style or plain tool list, ``{name: schema}``, or a request
+    body with ``tools``."""
+    value = read_json(path, "the tools file")
+    if isinstance(value, dict) and isinstance(value.get("tools"), list):
+        value = value["tools"]
+    if isinstance(value, list) and all(isinstance(tool, dict) for tool in value):
+        return value
+    if isinstance(value, dict) and all(isinstance(schema, dict) for schema in value.values()):
+        return value
+    raise CliError(f"{path}: expected a list of tools, {{name: schema}}, or an object with 'tools'")
