@@ -320,7 +320,7 @@ def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"messages": [', "invalid JSON at line 1 column 15"),
+        ('{"messages": [', "is not JSON (Expecting value at line 1 column 15)"),
         (
             '{"messages": [{"role": "tool", "tool_call_id": "x", "content": "r"}]}',
             "messages[0]: tool_call_id 'x' does not match",

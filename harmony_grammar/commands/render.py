@@ -10,9 +10,9 @@ from typing import Any
 from ..chat import ChatCompletionError, from_chat_completions
 from ..errors import CliError
 from ..render import DropRule, RenderError, render
-from ._io import read_text
+from ._io import read_json
 
-__all__ = ["load_json", "register"]
+__all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
@@ -46,19 +46,9 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def load_json(path: str) -> Any:
-    """A JSON file (or stdin), with a one-line error naming the position of bad JSON."""
-    try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise CliError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-
-
 def run(args: argparse.Namespace) -> int:
     """Render the request and write it to stdout."""
-    request = load_json(args.request)
+    request = read_json(args.request, "the request")
     try:
         conversation = from_chat_completions(request)
         output = render(

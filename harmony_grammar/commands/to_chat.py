@@ -9,8 +9,7 @@ from typing import Any
 
 from ..chat import ChatCompletionError, to_chat_completion
 from ..errors import CliError
-from ._io import read_text, read_token_ids
-from .render import load_json
+from ._io import read_text, read_token_ids, read_tools
 
 __all__ = ["register"]
 
@@ -39,20 +38,10 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _tools(path: str | None) -> Any:
-    if path is None:
-        return None
-    value = load_json(path)
-    tools = value.get("tools", []) if isinstance(value, dict) else value
-    if not isinstance(tools, list):
-        raise CliError(f"{path}: expected a tools list or a request body with 'tools'")
-    return tools
-
-
 def run(args: argparse.Namespace) -> int:
     """Convert the completion and print the response JSON."""
     source = read_token_ids(args.file) if args.tokens else read_text(args.file)
-    tools = _tools(args.tools)
+    tools = read_tools(args.tools) if args.tools else None
     try:
         response = to_chat_completion(source, tools=tools, strict=not args.lenient)
     except ChatCompletionError as exc:

@@ -27,9 +27,16 @@ from ..dataset import Item, ItemResult, Progress, ValidationOptions, read_jsonl,
 from ..diagnostics import CATALOGUE
 from ..errors import CliError
 from ..model import Diagnostic, Severity
-from ._io import read_text, read_token_ids
+from ._io import read_text, read_token_ids, read_tools
 
 __all__ = ["register"]
+
+
+def _tool_schemas(path: str) -> dict[str, Any]:
+    try:
+        return tool_schemas(read_tools(path))
+    except ValueError as exc:
+        raise CliError(f"{path}: {exc}") from None
 
 
 def register(subparsers: Any) -> None:
@@ -74,23 +81,6 @@ def register(subparsers: Any) -> None:
         help="validate in N processes (0: one per CPU)",
     )
     parser.set_defaults(func=run)
-
-
-def _load_tools(path: str) -> dict[str, Any]:
-    try:
-        value = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise CliError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    if isinstance(value, dict) and isinstance(value.get("tools"), list):
-        value = value["tools"]
-    if not isinstance(value, (list, dict)) or (
-        isinstance(value, list) and not all(isinstance(tool, dict) for tool in value)
-    ):
-        raise CliError(f"{path}: expected a list of tools or an object with 'tools'")
-    try:
-        return tool_schemas(value)
-    except ValueError as exc:
-        raise CliError(f"{path}: {exc}") from None
 
 
 def _display(path: str) -> str:
@@ -223,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     paths: list[str] = args.files
     _check_readable(paths)
     options = ValidationOptions(
-        tools=_load_tools(args.tools) if args.tools else None,
+        tools=_tool_schemas(args.tools) if args.tools else None,
         start="completion" if args.completion else "conversation",
         strict=not args.lenient,
     )
