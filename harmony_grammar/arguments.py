@@ -50,9 +50,11 @@ def _byte_tokenizer() -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _object_grammar() -> str:
-    import llguidance
+    # Our compiler's grammar of any object, in flexible whitespace: it accepts every JSON
+    # spelling (llguidance's own %json grammar rejects escapes such as "\u0041").
+    from .schema import schema_to_grammar
 
-    return str(llguidance.LLMatcher.grammar_from_json_schema({"type": "object"}))
+    return schema_to_grammar({"type": "object"}, target="llguidance", whitespace="flexible")
 
 
 class ArgumentChecker:
