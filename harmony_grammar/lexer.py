@@ -117,13 +117,14 @@ class RunDecoder:
         """
         if self._run_start < 0:
             self._run_start = index
-        self.text_start = self._held_from if self._held else index
+        held = self._held
+        self.text_start = self._held_from if held else index
         if len(token_ids) == 1:
             data = self.table[token_ids[0]]
         else:
             data = b"".join(map(self.table.__getitem__, token_ids))
-        if self._held:
-            data, self._held = self._held + data, b""
+        if held:
+            data, self._held = held + data, b""
         try:
             text = data.decode("utf-8")  # the common case, in C
         except UnicodeDecodeError:
@@ -132,7 +133,9 @@ class RunDecoder:
             self._held = data[consumed:]
             if self._held:
                 self._held_from = self._first_id_of_tail(token_ids, index, len(self._held))
-        return self._checked(text) if text else text
+        if not self._tail and text.isascii() and "<" not in text and "|" not in text:
+            return text  # plain ASCII prose: nothing to replace or look for
+        return self._checked(text)
 
     def _first_id_of_tail(self, token_ids: Sequence[int], index: int, size: int) -> int:
         """The index of the id in which the last ``size`` bytes begin."""
