@@ -55,12 +55,15 @@ from .model import (
     Span,
     Terminator,
 )
+from .outlines_export import to_outlines
 from .parser import parse
 from .render import DropRule, RenderError, render, rendered_messages
 from .repair import ForgedToolResult, find_forged_tool_result, repair_thinking
+from .schema import UnsupportedSchemaError, canonical_json, schema_to_grammar
 from .stream import StreamParser
 from .tokens import STOP_TOKENS, ControlToken
 from .tools_from_typescript import TypeScriptError, tools_from_typescript
+from .turn_grammar import TurnGrammarError, completion_grammar
 from .typescript import schema_to_typescript
 from .validate import ValidationReport, validate
 
@@ -104,10 +107,14 @@ __all__ = [
     "ToolCallStart",
     "ToolNamespace",
     "ToolSpec",
+    "TurnGrammarError",
     "TypeScriptError",
+    "UnsupportedSchemaError",
     "ValidationReport",
     "VocabularyNotFoundError",
     "assistant_message",
+    "canonical_json",
+    "completion_grammar",
     "detect_leak",
     "encode_untrusted",
     "escape_control_tokens",
@@ -122,9 +129,11 @@ __all__ = [
     "render",
     "rendered_messages",
     "repair_thinking",
+    "schema_to_grammar",
     "schema_to_typescript",
     "to_chat_completion",
     "to_openai_harmony",
+    "to_outlines",
     "tool_call_message",
     "tool_result_message",
     "tools_from_typescript",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from .ir import NOTHING, Expr, alt, chars, repeat, seq
 
-__all__ = ["decimal_range", "fixed_width_range", "hex_digit", "decimal_digit"]
+__all__ = ["decimal_digit", "decimal_range", "fixed_width_range", "hex_digit"]
 
 DigitSet = Callable[[int, int], Expr]
 

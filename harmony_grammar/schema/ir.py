@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TypeAlias
 
 __all__ = [
     "EMPTY",
@@ -91,7 +91,7 @@ class Token:
     item: Expr
 
 
-Expr = Union[Chars, Lit, Seq, Alt, Repeat, Ref, Token]
+Expr: TypeAlias = Chars | Lit | Seq | Alt | Repeat | Ref | Token
 
 EMPTY: Expr = Seq(())
 NOTHING: Expr = Alt(())

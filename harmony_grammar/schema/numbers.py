@@ -44,14 +44,17 @@ _EXPONENT = opt(seq(alt(Lit("e"), Lit("E")), opt(alt(Lit("+"), Lit("-"))),
 
 
 def _magnitudes(
-    lo: int, lo_ex: bool, hi: int | None, hi_ex: bool, integer: bool
+    lo: int, lo_ex: bool, hi: int | None, hi_ex: bool, integer: bool, whole: Expr
 ) -> Expr:
-    """Unsigned spellings of values ``m`` with ``lo (<|<=) m (<|<=) hi``, all integers."""
-    any_fraction = _ZERO_FRACTION if integer else _ANY_FRACTION
+    """Unsigned spellings of values ``m`` with ``lo (<|<=) m (<|<=) hi``, all integers.
+
+    ``whole`` is the fraction an integral value may carry (``.0``, or nothing in draft 4).
+    """
+    any_fraction = whole if integer else _ANY_FRACTION
     if hi is not None and (lo > hi or (lo == hi and (lo_ex or hi_ex))):
         return alt()
     if hi is not None and lo == hi:
-        return seq(decimal_range(lo, lo), _ZERO_FRACTION)
+        return seq(decimal_range(lo, lo), whole)
     parts = []
     if not lo_ex:
         parts.append(seq(decimal_range(lo, lo), any_fraction))
@@ -60,7 +63,7 @@ def _magnitudes(
     top = None if hi is None else hi - 1
     parts.append(seq(decimal_range(lo + 1, top), any_fraction))
     if hi is not None and not hi_ex:
-        parts.append(seq(decimal_range(hi, hi), _ZERO_FRACTION))
+        parts.append(seq(decimal_range(hi, hi), whole))
     return alt(*parts)
 
 
@@ -77,24 +80,33 @@ def _whole(bound: Bound | None, integer: bool, upper: bool) -> tuple[int | None,
     return (math.floor(value) if upper else math.ceil(value)), False
 
 
-def number_token(*, integer: bool, lower: Bound | None, upper: Bound | None) -> Expr:
-    """The number (or integer) token with the given bounds."""
+def number_token(
+    *, integer: bool, lower: Bound | None, upper: Bound | None, zero_fraction: bool = True
+) -> Expr:
+    """The number (or integer) token with the given bounds.
+
+    ``zero_fraction=False`` keeps ``integer`` from matching ``1.0`` (draft 4, where 1.0 is not
+    an integer); a ``number`` always may carry a zero fraction.
+    """
+    whole = _ZERO_FRACTION if zero_fraction or not integer else seq()
     lo, lo_ex = _whole(lower, integer, upper=False)
     hi, hi_ex = _whole(upper, integer, upper=True)
     if lo is None and hi is None and not integer:
         return Token(seq(opt(Lit("-")), decimal_range(0, None), _ANY_FRACTION, _EXPONENT))
     # Non-negative values: magnitudes from max(lo, 0).
     if lo is None or lo < 0:
-        pos = _magnitudes(0, False, hi, hi_ex, integer) if hi is None or hi >= 0 else alt()
+        pos = _magnitudes(0, False, hi, hi_ex, integer, whole) if hi is None or hi >= 0 else alt()
     else:
-        pos = _magnitudes(lo, lo_ex, hi, hi_ex, integer)
+        pos = _magnitudes(lo, lo_ex, hi, hi_ex, integer, whole)
     # Negative spellings "-m" stand for -m: lo <= -m <= hi  <=>  -hi <= m <= -lo.
     if hi is None or hi > 0 or (hi == 0 and hi_ex):
         m_lo, m_lo_ex = 0, hi == 0 and hi_ex
     else:
         m_lo, m_lo_ex = -hi, hi_ex
-    if m_lo == 0 and hi is not None and hi > 0:
-        m_lo_ex = False
     m_hi = None if lo is None else -lo
-    neg = alt() if m_hi is not None and m_hi < 0 else _magnitudes(m_lo, m_lo_ex, m_hi, lo_ex, integer)
+    neg = (
+        alt()
+        if m_hi is not None and m_hi < 0
+        else _magnitudes(m_lo, m_lo_ex, m_hi, lo_ex, integer, whole)
+    )
     return Token(alt(pos, seq(Lit("-"), neg)))

@@ -52,9 +52,9 @@ def complement(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ..
     return tuple(out)
 
 
-def _normal(ranges: list[tuple[int, int]] | tuple[tuple[int, int], ...]) -> tuple[
-    tuple[int, int], ...
-]:
+def _normal(
+    ranges: list[tuple[int, int]] | tuple[tuple[int, int], ...],
+) -> tuple[tuple[int, int], ...]:
     expr = chars(ranges)
     return getattr(expr, "ranges", ())
 

@@ -1,0 +1,78 @@
+"""IR to GBNF, llama.cpp's grammar syntax (``root ::= start``; tokens are written inline)."""
+
+from __future__ import annotations
+
+from .emit_common import TokenNames, reachable_rules
+from .ir import Alt, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
+from .regex import complement
+
+__all__ = ["emit_gbnf"]
+
+_LITERAL_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _char(cp: int, in_class: bool) -> str:
+    c = chr(cp)
+    if in_class and c in "]\\-^[":
+        return "\\" + c
+    if not in_class and c in _LITERAL_ESCAPES:
+        return _LITERAL_ESCAPES[c]
+    if 0x20 <= cp <= 0x7E:
+        return c
+    if cp <= 0xFF:
+        return f"\\x{cp:02X}"
+    return f"\\u{cp:04X}" if cp <= 0xFFFF else f"\\U{cp:08X}"
+
+
+def _class(ranges: tuple[tuple[int, int], ...]) -> str:
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return '"' + _char(ranges[0][0], False) + '"'
+    inverse = complement(ranges)
+    negate = 0 < len(inverse) < len(ranges)
+    body = "".join(
+        _char(lo, True) + ("" if lo == hi else "-" + _char(hi, True))
+        for lo, hi in (inverse if negate else ranges)
+    )
+    return f"[{'^' if negate else ''}{body}]"
+
+
+def _expr(expr: Expr, tokens: TokenNames, nested: bool = False) -> str:
+    if isinstance(expr, Lit):
+        return '"' + "".join(_char(ord(c), False) for c in expr.text) + '"'
+    if isinstance(expr, Chars):
+        return _class(expr.ranges)
+    if isinstance(expr, Token):
+        return tokens(expr)
+    if isinstance(expr, Ref):
+        return expr.name
+    if isinstance(expr, Seq):
+        if not expr.items:
+            return '""'
+        text = " ".join(_expr(i, tokens, True) for i in expr.items)
+        return f"({text})" if nested and len(expr.items) > 1 else text
+    if isinstance(expr, Alt):
+        text = " | ".join(_expr(i, tokens) for i in expr.items)
+        return f"({text})" if nested else text
+    if isinstance(expr, Repeat):
+        inner = _expr(expr.item, tokens, True)
+        lo, hi = expr.min, expr.max
+        if (lo, hi) == (0, 1):
+            return inner + "?"
+        if hi is None and lo <= 1:
+            return inner + ("*" if lo == 0 else "+")
+        return f"{inner}{{{lo},{'' if hi is None else hi}}}"
+    raise TypeError(expr)
+
+
+def emit_gbnf(grammar: Grammar) -> str:
+    """GBNF text with ``root ::= start``; each token becomes a rule ``tok0`` ..."""
+    tokens = TokenNames("tok")
+    lines = ["root ::= start"]
+    for name in reachable_rules(grammar):
+        lines.append(f"{name} ::= {_expr(grammar.rules[name], tokens)}")
+    done = 0
+    while done < len(tokens.names):  # token bodies never hold tokens, but stay safe
+        body, tname = list(tokens.names.items())[done]
+        lines.append(f"{tname} ::= {_expr(body, tokens)}")
+        done += 1
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,90 @@
+"""IR to a Lark grammar (``lark.Lark(text)`` loads it; Earley, the default, parses it)."""
+
+from __future__ import annotations
+
+import json
+
+from .emit_common import TokenNames, reachable_rules
+from .ir import EMPTY, Alt, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
+from .render_regex import render_regex
+
+__all__ = ["emit_lark"]
+
+
+class _Optionals:
+    """Optional parts become nullable helper rules ``_o0: x |``, nested groups ``_g1: x``.
+
+    Lark expands ``x?`` and ``[x]`` into alternatives at load time, and two optional
+    whitespace tokens side by side (``"{" ws? ws? "}"``) then expand into the same rule twice,
+    which Lark refuses. A nullable rule is not expanded, and Earley copes with the ambiguity.
+    """
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+
+    def __call__(self, body: str, nullable: bool = True) -> str:
+        """The helper rule for ``body`` (``_oN: body |``, or ``_gN: body`` when not nullable)."""
+        text = f"{body} |" if nullable else body
+        for name, existing in self.rules.items():
+            if existing == text:
+                return name
+        name = f"_{'o' if nullable else 'g'}{len(self.rules)}"
+        self.rules[name] = text
+        return name
+
+
+def _rule_expr(expr: Expr, tokens: TokenNames, optionals: _Optionals, nested: bool = False) -> str:
+    if isinstance(expr, Lit):
+        return json.dumps(expr.text)
+    if isinstance(expr, Token):
+        return tokens(expr)
+    if isinstance(expr, Chars):
+        return f"/{render_regex(expr, 'python').replace('/', chr(92) + '/')}/"
+    if isinstance(expr, Ref):
+        return expr.name
+    if isinstance(expr, Seq):
+        if not expr.items:
+            return ""
+        text = " ".join(_rule_expr(i, tokens, optionals, True) for i in expr.items)
+        return f"({text})" if nested and len(expr.items) > 1 else text
+    if isinstance(expr, Alt):
+        text = " | ".join(_rule_expr(i, tokens, optionals) for i in expr.items)
+        # Lark multiplies out alternatives nested in a sequence; a helper rule does not.
+        return optionals(text, nullable=False) if nested else text
+    if isinstance(expr, Repeat):
+        if (expr.min, expr.max) == (0, 1):
+            return optionals(_rule_expr(expr.item, tokens, optionals))
+        inner = _rule_expr(expr.item, tokens, optionals, True)
+        if inner.startswith("("):
+            # Lark expands `~ m..n` by copying its operand; a rule name keeps copies small.
+            inner = optionals(_rule_expr(expr.item, tokens, optionals), nullable=False)
+        if expr.max is None and expr.min <= 1:
+            return inner + ("*" if expr.min == 0 else "+")
+        high = "" if expr.max is None else expr.max
+        if expr.max is None:
+            return f"({inner} ~ {expr.min} {inner}*)"
+        return f"({inner} ~ {expr.min}..{high})"
+    raise TypeError(expr)
+
+
+def emit_lark(grammar: Grammar) -> str:
+    """Lark grammar text; tokens become character-level rules ``t0``...
+
+    Lark's Earley lexer takes the match Python's ``re`` returns, and ``re`` alternation is
+    first-match, not longest-match: a number terminal ``[1-9]|[1-9][0-9]+`` would stop after
+    one digit. Rules over single-character terminals leave every choice to the parser.
+    """
+    tokens = TokenNames("t")
+    optionals = _Optionals()
+    lines = []
+    for name in reachable_rules(grammar):
+        body = grammar.rules[name]
+        text = _rule_expr(body, tokens, optionals) if body != EMPTY else ""
+        lines.append(f"{name}: {text}".rstrip())
+    done = 0
+    while done < len(tokens.names):
+        body, tname = list(tokens.names.items())[done]
+        lines.append(f"{tname}: {_rule_expr(body, tokens, optionals)}")
+        done += 1
+    lines.extend(f"{name}: {body}" for name, body in optionals.rules.items())
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,43 @@
+"""Checking texts against a compiled schema grammar with llguidance (an optional dependency).
+
+llguidance's matcher over a byte-level tokenizer needs no vocabulary and is fast, so this is
+what the conformance tests and benchmarks use to get a verdict per instance.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from . import schema_to_grammar
+
+__all__ = ["SchemaMatcher", "byte_tokenizer"]
+
+
+@functools.lru_cache(maxsize=1)
+def byte_tokenizer() -> Any:
+    """llguidance's byte tokenizer (one token per byte)."""
+    import llguidance
+
+    return llguidance.LLTokenizer("byte")
+
+
+class SchemaMatcher:
+    """A schema's llguidance grammar, built once, answering ``accepts(text)``."""
+
+    def __init__(self, schema: Any, *, whitespace: str = "compact") -> None:
+        import llguidance
+
+        self.grammar = schema_to_grammar(schema, target="llguidance", whitespace=whitespace)  # type: ignore[arg-type]
+        error = llguidance.LLMatcher.validate_grammar(self.grammar, byte_tokenizer())
+        if error:
+            raise ValueError(f"llguidance rejected the grammar: {error}")
+        # Building a matcher compiles the grammar: build one, copy it per text (reset() does
+        # not clear an error state).
+        self._pristine = llguidance.LLMatcher(byte_tokenizer(), self.grammar, log_level=0)
+
+    def accepts(self, text: str) -> bool:
+        """True when the whole of ``text`` is in the grammar's language."""
+        matcher = self._pristine.deep_copy()
+        ok: bool = matcher.consume_tokens(list(text.encode("utf-8"))) and matcher.is_accepting()
+        return ok

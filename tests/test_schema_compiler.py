@@ -1,0 +1,182 @@
+"""schema_to_grammar, keyword by keyword, checked on all three targets.
+
+Verdicts come from the JSON Schema meaning of each case (written by hand here), and every
+target must agree: llguidance's matcher, Lark's Earley parser, and the GBNF text converted by
+llguidance's own GBNF reader.
+"""
+
+from __future__ import annotations
+
+import json
+
+import lark
+import pytest
+
+from harmony_grammar.schema import (
+    UnsupportedSchemaError,
+    canonical_json,
+    property_rank,
+    schema_to_grammar,
+)
+
+llguidance = pytest.importorskip("llguidance")
+from harmony_grammar.schema.matcher import SchemaMatcher, byte_tokenizer  # noqa: E402
+
+
+def _gbnf_matcher(schema: object) -> object:
+    text = schema_to_grammar(schema, target="gbnf")
+    assert text.startswith("root ::= start\n")
+    # llguidance's reader renames `root` to `start` itself.
+    converted = llguidance.gbnf_to_lark.gbnf_to_lark(
+        text.replace("root ::= start\n", "").replace("start ::=", "root ::=", 1)
+    )
+    assert llguidance.LLMatcher.validate_grammar(converted, byte_tokenizer()) == ""
+    return llguidance.LLMatcher(byte_tokenizer(), converted, log_level=0)
+
+
+def verdicts(schema: object, texts: list[str]) -> list[bool]:
+    """Accept/reject per text; asserts that every target and whitespace mode agrees."""
+    compact = SchemaMatcher(schema)
+    flexible = SchemaMatcher(schema, whitespace="flexible")
+    parser = lark.Lark(schema_to_grammar(schema, target="lark"))
+    gbnf = _gbnf_matcher(schema)
+    out = []
+    for text in texts:
+        got = compact.accepts(text)
+        assert flexible.accepts(text) == got, text
+        try:
+            parser.parse(text)
+            assert got, f"lark accepts {text!r}, llguidance does not"
+        except lark.exceptions.LarkError:
+            assert not got, f"llguidance accepts {text!r}, lark does not"
+        matcher = gbnf.deep_copy()
+        g = matcher.consume_tokens(list(text.encode())) and matcher.is_accepting()
+        assert g == got, f"gbnf disagrees on {text!r}"
+        out.append(got)
+    return out
+
+
+CASES = [
+    ({"type": "null"}, {"null": True, "0": False, '"null"': False}),
+    ({"type": ["boolean", "null"]}, {"true": True, "null": True, "1": False}),
+    ({"const": "a\"b"}, {'"a\\"b"': True, '"a\\u0022b"': True, '"ab"': False}),
+    ({"enum": [1, "x", None, [1]]}, {"1": True, "1.0": True, '"x"': True, "[1]": True, "2": False}),
+    ({"type": "integer", "minimum": -3, "exclusiveMaximum": 10},
+     {"-3": True, "-4": False, "9": True, "10": False, "9.0": True, "5.5": False, "-0": True,
+      "-10": False}),
+    ({"type": "number", "exclusiveMinimum": 0, "maximum": 2},
+     {"0": False, "-0.0": False, "0.001": True, "2": True, "2.0": True, "2.01": False}),
+    ({"type": "number"}, {"1e5": True, "-1.5E-3": True, "01": False, "1.": False, "120": True}),
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"},
+     {"1": True, "1.0": False}),
+    ({"type": "string", "minLength": 2, "maxLength": 3},
+     {'"ab"': True, '"a"': False, '"abcd"': False, '"\\u00e9\\n"': True, '"\\ud83d\\ude00x"': True}),
+    ({"type": "string", "pattern": "^[a-z]+-\\d{2}$"}, {'"ab-12"': True, '"ab-1"': False}),
+    ({"type": "string", "pattern": "b"}, {'"abc"': True, '"ac"': False, '"\\u0062"': True}),
+    ({"type": "string", "pattern": "^[a-z]+$", "maxLength": 3},
+     {'"abc"': True, '"abcd"': False, '"A"': False}),
+    ({"type": "string", "format": "date"},
+     {'"2024-02-29"': True, '"2023-02-29"': False, '"2023-13-01"': False}),
+    ({"type": "string", "format": "uuid"},
+     {'"123e4567-e89b-12d3-a456-426614174000"': True, '"123e4567e89b12d3a456426614174000"': False}),
+    ({"type": "string", "format": "ipv4"}, {'"1.2.3.4"': True, '"01.2.3.4"': False}),
+    ({"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"},
+      "minItems": 1, "maxItems": 3},
+     {"[]": False, "[1]": True, '[1,"a","b"]': True, '[1,"a","b","c"]': False, '["a"]': False}),
+    ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+      "required": ["b"], "additionalProperties": False},
+     {'{"b":"x"}': True, '{"a":1,"b":"x"}': True, "{}": False, '{"b":"x","c":1}': False,
+      '{"\\u0061":1,"b":"x"}': True}),
+    ({"type": "object", "additionalProperties": {"type": "boolean"}, "minProperties": 1,
+      "maxProperties": 2},
+     {"{}": False, '{"x":true}': True, '{"x":true,"y":false}': True,
+      '{"x":true,"y":false,"z":true}': False, '{"x":1}': False}),
+    ({"type": "object", "properties": {"a": {}, "b": {}},
+      "dependentRequired": {"b": ["a"]}},
+     {'{"b":1}': False, '{"a":1,"b":1}': True, '{"a":1}': True, "{}": True}),
+    ({"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 5}]},
+     {'"x"': True, "5": True, "4": False}),
+    ({"oneOf": [{"type": "string"}, {"type": "integer"}]}, {'"x"': True, "1": True, "null": False}),
+    ({"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
+                {"required": ["a"], "properties": {"a": {"minimum": 3}}}]},
+     {'{"a":3}': True, '{"a":2}': False, "{}": False}),
+    ({"$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}},
+                         "additionalProperties": False}},
+      "$ref": "#/$defs/node"},
+     {"{}": True, '{"next":{"next":{}}}': True, '{"next":1}': False}),
+    ({"type": "string", "nullable": True}, {"null": True, '"x"': True, "1": False}),
+    (True, {"[1,{}]": True, '{"a":[null]}': True, "[": False}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("schema", "expected"), CASES, ids=[json.dumps(c[0])[:60] for c in CASES])
+def test_keyword_semantics(schema: object, expected: dict[str, bool]) -> None:
+    texts = list(expected)
+    assert verdicts(schema, texts) == [expected[t] for t in texts]
+
+
+def test_flexible_whitespace_accepts_pretty_printed_json() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+    }
+    flexible = SchemaMatcher(schema, whitespace="flexible")
+    compact = SchemaMatcher(schema)
+    text = '\n{ "a" : [ 1 ,\t2 ] }\r\n'
+    assert flexible.accepts(text)
+    assert not compact.accepts(text)
+    assert compact.accepts('{"a":[1,2]}')
+
+
+@pytest.mark.parametrize(
+    ("schema", "keyword", "pointer"),
+    [
+        ({"not": {"type": "string"}}, "not", ""),
+        (
+            {"properties": {"a": {"type": "string", "pattern": "(a)\\1"}}},
+            "pattern",
+            "/properties/a",
+        ),
+        ({"items": {"uniqueItems": True}}, "uniqueItems", "/items"),
+        ({"oneOf": [{"type": "integer"}, {"minimum": 2}]}, "oneOf", ""),
+        ({"type": "number", "minimum": 0.5}, "minimum", ""),
+        ({"$ref": "http://example.com/s.json"}, "$ref", ""),
+        ({"type": "string", "format": "hostname"}, "format", ""),
+        (False, "false", ""),
+    ],
+)
+def test_refusals_name_keyword_and_pointer(schema: object, keyword: str, pointer: str) -> None:
+    with pytest.raises(UnsupportedSchemaError) as info:
+        schema_to_grammar(schema)
+    assert isinstance(info.value, ValueError)
+    assert info.value.keyword == keyword
+    assert info.value.pointer == pointer
+    assert repr(keyword) in str(info.value)
+
+
+def test_targets_have_their_own_syntax() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    lg = schema_to_grammar(schema, target="llguidance")
+    assert lg.startswith("%llguidance {}\n") and "\nstart: " in lg
+    assert schema_to_grammar(schema, target="gbnf").startswith("root ::= start\nstart ::= ")
+    assert schema_to_grammar(schema, target="lark").startswith("start: ")
+    lark.Lark(schema_to_grammar(schema, target="lark", whitespace="flexible"))
+    with pytest.raises(ValueError, match="target"):
+        schema_to_grammar(schema, target="xml")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="whitespace"):
+        schema_to_grammar(schema, whitespace="loose")  # type: ignore[arg-type]
+
+
+def test_canonical_order_is_declared_order_first_block_wins() -> None:
+    schema = {
+        "properties": {"b": {"properties": {"y": {}, "x": {}}}, "a": {}},
+        "$defs": {"other": {"properties": {"x": {}, "y": {}}}},
+    }
+    # A whole `properties` block is ranked when the walk reaches it, so the root keeps its
+    # declared order; `x`/`y` take the order of the first block that names them.
+    assert list(property_rank(schema)) == ["b", "a", "y", "x"]
+    text = canonical_json({"a": 1, "zz": 0, "b": {"x": 1, "y": 2}}, schema)
+    assert text == '{"b":{"y":2,"x":1},"a":1,"zz":0}'
+    matcher = SchemaMatcher(schema)
+    assert matcher.accepts(text)
+    assert not matcher.accepts('{"a":1,"b":{}}')  # declared order, as documented

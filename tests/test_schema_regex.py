@@ -1,0 +1,61 @@
+"""ECMA-262 patterns to IR: compared with Python's ``re.search`` where the two agree.
+
+For ASCII patterns without ``\\d``/``\\w``/``\\s`` (whose Unicode meaning differs) and
+subjects without line terminators (where ``$`` differs), ECMA-262 and Python give the same
+answer, so ``re`` is an independent oracle for search semantics.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harmony_grammar.schema.regex import RegexError, search_ir
+from harmony_grammar.schema.render_regex import render_regex
+
+PATTERNS = [
+    "abc", "^abc", "abc$", "^a|b$", "^(?:ab)+$", "^[a-c]{2,3}$", "a.c", "^[^ab]*$",
+    "^x?y*z+$", "(a|bc)d", "^[-a]$", "^a{2}$", "^\\.\\*$", "^(?<n>ab)c$", "^[\\]a]$", "a{1,2}b",
+]  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(subject=st.text(alphabet="abcdxyz.*-] ", max_size=8))
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_search_semantics_match_python(pattern: str, subject: str) -> None:
+    ours = re.compile(render_regex(search_ir(pattern), "python"), re.DOTALL)
+    python_pattern = pattern.replace("(?<", "(?P<")  # named groups are spelled differently
+    assert bool(ours.fullmatch(subject)) == bool(re.search(python_pattern, subject))
+
+
+def test_ecma_classes_are_ascii_and_dot_excludes_line_terminators() -> None:
+    digits = re.compile(render_regex(search_ir("^\\d+$"), "python"))
+    assert digits.fullmatch("123") and not digits.fullmatch("١٢٣")  # Arabic-Indic digits
+    dot = re.compile(render_regex(search_ir("^.$"), "python"), re.DOTALL)
+    assert dot.fullmatch("é") and not dot.fullmatch("\n") and not dot.fullmatch("\u2028")
+    space = re.compile(render_regex(search_ir("^\\s$"), "python"))
+    assert space.fullmatch("\ufeff") and not space.fullmatch("x")
+    # ECMA-262 reads `[]` as the empty class and `{,2}` as literal text (Python does not).
+    assert not re.compile(render_regex(search_ir("[]a]"), "python"), re.DOTALL).fullmatch("a]")
+    brace = re.compile(render_regex(search_ir("^a{,2}$"), "python"))
+    assert brace.fullmatch("a{,2}") and not brace.fullmatch("aa")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("(a)\\1", "backreferences"),
+        ("a(?=b)", "lookaround"),
+        ("\\bword", "word boundaries"),
+        ("a(^b)", "anchors"),
+        ("\\p{L}", "property"),
+        ("(ab", "missing"),
+        ("*a", "nothing to repeat"),
+    ],
+)
+def test_refused_constructs_say_why(pattern: str, message: str) -> None:
+    with pytest.raises(RegexError, match=message):
+        search_ir(pattern)
