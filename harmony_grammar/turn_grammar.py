@@ -137,13 +137,27 @@ def _emit_message(kind: _Kind, *, first: bool) -> str:
     return " ".join(parts)
 
 
-def _schema_rules(schema: Any, prefix: str, whitespace: str) -> tuple[str, list[str]]:
+def _schema_rules(schema: Any, prefix: str, whitespace: str, closed: bool) -> tuple[str, list[str]]:
     """The start rule name and the rule lines of a schema's grammar, names prefixed."""
+    # Key order is kept: declared property order decides the generated order.
+    start, rules = _cached_schema_rules(json.dumps(schema), prefix, whitespace, closed)
+    return start, list(rules)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_schema_rules(
+    schema_json: str, prefix: str, whitespace: str, closed: bool
+) -> tuple[str, tuple[str, ...]]:
+    # A server sees the same tools on request after request: compile each schema once.
     from .schema import compile_schema
     from .schema.emit_llguidance import llguidance_rules
 
-    grammar = compile_schema(schema, whitespace=whitespace)  # type: ignore[arg-type]
-    return f"{prefix}{grammar.start}", llguidance_rules(grammar, prefix)
+    grammar = compile_schema(
+        json.loads(schema_json),
+        whitespace=whitespace,  # type: ignore[arg-type]
+        closed_objects=closed,
+    )
+    return f"{prefix}{grammar.start}", tuple(llguidance_rules(grammar, prefix))
 
 
 def _response_schema(response_format: Mapping[str, Any]) -> Any:
@@ -167,6 +181,7 @@ def completion_grammar(
     content_type: str | None = "<|constrain|>json",
     response_format: Mapping[str, Any] | None = None,
     whitespace: str = "compact",
+    undeclared_properties: bool = False,
 ) -> str:
     """The llguidance grammar of the model's output after ``<|start|>assistant``.
 
@@ -177,6 +192,12 @@ def completion_grammar(
     ``<|constrain|>json``, ``json`` or None for the calls' header. Bodies follow
     :func:`harmony_grammar.schema.schema_to_grammar` (``whitespace`` as there); schemas it
     refuses raise :class:`~harmony_grammar.schema.UnsupportedSchemaError`.
+
+    Objects that leave ``additionalProperties`` unset get only their declared properties
+    (``undeclared_properties=False``, as OpenAI's strict function calling does): every
+    output is still valid, and the grammar stays small enough for llguidance's per-token
+    budget (an open object must exclude every declared name from the names it may add,
+    which on ten tools exceeded it). ``undeclared_properties=True`` keeps the exact language.
     """
     if target != "llguidance":
         raise TurnGrammarError(
@@ -208,7 +229,9 @@ def completion_grammar(
     if calls_allowed:
         positions = ("role", "channel") if recipient_position == "either" else (recipient_position,)
         for index, (name, schema) in enumerate(schemas.items()):
-            start_rule, rules = _schema_rules(schema, f"a{index}_", whitespace)
+            start_rule, rules = _schema_rules(
+                schema, f"a{index}_", whitespace, not undeclared_properties
+            )
             body_rules += rules
             for position in positions:
                 key = f"call{index}_{position}"
@@ -230,7 +253,9 @@ def completion_grammar(
     if final_allowed:
         body, header = "text", channel
         if response_format is not None:
-            body, rules = _schema_rules(_response_schema(response_format), "rf_", whitespace)
+            body, rules = _schema_rules(
+                _response_schema(response_format), "rf_", whitespace, not undeclared_properties
+            )
             body_rules += rules
             header = channel | _CONTENT_TYPE_TERMINALS["<|constrain|>json"]
         kinds["final"] = _Kind(

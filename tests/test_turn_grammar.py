@@ -191,3 +191,18 @@ def test_grammar_cli(capsys, tmp_path):
     assert capsys.readouterr().out == completion_grammar(TOOLS, tool_choice="required")
     assert main(["grammar", "--tools", str(tools), "--tool-choice", "get_time"]) == 2
     assert "not among the tools" in capsys.readouterr().err
+
+
+def test_declared_property_order_is_kept(tokenizer):
+    tool = {"name": "add", "parameters": {"type": "object", "properties": {
+        "sku": {"type": "string"}, "quantity": {"type": "integer"}}, "required": ["sku", "quantity"]}}
+    grammar = completion_grammar([tool], tool_choice="required")
+    body = '{"sku":"A-1","quantity":2}'
+    assert accepts(tokenizer, grammar, encode_harmony(call_text(tool="add", body=body)))
+
+
+def test_undeclared_properties_only_on_request(tokenizer):
+    tool = {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    extra = encode_harmony(call_text(tool="f", body='{"a":1,"b":2}'))
+    assert not accepts(tokenizer, completion_grammar([tool]), extra)
+    assert accepts(tokenizer, completion_grammar([tool], undeclared_properties=True), extra)

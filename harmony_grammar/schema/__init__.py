@@ -37,16 +37,21 @@ TARGETS: dict[str, Callable[[Grammar], str]] = {
 }
 
 
-def compile_schema(schema: Any, *, whitespace: WhitespaceMode = "compact") -> Grammar:
+def compile_schema(
+    schema: Any, *, whitespace: WhitespaceMode = "compact", closed_objects: bool = False
+) -> Grammar:
     """The IR grammar of ``schema`` (start rule ``start``), with dead rules removed.
 
-    Raises :class:`UnsupportedSchemaError` when the schema cannot be compiled exactly, which
+    ``closed_objects=True`` is for generation: objects that leave ``additionalProperties``
+    unset get only their declared properties, a subset of the valid documents (what OpenAI's
+    strict function calling does); the default is the exact language. Raises
+    :class:`UnsupportedSchemaError` when the schema cannot be compiled exactly, which
     includes a schema that no JSON value satisfies.
     """
     if isinstance(schema, dict) and isinstance(schema.get("$schema", ""), str) is False:
         raise UnsupportedSchemaError("$schema", "", "must be a string")
     try:
-        grammar = Compiler(schema, whitespace).compile()
+        grammar = Compiler(schema, whitespace, closed_objects=closed_objects).compile()
     except RecursionError:
         raise UnsupportedSchemaError("$ref", "", "the schema nests too deeply") from None
     prune(grammar)

@@ -147,10 +147,15 @@ def _exact(value: Any) -> Fraction:
 class Compiler:
     """Compiles one root schema into a :class:`Grammar`."""
 
-    def __init__(self, root: Any, whitespace: Whitespace = "compact") -> None:
+    def __init__(
+        self, root: Any, whitespace: Whitespace = "compact", *, closed_objects: bool = False
+    ) -> None:
         if whitespace not in ("compact", "flexible"):
             raise ValueError(f"whitespace must be 'compact' or 'flexible', not {whitespace!r}")
         self.root = root
+        # Generation mode: an object that leaves additionalProperties unset gets only its
+        # declared properties (a narrower language, so every output is still valid).
+        self.closed_objects = closed_objects
         self.ws = opt(Token(Repeat(_WS_CHARS, 1, None))) if whitespace == "flexible" else EMPTY
         self.grammar = Grammar()
         self.rank = property_rank(root)
@@ -603,7 +608,7 @@ class _ObjectBuilder:
         self.c = compiler
         self.pointer = pointer
         props: dict[str, Any] = dict(s.get("properties", {}))
-        addl = s.get("additionalProperties", True)
+        addl = s.get("additionalProperties", not compiler.closed_objects)
         self.required = set(s.get("required", []))
         self.deps: dict[str, set[str]] = {
             k: set(v) for k, v in s.get("dependentRequired", {}).items()

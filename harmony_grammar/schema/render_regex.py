@@ -6,6 +6,7 @@ differ only in how code points are escaped; both accept ``(?:...)`` and ``{m,n}`
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 from .ir import Alt, Chars, Expr, Lit, Repeat, Seq, Token
@@ -32,6 +33,7 @@ def _char(cp: int, dialect: Dialect) -> str:
     return f"\\u{cp:04X}" if cp <= 0xFFFF else f"\\U{cp:08X}"
 
 
+@functools.lru_cache(maxsize=4096)
 def _class(ranges: tuple[tuple[int, int], ...], dialect: Dialect) -> str:
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
         return _char(ranges[0][0], dialect)
@@ -52,8 +54,10 @@ def _atomic(expr: Expr) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def render_regex(expr: Expr, dialect: Dialect) -> str:
-    """Regex text for a regular expression of the IR."""
+    """Regex text for a regular expression of the IR (memoised: the IR is immutable, and
+    format and string tokens recur across schemas)."""
     if isinstance(expr, Token):
         return render_regex(expr.item, dialect)
     if isinstance(expr, Chars):
