@@ -29,34 +29,115 @@ def tools() -> list[dict[str, Any]]:
     """Ten tools of the kinds agents declare: strings, enums, numbers, arrays, nesting."""
     string = {"type": "string"}
     return [
-        {"name": "get_weather", "parameters": {"type": "object", "properties": {
-            "city": string, "unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["city"]}},
-        {"name": "search_web", "parameters": {"type": "object", "properties": {
-            "query": string, "top_k": {"type": "integer", "minimum": 1, "maximum": 20}},
-            "required": ["query"]}},
-        {"name": "send_email", "parameters": {"type": "object", "properties": {
-            "to": {"type": "array", "items": {"type": "string", "format": "email"}, "minItems": 1},
-            "subject": string, "body": string}, "required": ["to", "subject", "body"]}},
-        {"name": "create_event", "parameters": {"type": "object", "properties": {
-            "title": string, "start": {"type": "string", "format": "date-time"},
-            "duration_minutes": {"type": "integer", "minimum": 5, "maximum": 480}},
-            "required": ["title", "start"]}},
-        {"name": "run_sql", "parameters": {"type": "object", "properties": {
-            "query": string, "read_only": {"type": "boolean"}}, "required": ["query"]}},
-        {"name": "lookup_order", "parameters": {"type": "object", "properties": {
-            "order_id": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{6}$"}},
-            "required": ["order_id"], "additionalProperties": False}},
-        {"name": "convert_currency", "parameters": {"type": "object", "properties": {
-            "amount": {"type": "number"}, "from": {"type": "string", "minLength": 3, "maxLength": 3},
-            "to": {"type": "string", "minLength": 3, "maxLength": 3}},
-            "required": ["amount", "from", "to"]}},
-        {"name": "add_items", "parameters": {"type": "object", "properties": {
-            "items": {"type": "array", "items": {"type": "object", "properties": {
-                "sku": string, "quantity": {"type": "integer", "minimum": 1}},
-                "required": ["sku", "quantity"]}, "maxItems": 10}}, "required": ["items"]}},
-        {"name": "set_reminder", "parameters": {"type": "object", "properties": {
-            "text": string, "at": {"type": "string", "format": "time"},
-            "repeat": {"enum": ["never", "daily", "weekly"]}}, "required": ["text", "at"]}},
+        {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": string, "unit": {"enum": ["celsius", "fahrenheit"]}},
+                "required": ["city"],
+            },
+        },
+        {
+            "name": "search_web",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": string,
+                    "top_k": {"type": "integer", "minimum": 1, "maximum": 20},
+                },
+                "required": ["query"],
+            },
+        },
+        {
+            "name": "send_email",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "to": {
+                        "type": "array",
+                        "items": {"type": "string", "format": "email"},
+                        "minItems": 1,
+                    },
+                    "subject": string,
+                    "body": string,
+                },
+                "required": ["to", "subject", "body"],
+            },
+        },
+        {
+            "name": "create_event",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "title": string,
+                    "start": {"type": "string", "format": "date-time"},
+                    "duration_minutes": {"type": "integer", "minimum": 5, "maximum": 480},
+                },
+                "required": ["title", "start"],
+            },
+        },
+        {
+            "name": "run_sql",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": string, "read_only": {"type": "boolean"}},
+                "required": ["query"],
+            },
+        },
+        {
+            "name": "lookup_order",
+            "parameters": {
+                "type": "object",
+                "properties": {"order_id": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{6}$"}},
+                "required": ["order_id"],
+                "additionalProperties": False,
+            },
+        },
+        {
+            "name": "convert_currency",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "amount": {"type": "number"},
+                    "from": {"type": "string", "minLength": 3, "maxLength": 3},
+                    "to": {"type": "string", "minLength": 3, "maxLength": 3},
+                },
+                "required": ["amount", "from", "to"],
+            },
+        },
+        {
+            "name": "add_items",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "items": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "sku": string,
+                                "quantity": {"type": "integer", "minimum": 1},
+                            },
+                            "required": ["sku", "quantity"],
+                        },
+                        "maxItems": 10,
+                    }
+                },
+                "required": ["items"],
+            },
+        },
+        {
+            "name": "set_reminder",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "text": string,
+                    "at": {"type": "string", "format": "time"},
+                    "repeat": {"enum": ["never", "daily", "weekly"]},
+                },
+                "required": ["text", "at"],
+            },
+        },
         {"name": "get_location", "parameters": {"type": "object", "properties": {}}},
     ]
 
@@ -119,19 +200,25 @@ def main() -> None:
         firsts.append(first)
         all_masks += masks
     print("10-tool completion grammar, o200k_harmony tokenizer built once")
-    print(f"  schemas -> first mask: first time {cold * 1e3:.0f} ms; same tools again, median "
-          f"{statistics.median(firsts) * 1e3:.1f} ms (target <= 50 ms)")
-    print(f"  mask per token: median {statistics.median(all_masks) * 1e6:.0f} us, "
-          f"p90 {sorted(all_masks)[len(all_masks) * 9 // 10] * 1e6:.0f} us (target <= 100 us)")
+    print(
+        f"  schemas -> first mask: first time {cold * 1e3:.0f} ms; same tools again, median "
+        f"{statistics.median(firsts) * 1e3:.1f} ms (target <= 50 ms)"
+    )
+    print(
+        f"  mask per token: median {statistics.median(all_masks) * 1e6:.0f} us, "
+        f"p90 {sorted(all_masks)[len(all_masks) * 9 // 10] * 1e6:.0f} us (target <= 100 us)"
+    )
     try:
         regex_time, index_time = outlines_core_index(schemas)
     except Exception as exc:  # report what happened rather than nothing
         print(f"  outlines_core: failed ({type(exc).__name__}: {exc})")
         return
     total = regex_time + index_time
-    print(f"  outlines_core JsonSchema: regex {regex_time * 1e3:.1f} ms + index "
-          f"{index_time * 1e3:.0f} ms = {total * 1e3:.0f} ms "
-          f"({total / statistics.median(firsts):.0f}x ours)")
+    print(
+        f"  outlines_core JsonSchema: regex {regex_time * 1e3:.1f} ms + index "
+        f"{index_time * 1e3:.0f} ms = {total * 1e3:.0f} ms "
+        f"({total / statistics.median(firsts):.0f}x ours)"
+    )
 
 
 if __name__ == "__main__":
