@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from ..errors import CliError
 from ..schema import TARGETS, UnsupportedSchemaError, schema_to_grammar
-from ._io import read_text
+from ._io import read_json
 
-__all__ = ["load_json_file", "register", "run"]
-
-
-def load_json_file(path: str, what: str) -> Any:
-    """A JSON document from ``path`` (``-`` is stdin); CliError names the position."""
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CliError(
-            f"{path}: {what} is not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})"
-        ) from None
+__all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
@@ -42,7 +29,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the grammar; 1 with a one-line reason when the schema is refused."""
-    schema = load_json_file(args.schema, "schema")
+    schema = read_json(args.schema, "the schema")
     try:
         grammar = schema_to_grammar(schema, target=args.target, whitespace=args.whitespace)
     except UnsupportedSchemaError as exc:
