@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -11,6 +12,7 @@ from typing import Any
 from ..errors import CliError
 
 __all__ = [
+    "add_input_options",
     "parse_token_ids",
     "read_bytes",
     "read_json",
@@ -98,3 +100,28 @@ def read_tools(path: str) -> list[Any] | dict[str, Any]:
     if isinstance(value, dict) and all(isinstance(schema, dict) for schema in value.values()):
         return value
     raise CliError(f"{path}: expected a list of tools, {{name: schema}}, or an object with 'tools'")
+
+
+def add_input_options(
+    parser: argparse.ArgumentParser,
+    *,
+    tokens: bool = True,
+    completion: bool = True,
+    lenient: bool = True,
+) -> None:
+    """The options every command that reads Harmony shares: ``--tokens``, ``--completion``,
+    ``--lenient`` (each only when asked for)."""
+    if tokens:
+        parser.add_argument(
+            "--tokens", action="store_true", help="the input is o200k_harmony token ids"
+        )
+    if completion:
+        parser.add_argument(
+            "--completion",
+            action="store_true",
+            help="the input is model output after '<|start|>assistant'",
+        )
+    if lenient:
+        parser.add_argument(
+            "--lenient", action="store_true", help="repair known model deviations, with warnings"
+        )

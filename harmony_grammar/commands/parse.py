@@ -8,7 +8,7 @@ from typing import Any
 
 from ..model import Message, ParseResult
 from ..parser import parse
-from ._io import read_text, read_token_ids
+from ._io import add_input_options, read_text, read_token_ids
 
 __all__ = ["register"]
 
@@ -22,17 +22,7 @@ def register(subparsers: Any) -> None:
         "formed, 1 when it has errors, 2 on usage or I/O errors.",
     )
     parser.add_argument("file", metavar="FILE", help="input file, or - for stdin")
-    parser.add_argument(
-        "--tokens", action="store_true", help="the input is o200k_harmony token ids"
-    )
-    parser.add_argument(
-        "--completion",
-        action="store_true",
-        help="the input is model output after '<|start|>assistant'",
-    )
-    parser.add_argument(
-        "--lenient", action="store_true", help="repair known model deviations, with warnings"
-    )
+    add_input_options(parser)
     parser.add_argument(
         "--json", action="store_true", help="print JSON {ok, messages, diagnostics}"
     )

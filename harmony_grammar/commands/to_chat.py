@@ -9,7 +9,7 @@ from typing import Any
 
 from ..chat import ChatCompletionError, to_chat_completion
 from ..errors import CliError
-from ._io import read_text, read_token_ids, read_tools
+from ._io import add_input_options, read_text, read_token_ids, read_tools
 
 __all__ = ["register"]
 
@@ -24,16 +24,11 @@ def register(subparsers: Any) -> None:
         "errors, 2 on usage or I/O errors.",
     )
     parser.add_argument("file", metavar="FILE", help="completion file, or - for stdin")
-    parser.add_argument(
-        "--tokens", action="store_true", help="the input is o200k_harmony token ids"
-    )
+    add_input_options(parser, completion=False)
     parser.add_argument(
         "--tools",
         metavar="JSON",
         help="a request body or tools list: calls must name these tools and fit their schemas",
-    )
-    parser.add_argument(
-        "--lenient", action="store_true", help="repair known model deviations first"
     )
     parser.set_defaults(func=run)
 

@@ -27,7 +27,7 @@ from ..dataset import Item, ItemResult, Progress, ValidationOptions, read_jsonl,
 from ..diagnostics import CATALOGUE
 from ..errors import CliError
 from ..model import Diagnostic, Severity
-from ._io import read_text, read_token_ids, read_tools
+from ._io import add_input_options, read_text, read_token_ids, read_tools
 
 __all__ = ["register"]
 
@@ -49,22 +49,12 @@ def register(subparsers: Any) -> None:
         "found, 2 on usage or I/O errors.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="input files, or - for stdin")
+    add_input_options(parser)
     parser.add_argument(
         "--tools",
         metavar="TOOLS.json",
         help="the functions calls may address: an OpenAI-style or plain tool list, or a "
         "request object with 'tools' (default: the developer message's namespace functions)",
-    )
-    parser.add_argument(
-        "--completion",
-        action="store_true",
-        help="inputs are model output after '<|start|>assistant'",
-    )
-    parser.add_argument(
-        "--lenient", action="store_true", help="repair known model deviations, with warnings"
-    )
-    parser.add_argument(
-        "--tokens", action="store_true", help="FILEs hold o200k_harmony token ids (not --jsonl)"
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
