@@ -22,6 +22,7 @@ import llguidance.numpy as llnp
 from harmony_grammar.commands.tokens import encode_harmony
 from harmony_grammar.encoding import load_encoding, token_bytes_table
 from harmony_grammar.outlines_export import harmony_lltokenizer
+from harmony_grammar.tokens import ControlToken
 from harmony_grammar.turn_grammar import completion_grammar
 
 
@@ -178,7 +179,7 @@ def outlines_core_index(schemas: list[dict[str, Any]]) -> tuple[float, float]:
     vocabulary: dict[str, list[int]] = {}
     for token_id, token in enumerate(table):
         vocabulary.setdefault(token.decode("latin-1"), []).append(token_id)
-    eos = 200012  # <|call|>: the body ends where the call does
+    eos = ControlToken.CALL.id  # the body ends where the call does
     started = time.perf_counter()
     regex = build_regex_from_schema(json.dumps({"anyOf": [t["parameters"] for t in schemas]}))
     regex_time = time.perf_counter() - started
