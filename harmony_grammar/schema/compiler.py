@@ -2,22 +2,24 @@
 
 Theory of operation. ``Compiler.value(schema, pointer)`` turns one schema into an expression:
 
-1. ``$ref`` alone becomes a rule reference (so recursion works); with sibling keywords it is
+1. ``enum``/``const`` (here or merged in by step 2): each candidate value is kept when the
+   whole schema accepts it (the reference validator decides, whatever other keywords are
+   present), and printed as a JSON literal.
+2. ``$ref`` alone becomes a rule reference (so recursion works); with sibling keywords it is
    merged like ``allOf``. ``allOf`` is merged into one schema (:mod:`.merge`).
-2. ``anyOf``/``oneOf`` distribute the remaining keywords over their branches and take the
+3. ``anyOf``/``oneOf`` distribute the remaining keywords over their branches and take the
    union; ``oneOf`` only when the branches are provably disjoint.
-3. ``enum``/``const``: each candidate value is kept when the whole schema accepts it (the
-   reference validator decides), and printed as a JSON literal.
 4. Otherwise one alternative per allowed ``type``; each type reads its own keywords.
 
-Keywords in ``REFUSED`` raise UnsupportedSchemaError unless their value is trivially true;
-annotations and unknown keywords constrain nothing, as the specification says.
+Otherwise, keywords in ``REFUSED`` raise UnsupportedSchemaError unless their value is
+trivially true; annotations and unknown keywords constrain nothing, as the specification says.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
@@ -32,6 +34,7 @@ from .ir import (
     EMPTY,
     NOTHING,
     Alt,
+    Both,
     Chars,
     Expr,
     Grammar,
@@ -41,13 +44,14 @@ from .ir import (
     Seq,
     Token,
     alt,
+    both,
     chars,
     is_nothing,
     opt,
     repeat,
     seq,
 )
-from .merge import json_equal, merge_schemas
+from .merge import ANNOTATIONS, json_equal, merge_schemas
 from .numbers import Bound, NotExact, number_token
 from .regex import ANY_CHAR, RegexError, search_ir
 from .strings import json_string, literal_string, string_not_in
@@ -60,14 +64,14 @@ Whitespace = str  # "compact" | "flexible"
 TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 #: Keywords with no exact translation; refused unless their value is trivially satisfied.
 REFUSED = (
-    "not", "if", "contains", "uniqueItems", "patternProperties", "propertyNames", "multipleOf",
+    "not", "if", "contains", "uniqueItems", "propertyNames",
     "unevaluatedProperties", "unevaluatedItems", "dependentSchemas", "$dynamicRef",
     "$recursiveRef",
 )  # fmt: skip
 #: Formats the specification defines but this compiler does not implement: refused, because a
 #: validator asserting them would disagree. Formats nobody defines stay annotations.
 SPECIFIED_FORMATS = frozenset({
-    "hostname", "idn-hostname", "idn-email", "iri", "iri-reference", "uri-reference",
+    "idn-hostname", "idn-email", "iri", "iri-reference", "uri-reference",
     "uri-template", "json-pointer", "relative-json-pointer", "regex", "duration",
 })  # fmt: skip
 #: Meta-schemas whose vocabulary this compiler implements (the ``$schema`` values accepted).
@@ -84,9 +88,9 @@ def _trivial(keyword: str, value: Any) -> bool:
     """True when ``keyword: value`` constrains nothing."""
     if keyword == "uniqueItems":
         return bool(value is False)
-    if keyword in ("patternProperties", "dependentSchemas"):
+    if keyword == "dependentSchemas":
         return bool(value == {})
-    if keyword in ("multipleOf", "if", "contains"):
+    if keyword in ("if", "contains"):
         return False  # `contains: true` still demands one item; a lone `if` is refused too
     return value is True or value == {}
 
@@ -280,11 +284,17 @@ class Compiler:
             return NOTHING
         if not isinstance(schema, dict):
             raise UnsupportedSchemaError("", pointer, "a schema must be an object or a boolean")
+        if "enum" in schema or "const" in schema:
+            # A finite language: the reference validator judges each candidate against every
+            # keyword here (`not`, `patternProperties`, ...), so nothing needs refusing.
+            return self.enumeration(schema, pointer)
         s = self.flatten(schema, pointer)
         if s.get("not") == {} or s.get("not") is True:
             return NOTHING
         if "$ref" in s:
             return self.ref_rule(s["$ref"], pointer)
+        if "enum" in s or "const" in s:  # brought in by an allOf member or a $ref sibling
+            return self.enumeration(s, pointer)
         for keyword in REFUSED:
             if keyword in s and not _trivial(keyword, s[keyword]):
                 raise UnsupportedSchemaError(keyword, pointer)
@@ -294,8 +304,6 @@ class Compiler:
                          for i, b in enumerate(s["anyOf"])))  # fmt: skip
         if "oneOf" in s:
             return self.one_of(s, pointer)
-        if "enum" in s or "const" in s:
-            return self.enumeration(s, pointer)
         types = self.types(s)
         return alt(*(TYPE_TABLE[t](self, s, pointer) for t in types))
 
@@ -308,42 +316,78 @@ class Compiler:
 
     def one_of(self, s: Schema, pointer: str) -> Expr:
         base = {k: v for k, v in s.items() if k != "oneOf"}
-        branches = [
-            self.flatten(merge_schemas(base, b) if isinstance(b, dict) else base, pointer)
-            for b in s["oneOf"]
-            if b is not False
-        ]
-        for a, b in itertools.combinations(branches, 2):
-            if not self.disjoint(a, b):
+        members = [b for b in s["oneOf"] if b is not False]
+        if not self._disjoint_all(self._branches(base, members, pointer)):
+            exclusive = _exclusive_requirements(members)
+            if exclusive is None:
                 raise UnsupportedSchemaError("oneOf", pointer, "branches are not provably disjoint")
+            members = exclusive
+        branches = self._branches(base, members, pointer)
         return alt(*(self.value(b, f"{pointer}/oneOf/{i}") for i, b in enumerate(branches)))
 
-    def disjoint(self, a: Schema, b: Schema) -> bool:
+    def _branches(self, base: Schema, members: list[Any], pointer: str) -> list[Schema]:
+        return [
+            self.flatten(merge_schemas(base, b) if isinstance(b, dict) else base, pointer)
+            for b in members
+        ]
+
+    def _disjoint_all(self, branches: list[Schema]) -> bool:
+        return all(self.disjoint(a, b) for a, b in itertools.combinations(branches, 2))
+
+    def disjoint(self, a: Any, b: Any, depth: int = 0) -> bool:
         """A sufficient test that no value is valid under both ``a`` and ``b``."""
-        if "$ref" in a or "$ref" in b or "anyOf" in a or "anyOf" in b:
+        try:
+            fa, fb = self._dereferenced(a), self._dereferenced(b)
+        except UnsupportedSchemaError:
             return False
-        ta, tb = _type_set(self.types(a)), _type_set(self.types(b))
+        if fa is False or fb is False:
+            return True
+        if (
+            fa is True
+            or fb is True
+            or "anyOf" in fa
+            or "anyOf" in fb
+            or "oneOf" in fa
+            or "oneOf" in fb
+        ):
+            return False
+        ta, tb = _type_set(self.types(fa)), _type_set(self.types(fb))
         if not (ta & tb):
             return True
-        ea, eb = self.values_of(a), self.values_of(b)
+        ea, eb = self.values_of(fa), self.values_of(fb)
         if ea is not None and eb is not None:
             return not any(json_equal(x, y) for x in ea for y in eb)
         if ea is not None:
-            return not any(self.validator.evolve(schema=b).is_valid(x) for x in ea)
+            return not any(self.validator.evolve(schema=fb).is_valid(x) for x in ea)
         if eb is not None:
-            return not any(self.validator.evolve(schema=a).is_valid(y) for y in eb)
-        if ta <= {"object"} and tb <= {"object"}:
-            pa, pb = a.get("properties", {}), b.get("properties", {})
-            for name in set(a.get("required", [])) & set(b.get("required", [])):
-                va = self.values_of(pa.get(name, {}))
-                vb = self.values_of(pb.get(name, {}))
-                if (
-                    va is not None
-                    and vb is not None
-                    and not any(json_equal(x, y) for x in va for y in vb)
-                ):
-                    return True
+            return not any(self.validator.evolve(schema=fa).is_valid(y) for y in eb)
+        if depth < 8 and ta & tb <= {"object"}:
+            # Objects: a name one side requires that the other forbids, or that both require
+            # with disjoint values. Each value schema here is a superset of the real one
+            # (patterns are left out), so disjoint supersets prove it.
+            ra, rb = set(fa.get("required", [])), set(fb.get("required", []))
+            if any(_value_schema(fb, n) is False for n in ra - rb) or any(
+                _value_schema(fa, n) is False for n in rb - ra
+            ):
+                return True
+            return any(
+                self.disjoint(_value_schema(fa, n), _value_schema(fb, n), depth + 1)
+                for n in ra & rb
+            )
         return False
+
+    def _dereferenced(self, schema: Any) -> Any:
+        """``schema`` flattened, following a lone ``$ref`` to its target; booleans as they are."""
+        for _ in range(16):
+            if isinstance(schema, bool):
+                return schema
+            if not isinstance(schema, dict):
+                raise UnsupportedSchemaError("", "", "not a schema")
+            flat = self.flatten(schema, "")
+            if "$ref" not in flat:
+                return flat
+            schema = self.resolve(flat["$ref"], "")[0]
+        raise UnsupportedSchemaError("$ref", "", "reference chain too long")
 
     @staticmethod
     def values_of(schema: Any) -> list[Any] | None:
@@ -450,10 +494,19 @@ class Compiler:
 
         lower = tighter("minimum", "exclusiveMinimum", max)
         upper = tighter("maximum", "exclusiveMaximum", min)
+        places = None
+        if "multipleOf" in s:
+            places = _decimal_places(_exact(s["multipleOf"]))
+            if places is None:
+                raise UnsupportedSchemaError(
+                    "multipleOf", pointer, "only powers of ten (1, 0.1, 0.01, ...) are exact"
+                )
+            if integer:
+                places = None  # every integer is a multiple of 10**-k
         try:
             return number_token(
                 integer=integer, lower=lower, upper=upper,
-                zero_fraction=self.zero_fraction_integers,
+                zero_fraction=self.zero_fraction_integers, places=places,
             )  # fmt: skip
         except NotExact as exc:
             keyword = "minimum" if lower and lower.value.denominator != 1 else "maximum"
@@ -476,19 +529,17 @@ class Compiler:
             raise UnsupportedSchemaError("format", pointer, f"format {s['format']!r}")
         lo = math.ceil(s.get("minLength", 0))
         hi = None if "maxLength" not in s else math.floor(s["maxLength"])
+        length = repeat(ANY_CHAR, lo, hi)
         if not parts:
-            return json_string(repeat(ANY_CHAR, lo, hi))
-        if len(parts) > 1:
-            raise UnsupportedSchemaError("format", pointer, "format combined with pattern")
-        keyword, body = parts[0]
+            return json_string(length)
+        keyword = parts[0][0]
+        bodies = [body for _, body in parts]
         if lo or hi is not None:
-            limited = _limit_length(body, lo, hi)
-            if limited is None:
-                raise UnsupportedSchemaError(
-                    keyword, pointer, "combined with minLength/maxLength in a non-simple way"
-                )
-            body = limited
-        return json_string(body)
+            # Folded into a simple pattern's own repetition where possible: a plain regex
+            # is cheaper for every engine than an intersection.
+            limited = _limit_length(bodies[0], lo, hi) if len(bodies) == 1 else None
+            bodies = [limited] if limited is not None else [*bodies, length]
+        return json_string(both(bodies, keyword=keyword, pointer=pointer))
 
     def array(self, s: Schema, pointer: str) -> Expr:
         prefix = s.get("prefixItems", [])
@@ -524,12 +575,61 @@ class Compiler:
         return _ObjectBuilder(self, s, pointer).build()
 
 
+def _decimal_places(step: Fraction) -> int | None:
+    """``k`` when ``step`` is ``10**-k`` (k >= 0), else None."""
+    for k in range(16):
+        if step == Fraction(1, 10**k):
+            return k
+    return None
+
+
 def _float_ok(check: Any, value: int) -> bool:
     """Whether ``value.0`` is valid too (not under draft 4's integer, for one)."""
     try:
         return bool(check.is_valid(float(value)))
     except OverflowError:
         return False
+
+
+def _value_schema(schema: Schema, name: str) -> Any:
+    """A superset of what ``schema`` allows as the value of property ``name``."""
+    props = schema.get("properties", {})
+    if name in props:
+        return props[name]
+    if schema.get("patternProperties"):
+        return True
+    return schema.get("additionalProperties", True)
+
+
+def _exclusive_requirements(members: list[Any]) -> list[Any] | None:
+    """``oneOf`` branches that only require names, rewritten to be pairwise disjoint.
+
+    Branch i holds when all of its names are present and no other branch j holds, that is,
+    some name of j that i does not require is absent. When that is a single name it is
+    banned in branch i (a ``false`` property schema); a branch that implies another one
+    can never be the only one to hold and is dropped. Anything else returns None.
+    """
+    names: list[set[str]] = []
+    for member in members:
+        if not isinstance(member, dict) or set(member) - {"required"} - ANNOTATIONS:
+            return None
+        names.append(set(member.get("required", [])))
+    rewritten: list[Any] = []
+    for i, own in enumerate(names):
+        banned: set[str] = set()
+        for j, other in enumerate(names):
+            missing = other - own
+            if j == i:
+                continue
+            if not missing:
+                break  # branch j holds whenever branch i does
+            if len(missing) > 1:
+                return None
+            banned |= missing
+        else:
+            required = list(dict.fromkeys(members[i].get("required", [])))
+            rewritten.append({"required": required, "properties": dict.fromkeys(banned, False)})
+    return rewritten
 
 
 def _type_set(types: list[str]) -> set[str]:
@@ -583,6 +683,10 @@ def _length_range(expr: Expr) -> tuple[int, int | None]:
     if isinstance(expr, Repeat):
         a, b = _length_range(expr.item)
         return a * expr.min, None if b is None or expr.max is None else b * expr.max
+    if isinstance(expr, Both):
+        ranges = [_length_range(i) for i in expr.items]
+        finite = [b for _, b in ranges if b is not None]
+        return max(a for a, _ in ranges), min(finite) if finite else None
     raise TypeError(expr)
 
 
@@ -609,30 +713,85 @@ class _ObjectBuilder:
         self.pointer = pointer
         props: dict[str, Any] = dict(s.get("properties", {}))
         addl = s.get("additionalProperties", not compiler.closed_objects)
+        self.patterns: dict[str, Any] = dict(s.get("patternProperties", {}))
         self.required = set(s.get("required", []))
         self.deps: dict[str, set[str]] = {
             k: set(v) for k, v in s.get("dependentRequired", {}).items()
         }
         mentioned = self.required | set(self.deps) | set().union(*self.deps.values())
-        for name in mentioned - props.keys():
-            props[name] = addl
+        # A named property's value obeys its own schema and every pattern that matches its
+        # name; additionalProperties only covers names that nothing else matches.
+        schemas = {name: [props[name]] for name in props}
+        schemas.update({name: [] for name in mentioned - props.keys()})
+        for name, parts in schemas.items():
+            parts.extend(self.patterns[p] for p in self.patterns if _search(p, name, pointer))
+            if not parts:
+                parts.append(addl)
         rank = compiler.rank
-        self.order = sorted(props, key=lambda k: (0, rank[k], "") if k in rank else (1, 0, k))
+        self.order = sorted(schemas, key=lambda k: (0, rank[k], "") if k in rank else (1, 0, k))
         self.position = {name: i for i, name in enumerate(self.order)}
         self.values = {
-            n: compiler.value(props[n], f"{pointer}/properties/{_escape(n)}") for n in self.order
+            n: compiler.value(_all_of(schemas[n]), f"{pointer}/properties/{_escape(n)}")
+            for n in self.order
         }
         self.keys = {n: literal_string(n) for n in self.order}
-        extra_value = compiler.value(addl, f"{pointer}/additionalProperties")
-        self.extra = NOTHING
-        if not is_nothing(extra_value):
-            key = json_string(string_not_in(frozenset(props)))
-            self.extra = compiler.member(key, extra_value)
+        self.extra = self.extra_member(frozenset(schemas), addl)
         self.min = math.ceil(s.get("minProperties", 0))
         self.max = None if "maxProperties" not in s else math.floor(s["maxProperties"])
         counting = self.min > 0 or self.max is not None
         self.cap = (self.max + 1 if self.max is not None else self.min) if counting else 0
         self.states: dict[tuple[Any, ...], Ref] = {}
+
+    def extra_member(self, named: frozenset[str], addl: Any) -> Expr:
+        """A member whose name is none of ``named``.
+
+        Without patternProperties every such name obeys additionalProperties. With them, the
+        names split into regions by which patterns they match: a region's values obey all of
+        its patterns' schemas, and the region matching none obeys additionalProperties. Each
+        region is an intersection of patterns and complements of the others (a :class:`Both`).
+        """
+        patterns = self.patterns
+        if all(_trivial("", s) for s in patterns.values()) and _trivial("", addl):
+            patterns = {}  # any name, any value, whichever patterns match
+        if not patterns:
+            return self._member(json_string(string_not_in(named)), addl)
+        if len(patterns) > _MAX_PATTERNS:
+            raise UnsupportedSchemaError(
+                "patternProperties", self.pointer, f"more than {_MAX_PATTERNS} patterns"
+            )
+        try:
+            languages = {p: search_ir(p) for p in patterns}
+        except RegexError as exc:
+            raise UnsupportedSchemaError("patternProperties", self.pointer, str(exc)) from None
+        members = []
+        for chosen in itertools.product((True, False), repeat=len(patterns)):
+            inside = [p for p, keep in zip(patterns, chosen, strict=True) if keep]
+            outside = [p for p, keep in zip(patterns, chosen, strict=True) if not keep]
+            if any(p in _UNIVERSAL_PATTERNS for p in outside):
+                continue  # no name escapes a pattern that matches every string
+            # Only the named properties that would fall in this region need excluding.
+            clash = frozenset(
+                name
+                for name in named
+                if all(_search(p, name, self.pointer) for p in inside)
+                and not any(_search(p, name, self.pointer) for p in outside)
+            )
+            positive = [languages[p] for p in inside if p not in _UNIVERSAL_PATTERNS]
+            if clash or not positive:
+                positive.append(string_not_in(clash))
+            key = both(
+                positive,
+                [languages[p] for p in outside],
+                keyword="patternProperties",
+                pointer=self.pointer,
+            )
+            schema = _all_of([patterns[p] for p in inside]) if inside else addl
+            members.append(self._member(json_string(key), schema))
+        return alt(*members)
+
+    def _member(self, key: Expr, schema: Any) -> Expr:
+        value = self.c.value(schema, f"{self.pointer}/additionalProperties")
+        return NOTHING if is_nothing(value) else self.c.member(key, value)
 
     def build(self) -> Expr:
         c = self.c
@@ -686,6 +845,24 @@ class _ObjectBuilder:
             return _unroll(more, need, room)
         first = seq(self.extra, _unroll(more, max(0, need - 1), None if room is None else room - 1))
         return first if need else alt(EMPTY, first)
+
+
+#: patternProperties splits names into 2**n regions: more patterns than this are refused.
+_MAX_PATTERNS = 4
+#: Patterns that find a match in every string (a search, not a full match).
+_UNIVERSAL_PATTERNS = frozenset({"", ".*", "^", "$", "^.*", ".*$"})
+
+
+def _search(pattern: str, name: str, pointer: str) -> bool:
+    """Whether ``pattern`` matches ``name``, decided as the reference validator does."""
+    try:
+        return re.search(pattern, name) is not None
+    except re.error as exc:
+        raise UnsupportedSchemaError("patternProperties", pointer, str(exc)) from None
+
+
+def _all_of(parts: list[Any]) -> Any:
+    return parts[0] if len(parts) == 1 else {"allOf": parts}
 
 
 def _escape(name: str) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .emit_common import TokenNames, reachable_rules
-from .ir import Alt, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
+from .errors import UnsupportedSchemaError
+from .ir import Alt, Both, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
 from .regex import complement
 
 __all__ = ["emit_gbnf"]
@@ -37,6 +38,10 @@ def _class(ranges: tuple[tuple[int, int], ...]) -> str:
 
 
 def _expr(expr: Expr, tokens: TokenNames, nested: bool = False) -> str:
+    if isinstance(expr, Both):
+        raise UnsupportedSchemaError(
+            expr.keyword, expr.pointer, "GBNF has no intersection or complement of languages"
+        )
     if isinstance(expr, Lit):
         return '"' + "".join(_char(ord(c), False) for c in expr.text) + '"'
     if isinstance(expr, Chars):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .emit_common import TokenNames, reachable_rules
-from .ir import EMPTY, Alt, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
+from .ir import EMPTY, Alt, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token, has_both
 from .render_regex import render_regex
 
 __all__ = ["emit_lark"]
@@ -34,6 +34,10 @@ class _Optionals:
 
 
 def _rule_expr(expr: Expr, tokens: TokenNames, optionals: _Optionals, nested: bool = False) -> str:
+    if has_both(expr):
+        # A string token with an intersection: one terminal, lookaheads and all. Its match is
+        # unique (it ends at the closing quote), so first-match regex semantics are harmless.
+        return f"/{render_regex(expr, 'python').replace('/', chr(92) + '/')}/"
     if isinstance(expr, Lit):
         return json.dumps(expr.text)
     if isinstance(expr, Token):

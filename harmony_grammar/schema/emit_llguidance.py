@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .emit_common import TokenNames, reachable_rules
-from .ir import EMPTY, Alt, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
+from .ir import EMPTY, Alt, Both, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token, has_both
 from .render_regex import render_regex
 
 __all__ = ["emit_llguidance", "llguidance_rules"]
@@ -47,8 +47,20 @@ def llguidance_rules(grammar: Grammar, prefix: str = "") -> list[str]:
         text = _rule_expr(body, tokens) if body != EMPTY else '""'
         lines.append(f"{renamed[name]}: {text}")
     for body, tname in tokens.names.items():
-        lines.append(f"{tname}: /{render_regex(body, 'rust').replace('/', chr(92) + '/')}/")
+        lines.append(f"{tname}: {_lexeme(body)}")
     return lines
+
+
+def _lexeme(expr: Expr) -> str:
+    """A terminal's body: one regex, or llguidance's ``&``/``~`` around regexes."""
+    if isinstance(expr, Both):
+        parts = [_lexeme(i) for i in expr.items] + [f"~{_lexeme(e)}" for e in expr.excluded]
+        return f"({' & '.join(parts)})"
+    if isinstance(expr, Seq) and has_both(expr):
+        return f"({' '.join(_lexeme(i) for i in expr.items)})"
+    if has_both(expr):
+        raise TypeError(f"an intersection must be a string token's content: {expr!r}")
+    return f"/{render_regex(expr, 'rust').replace('/', chr(92) + '/')}/"
 
 
 def _rename(expr: Expr, names: dict[str, str]) -> Expr:

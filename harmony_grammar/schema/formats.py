@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from .ir import Expr
-from .regex import search_ir
+from .ir import Expr, both, repeat
+from .regex import ANY_CHAR, search_ir
 
 __all__ = ["FORMATS", "format_ir"]
 
@@ -87,8 +87,16 @@ FORMATS: dict[str, str] = {
 }
 
 
+_HOSTNAME = f"^{_LABEL}(?:\\.{_LABEL})*$"
+#: RFC 1123 host names: labels of letters, digits and inner hyphens, 253 characters in all.
+_HOSTNAME_LENGTH = repeat(ANY_CHAR, 1, 253)
+
+
 @functools.cache
 def format_ir(name: str) -> Expr | None:
     """The decoded-string language of a known format, or None for an unknown one."""
+    if name == "hostname":
+        # A length limit on top of a pattern is an intersection (a `Both`).
+        return both([search_ir(_HOSTNAME), _HOSTNAME_LENGTH], keyword="format", pointer="")
     source = FORMATS.get(name)
     return None if source is None else search_ir(source)

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_CODE_POINT",
     "NOTHING",
     "Alt",
+    "Both",
     "Chars",
     "Expr",
     "Grammar",
@@ -29,7 +30,9 @@ __all__ = [
     "Seq",
     "Token",
     "alt",
+    "both",
     "chars",
+    "has_both",
     "is_nothing",
     "opt",
     "prune",
@@ -85,13 +88,29 @@ class Ref:
 
 
 @dataclass(frozen=True, slots=True)
+class Both:
+    """The strings every one of ``items`` matches and none of ``excluded`` matches.
+
+    Intersection and complement of regular languages, which llguidance's lexemes have (``&``,
+    ``~``) and a Python regex can state with lookaheads. Only ever the whole content of a JSON
+    string token, so it is always followed by the closing quote; the lookaheads rely on that.
+    GBNF has neither, so its emitter refuses, naming ``keyword`` at ``pointer``.
+    """
+
+    items: tuple[Expr, ...]
+    excluded: tuple[Expr, ...] = ()
+    keyword: str = field(default="", compare=False)
+    pointer: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Token:
     """A lexical unit: ``item`` is regular (no ``Ref``) and contains no whitespace."""
 
     item: Expr
 
 
-Expr: TypeAlias = Chars | Lit | Seq | Alt | Repeat | Ref | Token
+Expr: TypeAlias = Chars | Lit | Seq | Alt | Repeat | Ref | Token | Both
 
 EMPTY: Expr = Seq(())
 NOTHING: Expr = Alt(())
@@ -151,6 +170,39 @@ def alt(*items: Expr) -> Expr:
         return EMPTY if has_empty else NOTHING
     body: Expr = out[0] if len(out) == 1 else Alt(tuple(out))
     return opt(body) if has_empty else body
+
+
+def both(
+    items: Iterable[Expr], excluded: Iterable[Expr] = (), *, keyword: str, pointer: str
+) -> Expr:
+    """Intersection of ``items`` minus every ``excluded`` language, simplified (a nested
+    intersection among ``items`` is flattened into this one)."""
+    flat: list[Expr] = []
+    negatives: list[Expr] = list(excluded)
+    for item in items:
+        if isinstance(item, Both):
+            flat.extend(item.items)
+            negatives.extend(item.excluded)
+        else:
+            flat.append(item)
+    positive = tuple(dict.fromkeys(flat))
+    negative = tuple(e for e in dict.fromkeys(negatives) if not is_nothing(e))
+    if not positive or any(is_nothing(i) for i in positive):
+        return NOTHING
+    if len(positive) == 1 and not negative:
+        return positive[0]
+    return Both(positive, negative, keyword, pointer)
+
+
+def has_both(expr: Expr) -> bool:
+    """True when a token body holds a :class:`Both` (so it is not a plain regex)."""
+    if isinstance(expr, Both):
+        return True
+    if isinstance(expr, (Seq, Alt)):
+        return any(has_both(i) for i in expr.items)
+    if isinstance(expr, Repeat):
+        return has_both(expr.item)
+    return False  # a Token is a unit of its own: the check is for its body
 
 
 def opt(item: Expr) -> Expr:

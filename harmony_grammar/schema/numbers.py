@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .digits import decimal_digit, decimal_range
-from .ir import Expr, Lit, Token, alt, opt, repeat, seq
+from .ir import NOTHING, Expr, Lit, Token, alt, opt, repeat, seq
 
 __all__ = ["Bound", "NotExact", "number_token"]
 
@@ -43,14 +43,44 @@ _EXPONENT = opt(seq(alt(Lit("e"), Lit("E")), opt(alt(Lit("+"), Lit("-"))),
                     repeat(decimal_digit(0, 9), 1, None)))  # fmt: skip
 
 
+@dataclass(frozen=True)
+class _Fractions:
+    """The fraction parts a value may carry: any, and non-zero only."""
+
+    any: Expr
+    nonzero: Expr
+
+
+_ALL_FRACTIONS = _Fractions(_ANY_FRACTION, _NONZERO_FRACTION)
+
+
+def _fractions_upto(places: int) -> _Fractions:
+    """Fractions with at most ``places`` significant digits (trailing zeros are free)."""
+    if not places:
+        return _Fractions(_ZERO_FRACTION, NOTHING)
+    digit, zeros = decimal_digit(0, 9), repeat(decimal_digit(0, 0), 0, None)
+    # The last non-zero digit sits at place i + 1 <= places.
+    nonzero = alt(*(seq(repeat(digit, 0, i), decimal_digit(1, 9)) for i in range(places)))
+    return _Fractions(
+        any=opt(seq(Lit("."), repeat(digit, 1, places), zeros)),
+        nonzero=seq(Lit("."), nonzero, zeros),
+    )
+
+
 def _magnitudes(
-    lo: int, lo_ex: bool, hi: int | None, hi_ex: bool, integer: bool, whole: Expr
+    lo: int,
+    lo_ex: bool,
+    hi: int | None,
+    hi_ex: bool,
+    integer: bool,
+    whole: Expr,
+    fractions: _Fractions = _ALL_FRACTIONS,
 ) -> Expr:
     """Unsigned spellings of values ``m`` with ``lo (<|<=) m (<|<=) hi``, all integers.
 
     ``whole`` is the fraction an integral value may carry (``.0``, or nothing in draft 4).
     """
-    any_fraction = whole if integer else _ANY_FRACTION
+    any_fraction = whole if integer else fractions.any
     if hi is not None and (lo > hi or (lo == hi and (lo_ex or hi_ex))):
         return alt()
     if hi is not None and lo == hi:
@@ -59,7 +89,7 @@ def _magnitudes(
     if not lo_ex:
         parts.append(seq(decimal_range(lo, lo), any_fraction))
     elif not integer:
-        parts.append(seq(decimal_range(lo, lo), _NONZERO_FRACTION))
+        parts.append(seq(decimal_range(lo, lo), fractions.nonzero))
     top = None if hi is None else hi - 1
     parts.append(seq(decimal_range(lo + 1, top), any_fraction))
     if hi is not None and not hi_ex:
@@ -81,23 +111,34 @@ def _whole(bound: Bound | None, integer: bool, upper: bool) -> tuple[int | None,
 
 
 def number_token(
-    *, integer: bool, lower: Bound | None, upper: Bound | None, zero_fraction: bool = True
+    *,
+    integer: bool,
+    lower: Bound | None,
+    upper: Bound | None,
+    zero_fraction: bool = True,
+    places: int | None = None,
 ) -> Expr:
     """The number (or integer) token with the given bounds.
 
     ``zero_fraction=False`` keeps ``integer`` from matching ``1.0`` (draft 4, where 1.0 is not
-    an integer); a ``number`` always may carry a zero fraction.
+    an integer); a ``number`` always may carry a zero fraction. ``places`` limits a number to
+    that many significant decimal places (``multipleOf: 0.01`` is 2), written in plain decimals.
     """
     whole = _ZERO_FRACTION if zero_fraction or not integer else seq()
+    fractions = _ALL_FRACTIONS if places is None else _fractions_upto(places)
     lo, lo_ex = _whole(lower, integer, upper=False)
     hi, hi_ex = _whole(upper, integer, upper=True)
-    if lo is None and hi is None and not integer:
+    if lo is None and hi is None and not integer and places is None:
         return Token(seq(opt(Lit("-")), decimal_range(0, None), _ANY_FRACTION, _EXPONENT))
     # Non-negative values: magnitudes from max(lo, 0).
     if lo is None or lo < 0:
-        pos = _magnitudes(0, False, hi, hi_ex, integer, whole) if hi is None or hi >= 0 else alt()
+        pos = (
+            _magnitudes(0, False, hi, hi_ex, integer, whole, fractions)
+            if hi is None or hi >= 0
+            else alt()
+        )
     else:
-        pos = _magnitudes(lo, lo_ex, hi, hi_ex, integer, whole)
+        pos = _magnitudes(lo, lo_ex, hi, hi_ex, integer, whole, fractions)
     # Negative spellings "-m" stand for -m: lo <= -m <= hi  <=>  -hi <= m <= -lo.
     if hi is None or hi > 0 or (hi == 0 and hi_ex):
         m_lo, m_lo_ex = 0, hi == 0 and hi_ex
@@ -107,6 +148,6 @@ def number_token(
     neg = (
         alt()
         if m_hi is not None and m_hi < 0
-        else _magnitudes(m_lo, m_lo_ex, m_hi, lo_ex, integer, whole)
+        else _magnitudes(m_lo, m_lo_ex, m_hi, lo_ex, integer, whole, fractions)
     )
     return Token(alt(pos, seq(Lit("-"), neg)))

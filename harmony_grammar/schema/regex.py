@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ir import MAX_CODE_POINT, NOTHING, Expr, alt, chars, repeat, seq
+from .ir import MAX_CODE_POINT, NOTHING, Expr, Repeat, Seq, alt, chars, repeat, seq
 
 __all__ = ["ANY_CHAR", "ECMA_SPACE", "RegexError", "complement", "parse_pattern", "search_ir"]
 
@@ -341,6 +341,13 @@ def search_ir(source: str) -> Expr:
     anywhere = repeat(ANY_CHAR, 0, None)
     branches = []
     for start, body, end in parse_pattern(source):
-        branches.append(seq(*(() if start else (anywhere,)), body, *(() if end else (anywhere,))))
+        items: list[Expr] = list(body.items) if isinstance(body, Seq) else [body]
+        # Next to an unanchored end, `x{m,n}` finds a match exactly where `x{m}` does, and
+        # the shorter form keeps engines' regex derivatives (under complement) small.
+        for index, anchored in ((0, start), (-1, end)):
+            item = items[index] if items else None
+            if not anchored and isinstance(item, Repeat) and item.max != item.min:
+                items[index] = repeat(item.item, item.min, item.min)
+        branches.append(seq(*(() if start else (anywhere,)), *items, *(() if end else (anywhere,))))
     result = alt(*branches)
     return result if branches else NOTHING

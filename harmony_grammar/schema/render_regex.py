@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Literal
 
-from .ir import Alt, Chars, Expr, Lit, Repeat, Seq, Token
+from .ir import Alt, Both, Chars, Expr, Lit, Repeat, Seq, Token
 from .regex import complement
 
 __all__ = ["Dialect", "render_regex"]
@@ -54,6 +54,22 @@ def _atomic(expr: Expr) -> bool:
     return False
 
 
+def _lookaheads(node: Both, follow: Expr | None, dialect: Dialect) -> str:
+    """A :class:`Both` as Python lookaheads, each carried through to the literal after it.
+
+    The node is a JSON string's whole content, so ``follow`` is the closing quote, which no
+    spelling inside the content contains unescaped: every lookahead must therefore cover the
+    same, whole content, and the intersection is exact.
+    """
+    if dialect != "python" or not isinstance(follow, Lit):
+        raise TypeError("an intersection needs Python lookaheads and a literal after it")
+    tail = render_regex(follow, dialect)
+    *checks, last = node.items
+    positive = "".join(f"(?=(?:{render_regex(x, dialect)}){tail})" for x in checks)
+    negative = "".join(f"(?!(?:{render_regex(x, dialect)}){tail})" for x in node.excluded)
+    return f"{positive}{negative}(?:{render_regex(last, dialect)})"
+
+
 @functools.lru_cache(maxsize=4096)
 def render_regex(expr: Expr, dialect: Dialect) -> str:
     """Regex text for a regular expression of the IR (memoised: the IR is immutable, and
@@ -67,10 +83,16 @@ def render_regex(expr: Expr, dialect: Dialect) -> str:
     if isinstance(expr, Lit):
         return "".join(_char(ord(c), dialect) for c in expr.text)
     if isinstance(expr, Seq):
-        return "".join(
-            f"(?:{render_regex(i, dialect)})" if isinstance(i, Alt) else render_regex(i, dialect)
-            for i in expr.items
-        )
+        parts = []
+        for i, item in enumerate(expr.items):
+            if isinstance(item, Both):
+                follow = expr.items[i + 1] if i + 1 < len(expr.items) else None
+                parts.append(_lookaheads(item, follow, dialect))
+            elif isinstance(item, Alt):
+                parts.append(f"(?:{render_regex(item, dialect)})")
+            else:
+                parts.append(render_regex(item, dialect))
+        return "".join(parts)
     if isinstance(expr, Alt):
         if not expr.items:
             return "(?!)" if dialect == "python" else "[^\\x00-\\x{10FFFF}]"

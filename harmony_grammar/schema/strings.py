@@ -13,7 +13,22 @@ from __future__ import annotations
 import functools
 
 from .digits import fixed_width_range, hex_digit
-from .ir import NOTHING, Alt, Chars, Expr, Lit, Repeat, Seq, Token, alt, chars, repeat, seq
+from .ir import (
+    NOTHING,
+    Alt,
+    Both,
+    Chars,
+    Expr,
+    Lit,
+    Repeat,
+    Seq,
+    Token,
+    alt,
+    both,
+    chars,
+    repeat,
+    seq,
+)
 from .regex import ANY_CHAR, complement
 
 __all__ = ["encode", "json_string", "literal_string", "string_not_in"]
@@ -80,6 +95,14 @@ def encode(expr: Expr) -> Expr:
         return alt(*(encode(i) for i in expr.items))
     if isinstance(expr, Repeat):
         return repeat(encode(expr.item), expr.min, expr.max)
+    if isinstance(expr, Both):
+        # Each text spells exactly one decoded string, so spelling commutes with both.
+        return both(
+            (encode(i) for i in expr.items),
+            (encode(e) for e in expr.excluded),
+            keyword=expr.keyword,
+            pointer=expr.pointer,
+        )
     raise TypeError(f"not a decoded-string expression: {expr!r}")
 
 
