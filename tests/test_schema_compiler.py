@@ -8,9 +8,13 @@ llguidance's own GBNF reader.
 from __future__ import annotations
 
 import json
+from decimal import Decimal
+from fractions import Fraction
 
 import lark
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harmony_grammar.schema import (
     UnsupportedSchemaError,
@@ -119,6 +123,9 @@ CASES = [
      {"1": True, '"a"': False, '{"k":2}': True, "[3]": True}),
     ({"allOf": [{"const": {"b": 1, "a": 2}}, {"not": {"required": ["c"]}}]},
      {'{"a":2,"b":1}': True, '{"b":1,"a":2}': False, '{"b":1}': False}),  # canonical key order
+    ({"type": "number", "minimum": 0.25, "exclusiveMaximum": 1.5},
+     {"0.25": True, "0.2500": True, "0.249": False, "0.3": True, "1": True, "1.49": True,
+      "1.5": False, "-0.5": False, "0": False}),
     # multipleOf a power of ten: decimal places, in plain decimals like every bounded number
     ({"type": "number", "multipleOf": 0.01, "exclusiveMinimum": 0, "maximum": 1},
      {"0.01": True, "0.5": True, "1.00": True, "0.505": False, "0": False, "1.01": False,
@@ -224,7 +231,7 @@ def test_flexible_whitespace_accepts_pretty_printed_json() -> None:
         ),
         ({"items": {"uniqueItems": True}}, "uniqueItems", "/items"),
         ({"oneOf": [{"type": "integer"}, {"minimum": 2}]}, "oneOf", ""),
-        ({"type": "number", "minimum": 0.5}, "minimum", ""),
+        ({"type": "number", "minimum": 0.5, "multipleOf": 0.1}, "minimum", ""),
         ({"$ref": "http://example.com/s.json"}, "$ref", ""),
         ({"type": "string", "format": "idn-hostname"}, "format", ""),
         (False, "false", ""),
@@ -265,3 +272,41 @@ def test_canonical_order_is_declared_order_first_block_wins() -> None:
     matcher = SchemaMatcher(schema)
     assert matcher.accepts(text)
     assert not matcher.accepts('{"a":1,"b":{}}')  # declared order, as documented
+
+
+_DECIMALS = st.builds(
+    lambda sign, whole, fraction: f"{sign}{whole}{'.' + fraction if fraction else ''}",
+    st.sampled_from(["", "-"]),
+    st.sampled_from([0, 1, 2, 10, 12]),
+    st.text("0123456789", max_size=3),
+)
+_BOUND_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_HOLDS = {
+    "minimum": lambda v, b: v >= b,
+    "maximum": lambda v, b: v <= b,
+    "exclusiveMinimum": lambda v, b: v > b,
+    "exclusiveMaximum": lambda v, b: v < b,
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    bounds=st.dictionaries(st.sampled_from(_BOUND_KEYWORDS), _DECIMALS, min_size=1, max_size=2),
+    texts=st.lists(_DECIMALS, min_size=1, max_size=12),
+)
+def test_fractional_number_bounds_compare_digit_by_digit(
+    bounds: dict[str, str], texts: list[str]
+) -> None:
+    """Bounds with decimals (``minimum: 0.25``) on ``number``, against exact arithmetic."""
+    schema = {"type": "number", **{k: float(v) for k, v in bounds.items()}}
+    exact = {k: Fraction(Decimal(v)) for k, v in bounds.items()}
+    try:
+        matcher = SchemaMatcher(schema)
+    except UnsupportedSchemaError as exc:  # an empty range is the one allowed refusal
+        assert exc.keyword == "false"
+        return
+    for text in texts:
+        value = Fraction(Decimal(text))
+        expected = all(_HOLDS[k](value, b) for k, b in exact.items())
+        assert matcher.accepts(text) == expected, (schema, text)
+
