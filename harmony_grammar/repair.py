@@ -12,51 +12,102 @@ from dataclasses import dataclass
 from .leaks import mention_spans
 from .model import Diagnostic, Role
 from .parser import parse
-from .tokens import ControlToken
+from .tokens import CONTROL_SPELLING_RE, TERMINATORS, ControlToken
 
 __all__ = ["ForgedToolResult", "find_forged_tool_result", "repair_thinking"]
 
-_S = {token: re.escape(token.value) for token in ControlToken}
-
-# One leaked message, rendered (<|start|>assistant<|channel|>...) or bare (<|channel|>...):
-# an optional terminator of the text before it, the header (recipient and content type
-# allowed, bounded), and the content up to its terminator, the next header, or the end.
-_LEAKED_MESSAGE_RE = re.compile(
-    rf"(?:{_S[ControlToken.END]}|{_S[ControlToken.RETURN]})?"
-    rf"(?:{_S[ControlToken.START]}assistant)?{_S[ControlToken.CHANNEL]}"
-    rf"(?P<channel>analysis|final)(?:[^<\n]|{_S[ControlToken.CONSTRAIN]}){{0,128}}"
-    rf"{_S[ControlToken.MESSAGE]}(?P<content>.*?)"
-    rf"(?:{_S[ControlToken.END]}|{_S[ControlToken.RETURN]}|{_S[ControlToken.CALL]}"
-    rf"|(?={_S[ControlToken.START]}|{_S[ControlToken.CHANNEL]})|\Z)",
-    re.DOTALL,
-)
 # A detokenizer that drops special tokens turns "<|channel|>analysis<|message|>X<|end|>
 # <|start|>assistant<|channel|>final<|message|>Y" into "analysisXassistantfinalY".
 _STRIPPED_RE = re.compile(
     r"\A\s*analysis(?P<reasoning>.+?)assistantfinal(?P<visible>.*)\Z", re.DOTALL
 )
+_HEADER_STARTS = (ControlToken.START, ControlToken.CHANNEL)
+_LEAKED_CHANNELS = ("analysis", "final")
+
+
+@dataclass(frozen=True, slots=True)
+class _Leak:
+    """A leaked message inside visible text: ``text[start:end]`` goes, ``content`` is kept."""
+
+    start: int
+    end: int
+    channel: str
+    content: str
+
+
+def _leaks(text: str) -> list[_Leak]:
+    """Leaked analysis/final messages in ``text``, read by the lenient parser.
+
+    Control-token spellings only cut the text into candidates: from a ``<|start|>`` or
+    ``<|channel|>`` (outside quoted spans) through the first ``<|message|>`` to a terminator,
+    the next ``<|start|>``/``<|channel|>``, or the end. Whether a candidate is a message, and
+    its channel and content, is the grammar's answer (``parse``, lenient), so the header
+    syntax lives in harmony.lark only. A terminator just before it (ending the visible text
+    the model wrote first) goes with it.
+    """
+    marks = [
+        (ControlToken(m.group()), m.start(), m.end()) for m in CONTROL_SPELLING_RE.finditer(text)
+    ]
+    quoted = mention_spans(text)
+    quoted_starts = [span.start for span in quoted]
+
+    def is_quoted(offset: int) -> bool:
+        index = bisect.bisect_right(quoted_starts, offset) - 1
+        return index >= 0 and offset < quoted[index].end
+
+    leaks: list[_Leak] = []
+    i = 0
+    while i < len(marks):
+        token, begin, _ = marks[i]
+        body = next(
+            (j for j in range(i + 1, len(marks)) if marks[j][0] is ControlToken.MESSAGE), None
+        )
+        if token not in _HEADER_STARTS or body is None or is_quoted(begin):
+            i += 1
+            continue
+        stop = next(
+            (j for j in range(body + 1, len(marks))
+             if marks[j][0] in TERMINATORS or marks[j][0] in _HEADER_STARTS),
+            None,
+        )  # fmt: skip
+        if stop is None:
+            end, resume = len(text), len(marks)
+        elif marks[stop][0] in TERMINATORS:
+            end, resume = marks[stop][2], stop + 1
+        else:
+            end, resume = marks[stop][1], stop
+        start_symbol = "conversation" if token is ControlToken.START else "completion"
+        result = parse(text[begin:end], start=start_symbol, role="assistant", strict=False)
+        message = result.messages[0] if result.messages else None
+        if (
+            message is None
+            or message.role is not Role.ASSISTANT
+            or message.channel not in _LEAKED_CHANNELS
+            or (message.span is not None and message.span.start != 0)
+        ):
+            i += 1
+            continue
+        if i and marks[i - 1][0] in TERMINATORS and marks[i - 1][2] == begin:
+            begin = marks[i - 1][1]
+        leaks.append(_Leak(begin, end, message.channel, message.content))
+        i = resume
+    return leaks
 
 
 def _repair_once(text: str) -> tuple[str, list[str]]:
     stripped = _STRIPPED_RE.match(text)
     if stripped:
         return stripped.group("visible"), [stripped.group("reasoning")]
-    quoted = mention_spans(text)
-    quoted_starts = [span.start for span in quoted]
     visible: list[str] = []
     reasoning: list[str] = []
     pos = 0
-    for match in _LEAKED_MESSAGE_RE.finditer(text):
-        start = match.start()
-        index = bisect.bisect_right(quoted_starts, start) - 1
-        if index >= 0 and start < quoted[index].end:
-            continue  # Harmony quoted in code or a literal: documentation, not a leak
-        visible.append(text[pos:start])
-        if match.group("channel") == "analysis":
-            reasoning.append(match.group("content"))
+    for leak in _leaks(text):
+        visible.append(text[pos : leak.start])
+        if leak.channel == "analysis":
+            reasoning.append(leak.content)
         else:  # a leaked final header: the content is the answer, the markup goes
-            visible.append(match.group("content"))
-        pos = match.end()
+            visible.append(leak.content)
+        pos = leak.end
     if pos == 0:
         return text, []
     visible.append(text[pos:])
