@@ -126,6 +126,11 @@ CASES = [
     ({"type": "number", "minimum": 0.25, "exclusiveMaximum": 1.5},
      {"0.25": True, "0.2500": True, "0.249": False, "0.3": True, "1": True, "1.49": True,
       "1.5": False, "-0.5": False, "0": False}),
+    # `not` that only narrows: types removed, or one required name turned into "an object
+    # without it" (any non-object satisfies `required`, so it fails the `not`)
+    ({"not": {"type": ["object", "array"]}}, {"1": True, '"s"': True, "{}": False, "[]": False}),
+    ({"properties": {"a": {"type": "integer"}}, "not": {"required": ["b"]}},
+     {"{}": True, '{"a":1}': True, '{"b":1}': False, "1": False}),
     # multipleOf a power of ten: decimal places, in plain decimals like every bounded number
     ({"type": "number", "multipleOf": 0.01, "exclusiveMinimum": 0, "maximum": 1},
      {"0.01": True, "0.5": True, "1.00": True, "0.505": False, "0": False, "1.01": False,
@@ -216,7 +221,8 @@ def test_flexible_whitespace_accepts_pretty_printed_json() -> None:
 @pytest.mark.parametrize(
     ("schema", "keyword", "pointer"),
     [
-        ({"not": {"type": "string"}}, "not", ""),
+        ({"not": {"type": "string", "minLength": 3}}, "not", ""),
+        ({"type": "number", "not": {"type": "integer"}}, "not", ""),
         (
             {"patternProperties": {f"^{c}": {"type": "string"} for c in "abcde"}},
             "patternProperties",

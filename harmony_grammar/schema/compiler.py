@@ -295,6 +295,8 @@ class Compiler:
             return self.ref_rule(s["$ref"], pointer)
         if "enum" in s or "const" in s:  # brought in by an allOf member or a $ref sibling
             return self.enumeration(s, pointer)
+        if isinstance(s.get("not"), dict):
+            s = self.without_not(s, pointer)
         for keyword in REFUSED:
             if keyword in s and not _trivial(keyword, s[keyword]):
                 raise UnsupportedSchemaError(keyword, pointer)
@@ -306,6 +308,26 @@ class Compiler:
             return self.one_of(s, pointer)
         types = self.types(s)
         return alt(*(TYPE_TABLE[t](self, s, pointer) for t in types))
+
+    def without_not(self, s: Schema, pointer: str) -> Schema:
+        """``s`` with a ``not`` that only narrows rewritten away; other ``not``s are kept
+        (and refused). ``not: {type: T}`` removes types; ``not: {required: [n]}`` means an
+        object without ``n`` (every other value satisfies ``required``, so the ``not`` fails).
+        """
+        negated = s["not"]
+        keywords = set(negated) - ANNOTATIONS
+        rest = {k: v for k, v in s.items() if k != "not"}
+        if keywords == {"type"}:
+            banned = _type_set(self.types(negated))
+            allowed = [t for t in self.types(rest) if t not in banned]
+            if "number" in allowed and "integer" in banned:
+                return s  # numbers that are not integers: refused
+            return {**rest, "type": allowed}
+        required = negated.get("required")
+        if keywords == {"required"} and isinstance(required, list) and len(required) == 1:
+            no_name = {"type": "object", "properties": {required[0]: False}}
+            return self.flatten({**rest, "allOf": [no_name]}, pointer)
+        return s
 
     def _branch(self, base: Schema, branch: Any, pointer: str) -> Expr:
         if branch is False:
