@@ -40,7 +40,7 @@ def test_target_option(
 def test_refused_schema_exits_1_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = _write(tmp_path, {"properties": {"a": {"not": {"type": "string"}}}})
+    path = _write(tmp_path, {"properties": {"a": {"not": {"minLength": 2}}}})
     assert main(["schema-grammar", path]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'not'" in err
