@@ -53,7 +53,7 @@ from .ir import (
 )
 from .merge import ANNOTATIONS, json_equal, merge_schemas
 from .numbers import Bound, NotExact, number_token
-from .regex import ANY_CHAR, RegexError, search_ir
+from .regex import ANY_CHAR, RegexError, parse_pattern, search_ir
 from .strings import json_string, literal_string, string_not_in
 
 __all__ = ["Compiler", "Whitespace", "property_rank", "sort_keys"]
@@ -808,7 +808,15 @@ class _ObjectBuilder:
                 pointer=self.pointer,
             )
             schema = _all_of([patterns[p] for p in inside]) if inside else addl
-            members.append(self._member(json_string(key), schema))
+            member = self._member(json_string(key), schema)
+            costly = [p for p in outside if _costly_to_complement(p)]
+            if costly and not is_nothing(member):
+                raise UnsupportedSchemaError(
+                    "patternProperties",
+                    self.pointer,
+                    f"the complement of {costly[0]!r} exceeds llguidance's regex budget",
+                )
+            members.append(member)
         return alt(*members)
 
     def _member(self, key: Expr, schema: Any) -> Expr:
@@ -873,6 +881,29 @@ class _ObjectBuilder:
 _MAX_PATTERNS = 4
 #: Patterns that find a match in every string (a search, not a full match).
 _UNIVERSAL_PATTERNS = frozenset({"", ".*", "^", "$", "^.*", ".*$"})
+
+
+def _costly_to_complement(pattern: str) -> bool:
+    """Whether llguidance's lexer would run out of derivatives on the pattern's complement.
+
+    Measured: searching ``x[a-z]{1,12}y`` (no anchor at either end) under ``~`` fails at
+    run time with "too many expressions constructed"; ``{1,8}``, an anchor at either end, or
+    the repetition at an edge are fine. So: no anchors, and a ranged repetition inside.
+    """
+    for start, body, end in parse_pattern(pattern):
+        items = body.items if isinstance(body, Seq) else (body,)
+        if not start and not end and any(_wide_repeat(i) for i in items[1:-1]):
+            return True
+    return False
+
+
+def _wide_repeat(expr: Expr) -> bool:
+    if isinstance(expr, Repeat):
+        wide = expr.max is not None and expr.max - expr.min > 4
+        return wide or _wide_repeat(expr.item)
+    if isinstance(expr, (Seq, Alt)):
+        return any(_wide_repeat(i) for i in expr.items)
+    return False
 
 
 def _search(pattern: str, name: str, pointer: str) -> bool:
