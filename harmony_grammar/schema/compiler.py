@@ -17,6 +17,7 @@ trivially true; annotations and unknown keywords constrain nothing, as the speci
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -776,7 +777,7 @@ class _ObjectBuilder:
         if all(_trivial("", s) for s in patterns.values()) and _trivial("", addl):
             patterns = {}  # any name, any value, whichever patterns match
         if not patterns:
-            return self._member(json_string(string_not_in(named)), addl)
+            return self._member(lambda: string_not_in(named), addl)
         if len(patterns) > _MAX_PATTERNS:
             raise UnsupportedSchemaError(
                 "patternProperties", self.pointer, f"more than {_MAX_PATTERNS} patterns"
@@ -801,14 +802,12 @@ class _ObjectBuilder:
             positive = [languages[p] for p in inside if p not in _UNIVERSAL_PATTERNS]
             if clash or not positive:
                 positive.append(string_not_in(clash))
-            key = both(
-                positive,
-                [languages[p] for p in outside],
-                keyword="patternProperties",
-                pointer=self.pointer,
-            )
+            excluded = [languages[p] for p in outside]
             schema = _all_of([patterns[p] for p in inside]) if inside else addl
-            member = self._member(json_string(key), schema)
+            names = functools.partial(
+                both, positive, excluded, keyword="patternProperties", pointer=self.pointer
+            )
+            member = self._member(names, schema)
             costly = [p for p in outside if _costly_to_complement(p)]
             if costly and not is_nothing(member):
                 raise UnsupportedSchemaError(
@@ -819,9 +818,11 @@ class _ObjectBuilder:
             members.append(member)
         return alt(*members)
 
-    def _member(self, key: Expr, schema: Any) -> Expr:
+    def _member(self, names: Callable[[], Expr], schema: Any) -> Expr:
+        """A member whose name is in ``names()`` (built only when some value is allowed: the
+        name languages are the costly part) and whose value obeys ``schema``."""
         value = self.c.value(schema, f"{self.pointer}/additionalProperties")
-        return NOTHING if is_nothing(value) else self.c.member(key, value)
+        return NOTHING if is_nothing(value) else self.c.member(json_string(names()), value)
 
     def build(self) -> Expr:
         c = self.c

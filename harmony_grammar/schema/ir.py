@@ -195,14 +195,15 @@ def both(
 
 
 def has_both(expr: Expr) -> bool:
-    """True when a token body holds a :class:`Both` (so it is not a plain regex)."""
+    """True when a token body holds a :class:`Both` (so it is not a plain regex).
+
+    A ``Both`` is only ever a JSON string's whole content, ``"`` Both ``"``, so looking one
+    level down is enough (and cheap: token bodies can be large). A ``Both`` anywhere else
+    makes the regex renderers raise rather than print something wrong.
+    """
     if isinstance(expr, Both):
         return True
-    if isinstance(expr, (Seq, Alt)):
-        return any(has_both(i) for i in expr.items)
-    if isinstance(expr, Repeat):
-        return has_both(expr.item)
-    return False  # a Token is a unit of its own: the check is for its body
+    return isinstance(expr, Seq) and any(isinstance(i, Both) for i in expr.items)
 
 
 def opt(item: Expr) -> Expr:
