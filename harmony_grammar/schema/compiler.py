@@ -17,10 +17,8 @@ trivially true; annotations and unknown keywords constrain nothing, as the speci
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
-import re
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
@@ -34,28 +32,25 @@ from .formats import format_ir
 from .ir import (
     EMPTY,
     NOTHING,
-    Alt,
-    Both,
-    Chars,
     Expr,
     Grammar,
     Lit,
     Ref,
     Repeat,
-    Seq,
     Token,
     alt,
     both,
     chars,
-    is_nothing,
     opt,
     repeat,
     seq,
 )
-from .merge import ANNOTATIONS, json_equal, merge_schemas
+from .merge import ANNOTATIONS, is_true_schema, merge_schemas
 from .numbers import Bound, NotExact, number_token
-from .regex import ANY_CHAR, RegexError, parse_pattern, search_ir
-from .strings import json_string, literal_string, string_not_in
+from .objects import ObjectBuilder
+from .one_of import one_of, type_set
+from .regex import ANY_CHAR, RegexError, search_ir
+from .strings import json_string, limit_length, literal_string
 
 __all__ = ["Compiler", "Whitespace", "property_rank", "sort_keys"]
 
@@ -93,7 +88,7 @@ def _trivial(keyword: str, value: Any) -> bool:
         return bool(value == {})
     if keyword in ("if", "contains"):
         return False  # `contains: true` still demands one item; a lone `if` is refused too
-    return value is True or value == {}
+    return is_true_schema(value)
 
 
 def property_rank(root: Any) -> dict[str, int]:
@@ -306,7 +301,7 @@ class Compiler:
             return alt(*(self._branch(base, b, f"{pointer}/anyOf/{i}")
                          for i, b in enumerate(s["anyOf"])))  # fmt: skip
         if "oneOf" in s:
-            return self.one_of(s, pointer)
+            return one_of(self, s, pointer)
         types = self.types(s)
         return alt(*(TYPE_TABLE[t](self, s, pointer) for t in types))
 
@@ -319,7 +314,7 @@ class Compiler:
         keywords = set(negated) - ANNOTATIONS
         rest = {k: v for k, v in s.items() if k != "not"}
         if keywords == {"type"}:
-            banned = _type_set(self.types(negated))
+            banned = type_set(self.types(negated))
             allowed = [t for t in self.types(rest) if t not in banned]
             if "number" in allowed and "integer" in banned:
                 return s  # numbers that are not integers: refused
@@ -336,89 +331,6 @@ class Compiler:
         if not base:
             return self.value(branch, pointer)
         return self.value({**base, "allOf": [branch]} if branch is not True else base, pointer)
-
-    def one_of(self, s: Schema, pointer: str) -> Expr:
-        base = {k: v for k, v in s.items() if k != "oneOf"}
-        members = [b for b in s["oneOf"] if b is not False]
-        if not self._disjoint_all(self._branches(base, members, pointer)):
-            exclusive = _exclusive_requirements(members)
-            if exclusive is None:
-                raise UnsupportedSchemaError("oneOf", pointer, "branches are not provably disjoint")
-            members = exclusive
-        branches = self._branches(base, members, pointer)
-        return alt(*(self.value(b, f"{pointer}/oneOf/{i}") for i, b in enumerate(branches)))
-
-    def _branches(self, base: Schema, members: list[Any], pointer: str) -> list[Schema]:
-        return [
-            self.flatten(merge_schemas(base, b) if isinstance(b, dict) else base, pointer)
-            for b in members
-        ]
-
-    def _disjoint_all(self, branches: list[Schema]) -> bool:
-        return all(self.disjoint(a, b) for a, b in itertools.combinations(branches, 2))
-
-    def disjoint(self, a: Any, b: Any, depth: int = 0) -> bool:
-        """A sufficient test that no value is valid under both ``a`` and ``b``."""
-        try:
-            fa, fb = self._dereferenced(a), self._dereferenced(b)
-        except UnsupportedSchemaError:
-            return False
-        if fa is False or fb is False:
-            return True
-        if (
-            fa is True
-            or fb is True
-            or "anyOf" in fa
-            or "anyOf" in fb
-            or "oneOf" in fa
-            or "oneOf" in fb
-        ):
-            return False
-        ta, tb = _type_set(self.types(fa)), _type_set(self.types(fb))
-        if not (ta & tb):
-            return True
-        ea, eb = self.values_of(fa), self.values_of(fb)
-        if ea is not None and eb is not None:
-            return not any(json_equal(x, y) for x in ea for y in eb)
-        if ea is not None:
-            return not any(self.validator.evolve(schema=fb).is_valid(x) for x in ea)
-        if eb is not None:
-            return not any(self.validator.evolve(schema=fa).is_valid(y) for y in eb)
-        if depth < 8 and ta & tb <= {"object"}:
-            # Objects: a name one side requires that the other forbids, or that both require
-            # with disjoint values. Each value schema here is a superset of the real one
-            # (patterns are left out), so disjoint supersets prove it.
-            ra, rb = set(fa.get("required", [])), set(fb.get("required", []))
-            if any(_value_schema(fb, n) is False for n in ra - rb) or any(
-                _value_schema(fa, n) is False for n in rb - ra
-            ):
-                return True
-            return any(
-                self.disjoint(_value_schema(fa, n), _value_schema(fb, n), depth + 1)
-                for n in ra & rb
-            )
-        return False
-
-    def _dereferenced(self, schema: Any) -> Any:
-        """``schema`` flattened, following a lone ``$ref`` to its target; booleans as they are."""
-        for _ in range(16):
-            if isinstance(schema, bool):
-                return schema
-            if not isinstance(schema, dict):
-                raise UnsupportedSchemaError("", "", "not a schema")
-            flat = self.flatten(schema, "")
-            if "$ref" not in flat:
-                return flat
-            schema = self.resolve(flat["$ref"], "")[0]
-        raise UnsupportedSchemaError("$ref", "", "reference chain too long")
-
-    @staticmethod
-    def values_of(schema: Any) -> list[Any] | None:
-        if not isinstance(schema, dict):
-            return None
-        if "const" in schema:
-            return [schema["const"]]
-        return list(schema["enum"]) if "enum" in schema else None
 
     def types(self, s: Schema) -> list[str]:
         """The allowed types, with ``integer`` dropped where ``number`` covers it."""
@@ -560,7 +472,7 @@ class Compiler:
         if lo or hi is not None:
             # Folded into a simple pattern's own repetition where possible: a plain regex
             # is cheaper for every engine than an intersection.
-            limited = _limit_length(bodies[0], lo, hi) if len(bodies) == 1 else None
+            limited = limit_length(bodies[0], lo, hi) if len(bodies) == 1 else None
             bodies = [limited] if limited is not None else [*bodies, length]
         return json_string(both(bodies, keyword=keyword, pointer=pointer))
 
@@ -585,17 +497,17 @@ class Compiler:
             need = max(0, lo - i)
             room = None if hi is None else hi - i
             if i:
-                return _unroll(seq(self.sep(), rest_expr), need, room)
+                return repeat(seq(self.sep(), rest_expr), need, room)
             if room == 0:
                 return EMPTY if need == 0 else NOTHING
-            first = seq(rest_expr, _unroll(seq(self.sep(), rest_expr), max(0, need - 1),
+            first = seq(rest_expr, repeat(seq(self.sep(), rest_expr), max(0, need - 1),
                                            None if room is None else room - 1))  # fmt: skip
             return first if need else alt(EMPTY, first)
 
         return seq(Lit("["), self.ws, tail(0), self.ws, Lit("]"))
 
     def object(self, s: Schema, pointer: str) -> Expr:
-        return _ObjectBuilder(self, s, pointer).build()
+        return ObjectBuilder(self, s, pointer).build()
 
 
 def _decimal_places(step: Fraction) -> int | None:
@@ -612,315 +524,6 @@ def _float_ok(check: Any, value: int) -> bool:
         return bool(check.is_valid(float(value)))
     except OverflowError:
         return False
-
-
-def _value_schema(schema: Schema, name: str) -> Any:
-    """A superset of what ``schema`` allows as the value of property ``name``."""
-    props = schema.get("properties", {})
-    if name in props:
-        return props[name]
-    if schema.get("patternProperties"):
-        return True
-    return schema.get("additionalProperties", True)
-
-
-def _exclusive_requirements(members: list[Any]) -> list[Any] | None:
-    """``oneOf`` branches that only require names, rewritten to be pairwise disjoint.
-
-    Branch i holds when all of its names are present and no other branch j holds, that is,
-    some name of j that i does not require is absent. When that is a single name it is
-    banned in branch i (a ``false`` property schema); a branch that implies another one
-    can never be the only one to hold and is dropped. Anything else returns None.
-    """
-    names: list[set[str]] = []
-    for member in members:
-        if not isinstance(member, dict) or set(member) - {"required"} - ANNOTATIONS:
-            return None
-        names.append(set(member.get("required", [])))
-    rewritten: list[Any] = []
-    for i, own in enumerate(names):
-        banned: set[str] = set()
-        for j, other in enumerate(names):
-            missing = other - own
-            if j == i:
-                continue
-            if not missing:
-                break  # branch j holds whenever branch i does
-            if len(missing) > 1:
-                return None
-            banned |= missing
-        else:
-            required = list(dict.fromkeys(members[i].get("required", [])))
-            rewritten.append({"required": required, "properties": dict.fromkeys(banned, False)})
-    return rewritten
-
-
-def _type_set(types: list[str]) -> set[str]:
-    # number includes integer: {"integer"} and {"number"} overlap
-    return set(types) | ({"integer"} if "number" in types else set())
-
-
-def _limit_length(body: Expr, lo: int, hi: int | None) -> Expr | None:
-    """``body`` restricted to lengths ``lo..hi`` when that is simple to do exactly."""
-    blo, bhi = _length_range(body)
-    if blo >= lo and (hi is None or (bhi is not None and bhi <= hi)):
-        return body
-    if (hi is not None and blo > hi) or (bhi is not None and bhi < lo):
-        return NOTHING
-    items: list[Expr] = list(body.items) if isinstance(body, Seq) else [body]
-    ranges = [_length_range(item) for item in items]
-    variable = [i for i, (a, b) in enumerate(ranges) if a != b]
-    if len(variable) != 1:
-        return None
-    k = variable[0]
-    item = items[k]
-    if not (isinstance(item, Repeat) and isinstance(item.item, Chars)):
-        return None
-    fixed = blo - item.min
-    new_lo = max(item.min, lo - fixed)
-    new_hi: int | None = item.max
-    if hi is not None:
-        new_hi = hi - fixed if new_hi is None else min(new_hi, hi - fixed)
-    items[k] = repeat(item.item, new_lo, new_hi)
-    return seq(*items)
-
-
-def _length_range(expr: Expr) -> tuple[int, int | None]:
-    if isinstance(expr, Chars):
-        return 1, 1
-    if isinstance(expr, Lit):
-        return len(expr.text), len(expr.text)
-    if isinstance(expr, Seq):
-        lo = 0
-        total: int | None = 0
-        for item in expr.items:
-            a, b = _length_range(item)
-            lo += a
-            total = None if total is None or b is None else total + b
-        return lo, total
-    if isinstance(expr, Alt):
-        ranges = [_length_range(i) for i in expr.items]
-        his = [b for _, b in ranges]
-        longest = None if None in his else max(h for h in his if h is not None)
-        return min(a for a, _ in ranges), longest
-    if isinstance(expr, Repeat):
-        a, b = _length_range(expr.item)
-        return a * expr.min, None if b is None or expr.max is None else b * expr.max
-    if isinstance(expr, Both):
-        ranges = [_length_range(i) for i in expr.items]
-        finite = [b for _, b in ranges if b is not None]
-        return max(a for a, _ in ranges), min(finite) if finite else None
-    raise TypeError(expr)
-
-
-def _unroll(item: Expr, lo: int, hi: int | None) -> Expr:
-    """Structural repetition of separator-led items (every target has ``{m,n}``)."""
-    if hi is not None and hi < lo:
-        return NOTHING
-    if is_nothing(item):
-        return EMPTY if lo == 0 else NOTHING
-    return repeat(item, lo, hi)
-
-
-class _ObjectBuilder:
-    """The members of one object schema, as a state machine of rules.
-
-    Declared properties come in canonical order, each present or absent; the state records
-    how many members were written (for min/maxProperties), which names are still owed
-    (``required``, ``dependentRequired``) and which are now forbidden (a name whose
-    dependency was skipped). Additional members may come anywhere, in any order.
-    """
-
-    def __init__(self, compiler: Compiler, s: Schema, pointer: str) -> None:
-        self.c = compiler
-        self.pointer = pointer
-        props: dict[str, Any] = dict(s.get("properties", {}))
-        addl = s.get("additionalProperties", not compiler.closed_objects)
-        self.patterns: dict[str, Any] = dict(s.get("patternProperties", {}))
-        self.required = set(s.get("required", []))
-        self.deps: dict[str, set[str]] = {
-            k: set(v) for k, v in s.get("dependentRequired", {}).items()
-        }
-        mentioned = self.required | set(self.deps) | set().union(*self.deps.values())
-        # A named property's value obeys its own schema and every pattern that matches its
-        # name; additionalProperties only covers names that nothing else matches.
-        schemas = {name: [props[name]] for name in props}
-        schemas.update({name: [] for name in mentioned - props.keys()})
-        for name, parts in schemas.items():
-            parts.extend(self.patterns[p] for p in self.patterns if _search(p, name, pointer))
-            if not parts:
-                parts.append(addl)
-        rank = compiler.rank
-        self.order = sorted(schemas, key=lambda k: (0, rank[k], "") if k in rank else (1, 0, k))
-        self.position = {name: i for i, name in enumerate(self.order)}
-        self.values = {
-            n: compiler.value(_all_of(schemas[n]), f"{pointer}/properties/{_escape(n)}")
-            for n in self.order
-        }
-        self.keys = {n: literal_string(n) for n in self.order}
-        self.extra = self.extra_member(frozenset(schemas), addl)
-        self.min = math.ceil(s.get("minProperties", 0))
-        self.max = None if "maxProperties" not in s else math.floor(s["maxProperties"])
-        counting = self.min > 0 or self.max is not None
-        self.cap = (self.max + 1 if self.max is not None else self.min) if counting else 0
-        self.states: dict[tuple[Any, ...], Ref] = {}
-
-    def extra_member(self, named: frozenset[str], addl: Any) -> Expr:
-        """A member whose name is none of ``named``.
-
-        Without patternProperties every such name obeys additionalProperties. With them, the
-        names split into regions by which patterns they match: a region's values obey all of
-        its patterns' schemas, and the region matching none obeys additionalProperties. Each
-        region is an intersection of patterns and complements of the others (a :class:`Both`).
-        """
-        patterns = self.patterns
-        if all(_trivial("", s) for s in patterns.values()) and _trivial("", addl):
-            patterns = {}  # any name, any value, whichever patterns match
-        if not patterns:
-            return self._member(lambda: string_not_in(named), addl)
-        if len(patterns) > _MAX_PATTERNS:
-            raise UnsupportedSchemaError(
-                "patternProperties", self.pointer, f"more than {_MAX_PATTERNS} patterns"
-            )
-        try:
-            languages = {p: search_ir(p) for p in patterns}
-        except RegexError as exc:
-            raise UnsupportedSchemaError("patternProperties", self.pointer, str(exc)) from None
-        members = []
-        for chosen in itertools.product((True, False), repeat=len(patterns)):
-            inside = [p for p, keep in zip(patterns, chosen, strict=True) if keep]
-            outside = [p for p, keep in zip(patterns, chosen, strict=True) if not keep]
-            if any(p in _UNIVERSAL_PATTERNS for p in outside):
-                continue  # no name escapes a pattern that matches every string
-            # Only the named properties that would fall in this region need excluding.
-            clash = frozenset(
-                name
-                for name in named
-                if all(_search(p, name, self.pointer) for p in inside)
-                and not any(_search(p, name, self.pointer) for p in outside)
-            )
-            positive = [languages[p] for p in inside if p not in _UNIVERSAL_PATTERNS]
-            if clash or not positive:
-                positive.append(string_not_in(clash))
-            excluded = [languages[p] for p in outside]
-            schema = _all_of([patterns[p] for p in inside]) if inside else addl
-            names = functools.partial(
-                both, positive, excluded, keyword="patternProperties", pointer=self.pointer
-            )
-            member = self._member(names, schema)
-            costly = [p for p in outside if _costly_to_complement(p)]
-            if costly and not is_nothing(member):
-                raise UnsupportedSchemaError(
-                    "patternProperties",
-                    self.pointer,
-                    f"the complement of {costly[0]!r} exceeds llguidance's regex budget",
-                )
-            members.append(member)
-        return alt(*members)
-
-    def _member(self, names: Callable[[], Expr], schema: Any) -> Expr:
-        """A member whose name is in ``names()`` (built only when some value is allowed: the
-        name languages are the costly part) and whose value obeys ``schema``."""
-        value = self.c.value(schema, f"{self.pointer}/additionalProperties")
-        return NOTHING if is_nothing(value) else self.c.member(json_string(names()), value)
-
-    def build(self) -> Expr:
-        c = self.c
-        if any(is_nothing(self.values[n]) for n in self.required):
-            return NOTHING
-        body = self.state(0, 0, frozenset(self.required), frozenset(), False)
-        return seq(Lit("{"), c.ws, body, c.ws, Lit("}"))
-
-    def state(
-        self, i: int, count: int, owed: frozenset[str], banned: frozenset[str], started: bool
-    ) -> Expr:
-        key = (i, count, owed, banned, started)
-        if key in self.states:
-            return self.states[key]
-        if i == len(self.order):
-            return self.extras(count, owed, started)
-        rule = self.c.new_rule(hint="o")
-        self.states[key] = rule
-        name = self.order[i]
-        branches: list[Expr] = []
-        value = self.values[name]
-        room = self.max is None or count < self.max
-        if name not in banned and room and not is_nothing(value):
-            lead = (self.c.sep(),) if started else ()
-            # Dependencies placed earlier were settled already: present, or this name banned.
-            later = {d for d in self.deps.get(name, ()) if self.position[d] > i}
-            nxt = self.state(i + 1, min(count + 1, self.cap), (owed - {name}) | later, banned, True)
-            branches.append(seq(*lead, self.c.member(self.keys[name], value), nxt))
-        if name not in owed:
-            newly = frozenset(k for k, v in self.deps.items() if name in v)
-            branches.append(self.state(i + 1, count, owed, banned | newly, started))
-        if room and not is_nothing(self.extra):
-            # Additional members may come between declared ones: a name that the canonical
-            # order ranks (declared by another object) but this object does not declare
-            # sits at its rank, among this object's own properties.
-            lead = (self.c.sep(),) if started else ()
-            again = self.state(i, min(count + 1, self.cap), owed, banned, True)
-            branches.append(seq(*lead, self.extra, again))
-        self.c.grammar.rules[rule.name] = alt(*branches)
-        return rule
-
-    def extras(self, count: int, owed: frozenset[str], started: bool) -> Expr:
-        if owed:
-            return NOTHING
-        need = max(0, self.min - count)
-        room = None if self.max is None else self.max - count
-        if is_nothing(self.extra) or room == 0:
-            return EMPTY if need == 0 else NOTHING
-        more = seq(self.c.sep(), self.extra)
-        if started:
-            return _unroll(more, need, room)
-        first = seq(self.extra, _unroll(more, max(0, need - 1), None if room is None else room - 1))
-        return first if need else alt(EMPTY, first)
-
-
-#: patternProperties splits names into 2**n regions: more patterns than this are refused.
-_MAX_PATTERNS = 4
-#: Patterns that find a match in every string (a search, not a full match).
-_UNIVERSAL_PATTERNS = frozenset({"", ".*", "^", "$", "^.*", ".*$"})
-
-
-def _costly_to_complement(pattern: str) -> bool:
-    """Whether llguidance's lexer would run out of derivatives on the pattern's complement.
-
-    Measured: searching ``x[a-z]{1,12}y`` (no anchor at either end) under ``~`` fails at
-    run time with "too many expressions constructed"; ``{1,8}``, an anchor at either end, or
-    the repetition at an edge are fine. So: no anchors, and a ranged repetition inside.
-    """
-    for start, body, end in parse_pattern(pattern):
-        items = body.items if isinstance(body, Seq) else (body,)
-        if not start and not end and any(_wide_repeat(i) for i in items[1:-1]):
-            return True
-    return False
-
-
-def _wide_repeat(expr: Expr) -> bool:
-    if isinstance(expr, Repeat):
-        wide = expr.max is not None and expr.max - expr.min > 4
-        return wide or _wide_repeat(expr.item)
-    if isinstance(expr, (Seq, Alt)):
-        return any(_wide_repeat(i) for i in expr.items)
-    return False
-
-
-def _search(pattern: str, name: str, pointer: str) -> bool:
-    """Whether ``pattern`` matches ``name``, decided as the reference validator does."""
-    try:
-        return re.search(pattern, name) is not None
-    except re.error as exc:
-        raise UnsupportedSchemaError("patternProperties", pointer, str(exc)) from None
-
-
-def _all_of(parts: list[Any]) -> Any:
-    return parts[0] if len(parts) == 1 else {"allOf": parts}
-
-
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 TYPE_TABLE: dict[str, Callable[[Compiler, Schema, str], Expr]] = {

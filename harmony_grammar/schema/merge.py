@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import UnsupportedSchemaError
 
-__all__ = ["ANNOTATIONS", "json_equal", "merge_schemas"]
+__all__ = ["ANNOTATIONS", "is_true_schema", "json_equal", "merge_schemas"]
 
 Schema = dict[str, Any]
 
@@ -29,10 +29,15 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
+def is_true_schema(schema: Any) -> bool:
+    """True for a schema every value satisfies, as written (``true`` or ``{}``)."""
+    return schema is True or schema == {}
+
+
 def _all_of(a: Any, b: Any) -> Any:
-    if a is True or a == {}:
+    if is_true_schema(a):
         return b
-    if b is True or b == {}:
+    if is_true_schema(b):
         return a
     if a is False or b is False:
         return False

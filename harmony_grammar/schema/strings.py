@@ -31,7 +31,14 @@ from .ir import (
 )
 from .regex import ANY_CHAR, complement
 
-__all__ = ["encode", "json_string", "literal_string", "string_not_in"]
+__all__ = [
+    "encode",
+    "json_string",
+    "length_range",
+    "limit_length",
+    "literal_string",
+    "string_not_in",
+]
 
 _SHORT_ESCAPES = {0x22: '"', 0x5C: "\\", 0x2F: "/", 0x08: "b", 0x0C: "f", 0x0A: "n", 0x0D: "r"}
 _SHORT_ESCAPES[0x09] = "t"
@@ -131,3 +138,57 @@ def string_not_in(names: frozenset[str]) -> Expr:
         return alt(*parts)
 
     return node("") if names else anything
+
+
+def limit_length(body: Expr, lo: int, hi: int | None) -> Expr | None:
+    """``body`` restricted to lengths ``lo..hi`` when that is simple to do exactly."""
+    blo, bhi = length_range(body)
+    if blo >= lo and (hi is None or (bhi is not None and bhi <= hi)):
+        return body
+    if (hi is not None and blo > hi) or (bhi is not None and bhi < lo):
+        return NOTHING
+    items: list[Expr] = list(body.items) if isinstance(body, Seq) else [body]
+    ranges = [length_range(item) for item in items]
+    variable = [i for i, (a, b) in enumerate(ranges) if a != b]
+    if len(variable) != 1:
+        return None
+    k = variable[0]
+    item = items[k]
+    if not (isinstance(item, Repeat) and isinstance(item.item, Chars)):
+        return None
+    fixed = blo - item.min
+    new_lo = max(item.min, lo - fixed)
+    new_hi: int | None = item.max
+    if hi is not None:
+        new_hi = hi - fixed if new_hi is None else min(new_hi, hi - fixed)
+    items[k] = repeat(item.item, new_lo, new_hi)
+    return seq(*items)
+
+
+def length_range(expr: Expr) -> tuple[int, int | None]:
+    """The shortest and longest (None: unbounded) strings of a decoded-string expression."""
+    if isinstance(expr, Chars):
+        return 1, 1
+    if isinstance(expr, Lit):
+        return len(expr.text), len(expr.text)
+    if isinstance(expr, Seq):
+        lo = 0
+        total: int | None = 0
+        for item in expr.items:
+            a, b = length_range(item)
+            lo += a
+            total = None if total is None or b is None else total + b
+        return lo, total
+    if isinstance(expr, Alt):
+        ranges = [length_range(i) for i in expr.items]
+        his = [b for _, b in ranges]
+        longest = None if None in his else max(h for h in his if h is not None)
+        return min(a for a, _ in ranges), longest
+    if isinstance(expr, Repeat):
+        a, b = length_range(expr.item)
+        return a * expr.min, None if b is None or expr.max is None else b * expr.max
+    if isinstance(expr, Both):
+        ranges = [length_range(i) for i in expr.items]
+        finite = [b for _, b in ranges if b is not None]
+        return max(a for a, _ in ranges), min(finite) if finite else None
+    raise TypeError(expr)

@@ -1,0 +1,229 @@
+"""Objects: declared properties in canonical order, additional and pattern-named members.
+
+``ObjectBuilder`` turns one object schema into a state machine of rules (see its docstring);
+``patternProperties`` split the names that are not declared into regions, each an
+intersection of pattern languages and complements (:class:`~.ir.Both`).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import UnsupportedSchemaError
+from .ir import EMPTY, NOTHING, Alt, Expr, Lit, Ref, Repeat, Seq, alt, both, is_nothing, repeat, seq
+from .merge import is_true_schema
+from .regex import RegexError, parse_pattern, search_ir
+from .strings import json_string, literal_string, string_not_in
+
+if TYPE_CHECKING:
+    from .compiler import Compiler
+
+__all__ = ["ObjectBuilder"]
+
+Schema = dict[str, Any]
+
+
+class ObjectBuilder:
+    """The members of one object schema, as a state machine of rules.
+
+    Declared properties come in canonical order, each present or absent; the state records
+    how many members were written (for min/maxProperties), which names are still owed
+    (``required``, ``dependentRequired``) and which are now forbidden (a name whose
+    dependency was skipped). Additional members may come anywhere, in any order.
+    """
+
+    def __init__(self, compiler: Compiler, s: Schema, pointer: str) -> None:
+        self.c = compiler
+        self.pointer = pointer
+        props: dict[str, Any] = dict(s.get("properties", {}))
+        addl = s.get("additionalProperties", not compiler.closed_objects)
+        self.patterns: dict[str, Any] = dict(s.get("patternProperties", {}))
+        self.required = set(s.get("required", []))
+        self.deps: dict[str, set[str]] = {
+            k: set(v) for k, v in s.get("dependentRequired", {}).items()
+        }
+        mentioned = self.required | set(self.deps) | set().union(*self.deps.values())
+        # A named property's value obeys its own schema and every pattern that matches its
+        # name; additionalProperties only covers names that nothing else matches.
+        schemas = {name: [props[name]] for name in props}
+        schemas.update({name: [] for name in mentioned - props.keys()})
+        for name, parts in schemas.items():
+            parts.extend(self.patterns[p] for p in self.patterns if _search(p, name, pointer))
+            if not parts:
+                parts.append(addl)
+        rank = compiler.rank
+        self.order = sorted(schemas, key=lambda k: (0, rank[k], "") if k in rank else (1, 0, k))
+        self.position = {name: i for i, name in enumerate(self.order)}
+        self.values = {
+            n: compiler.value(_all_of(schemas[n]), f"{pointer}/properties/{_escape(n)}")
+            for n in self.order
+        }
+        self.keys = {n: literal_string(n) for n in self.order}
+        self.extra = self.extra_member(frozenset(schemas), addl)
+        self.min = math.ceil(s.get("minProperties", 0))
+        self.max = None if "maxProperties" not in s else math.floor(s["maxProperties"])
+        counting = self.min > 0 or self.max is not None
+        self.cap = (self.max + 1 if self.max is not None else self.min) if counting else 0
+        self.states: dict[tuple[Any, ...], Ref] = {}
+
+    def extra_member(self, named: frozenset[str], addl: Any) -> Expr:
+        """A member whose name is none of ``named``.
+
+        Without patternProperties every such name obeys additionalProperties. With them, the
+        names split into regions by which patterns they match: a region's values obey all of
+        its patterns' schemas, and the region matching none obeys additionalProperties. Each
+        region is an intersection of patterns and complements of the others (a :class:`Both`).
+        """
+        patterns = self.patterns
+        if all(is_true_schema(s) for s in patterns.values()) and is_true_schema(addl):
+            patterns = {}  # any name, any value, whichever patterns match
+        if not patterns:
+            return self._member(lambda: string_not_in(named), addl)
+        if len(patterns) > _MAX_PATTERNS:
+            raise UnsupportedSchemaError(
+                "patternProperties", self.pointer, f"more than {_MAX_PATTERNS} patterns"
+            )
+        try:
+            languages = {p: search_ir(p) for p in patterns}
+        except RegexError as exc:
+            raise UnsupportedSchemaError("patternProperties", self.pointer, str(exc)) from None
+        members = []
+        for chosen in itertools.product((True, False), repeat=len(patterns)):
+            inside = [p for p, keep in zip(patterns, chosen, strict=True) if keep]
+            outside = [p for p, keep in zip(patterns, chosen, strict=True) if not keep]
+            if any(p in _UNIVERSAL_PATTERNS for p in outside):
+                continue  # no name escapes a pattern that matches every string
+            # Only the named properties that would fall in this region need excluding.
+            clash = frozenset(
+                name
+                for name in named
+                if all(_search(p, name, self.pointer) for p in inside)
+                and not any(_search(p, name, self.pointer) for p in outside)
+            )
+            positive = [languages[p] for p in inside if p not in _UNIVERSAL_PATTERNS]
+            if clash or not positive:
+                positive.append(string_not_in(clash))
+            excluded = [languages[p] for p in outside]
+            schema = _all_of([patterns[p] for p in inside]) if inside else addl
+            names = functools.partial(
+                both, positive, excluded, keyword="patternProperties", pointer=self.pointer
+            )
+            member = self._member(names, schema)
+            costly = [p for p in outside if _costly_to_complement(p)]
+            if costly and not is_nothing(member):
+                raise UnsupportedSchemaError(
+                    "patternProperties",
+                    self.pointer,
+                    f"the complement of {costly[0]!r} exceeds llguidance's regex budget",
+                )
+            members.append(member)
+        return alt(*members)
+
+    def _member(self, names: Callable[[], Expr], schema: Any) -> Expr:
+        """A member whose name is in ``names()`` (built only when some value is allowed: the
+        name languages are the costly part) and whose value obeys ``schema``."""
+        value = self.c.value(schema, f"{self.pointer}/additionalProperties")
+        return NOTHING if is_nothing(value) else self.c.member(json_string(names()), value)
+
+    def build(self) -> Expr:
+        c = self.c
+        if any(is_nothing(self.values[n]) for n in self.required):
+            return NOTHING
+        body = self.state(0, 0, frozenset(self.required), frozenset(), False)
+        return seq(Lit("{"), c.ws, body, c.ws, Lit("}"))
+
+    def state(
+        self, i: int, count: int, owed: frozenset[str], banned: frozenset[str], started: bool
+    ) -> Expr:
+        key = (i, count, owed, banned, started)
+        if key in self.states:
+            return self.states[key]
+        if i == len(self.order):
+            return self.extras(count, owed, started)
+        rule = self.c.new_rule(hint="o")
+        self.states[key] = rule
+        name = self.order[i]
+        branches: list[Expr] = []
+        value = self.values[name]
+        room = self.max is None or count < self.max
+        if name not in banned and room and not is_nothing(value):
+            lead = (self.c.sep(),) if started else ()
+            # Dependencies placed earlier were settled already: present, or this name banned.
+            later = {d for d in self.deps.get(name, ()) if self.position[d] > i}
+            nxt = self.state(i + 1, min(count + 1, self.cap), (owed - {name}) | later, banned, True)
+            branches.append(seq(*lead, self.c.member(self.keys[name], value), nxt))
+        if name not in owed:
+            newly = frozenset(k for k, v in self.deps.items() if name in v)
+            branches.append(self.state(i + 1, count, owed, banned | newly, started))
+        if room and not is_nothing(self.extra):
+            # Additional members may come between declared ones: a name that the canonical
+            # order ranks (declared by another object) but this object does not declare
+            # sits at its rank, among this object's own properties.
+            lead = (self.c.sep(),) if started else ()
+            again = self.state(i, min(count + 1, self.cap), owed, banned, True)
+            branches.append(seq(*lead, self.extra, again))
+        self.c.grammar.rules[rule.name] = alt(*branches)
+        return rule
+
+    def extras(self, count: int, owed: frozenset[str], started: bool) -> Expr:
+        if owed:
+            return NOTHING
+        need = max(0, self.min - count)
+        room = None if self.max is None else self.max - count
+        if is_nothing(self.extra) or room == 0:
+            return EMPTY if need == 0 else NOTHING
+        more = seq(self.c.sep(), self.extra)
+        if started:
+            return repeat(more, need, room)
+        first = seq(self.extra, repeat(more, max(0, need - 1), None if room is None else room - 1))
+        return first if need else alt(EMPTY, first)
+
+
+#: patternProperties splits names into 2**n regions: more patterns than this are refused.
+_MAX_PATTERNS = 4
+#: Patterns that find a match in every string (a search, not a full match).
+_UNIVERSAL_PATTERNS = frozenset({"", ".*", "^", "$", "^.*", ".*$"})
+
+
+def _costly_to_complement(pattern: str) -> bool:
+    """Whether llguidance's lexer would run out of derivatives on the pattern's complement.
+
+    Measured: searching ``x[a-z]{1,12}y`` (no anchor at either end) under ``~`` fails at
+    run time with "too many expressions constructed"; ``{1,8}``, an anchor at either end, or
+    the repetition at an edge are fine. So: no anchors, and a ranged repetition inside.
+    """
+    for start, body, end in parse_pattern(pattern):
+        items = body.items if isinstance(body, Seq) else (body,)
+        if not start and not end and any(_wide_repeat(i) for i in items[1:-1]):
+            return True
+    return False
+
+
+def _wide_repeat(expr: Expr) -> bool:
+    if isinstance(expr, Repeat):
+        wide = expr.max is not None and expr.max - expr.min > 4
+        return wide or _wide_repeat(expr.item)
+    if isinstance(expr, (Seq, Alt)):
+        return any(_wide_repeat(i) for i in expr.items)
+    return False
+
+
+def _search(pattern: str, name: str, pointer: str) -> bool:
+    """Whether ``pattern`` matches ``name``, decided as the reference validator does."""
+    try:
+        return re.search(pattern, name) is not None
+    except re.error as exc:
+        raise UnsupportedSchemaError("patternProperties", pointer, str(exc)) from None
+
+
+def _all_of(parts: list[Any]) -> Any:
+    return parts[0] if len(parts) == 1 else {"allOf": parts}
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
