@@ -53,8 +53,9 @@ def disjoint(c: Compiler, a: Any, b: Any, depth: int = 0) -> bool:
         return False
     if fa is False or fb is False:
         return True
-    if fa is True or fb is True or "anyOf" in fa or "anyOf" in fb or "oneOf" in fa or "oneOf" in fb:
+    if fa is True or fb is True:
         return False
+    # Each test below reads a branch's own keywords: a nested anyOf/oneOf only narrows it.
     ta, tb = type_set(c.types(fa)), type_set(c.types(fb))
     if not (ta & tb):
         return True
