@@ -59,12 +59,14 @@ def _leaks(text: str) -> list[_Leak]:
     i = 0
     while i < len(marks):
         token, begin, _ = marks[i]
+        if token not in _HEADER_STARTS or is_quoted(begin):
+            i += 1
+            continue
         body = next(
             (j for j in range(i + 1, len(marks)) if marks[j][0] is ControlToken.MESSAGE), None
         )
-        if token not in _HEADER_STARTS or body is None or is_quoted(begin):
-            i += 1
-            continue
+        if body is None:
+            break  # no <|message|> from here on: nothing later can be a message either
         stop = next(
             (j for j in range(body + 1, len(marks))
              if marks[j][0] in TERMINATORS or marks[j][0] in _HEADER_STARTS),

@@ -52,8 +52,13 @@ class ObjectBuilder:
         # name; additionalProperties only covers names that nothing else matches.
         schemas = {name: [props[name]] for name in props}
         schemas.update({name: [] for name in mentioned - props.keys()})
+        #: The patterns each named property matches (searched once, used twice).
+        self.matches = {
+            name: frozenset(p for p in self.patterns if _search(p, name, pointer))
+            for name in schemas
+        }
         for name, parts in schemas.items():
-            parts.extend(self.patterns[p] for p in self.patterns if _search(p, name, pointer))
+            parts.extend(self.patterns[p] for p in self.matches[name])
             if not parts:
                 parts.append(addl)
         rank = compiler.rank
@@ -92,6 +97,7 @@ class ObjectBuilder:
             languages = {p: search_ir(p) for p in patterns}
         except RegexError as exc:
             raise UnsupportedSchemaError("patternProperties", self.pointer, str(exc)) from None
+        costly = [p for p in patterns if _costly_to_complement(p)]
         members = []
         for chosen in itertools.product((True, False), repeat=len(patterns)):
             inside = [p for p, keep in zip(patterns, chosen, strict=True) if keep]
@@ -99,12 +105,7 @@ class ObjectBuilder:
             if any(p in _UNIVERSAL_PATTERNS for p in outside):
                 continue  # no name escapes a pattern that matches every string
             # Only the named properties that would fall in this region need excluding.
-            clash = frozenset(
-                name
-                for name in named
-                if all(_search(p, name, self.pointer) for p in inside)
-                and not any(_search(p, name, self.pointer) for p in outside)
-            )
+            clash = frozenset(name for name in named if self.matches[name] == frozenset(inside))
             positive = [languages[p] for p in inside if p not in _UNIVERSAL_PATTERNS]
             if clash or not positive:
                 positive.append(string_not_in(clash))
@@ -114,12 +115,12 @@ class ObjectBuilder:
                 both, positive, excluded, keyword="patternProperties", pointer=self.pointer
             )
             member = self._member(names, schema)
-            costly = [p for p in outside if _costly_to_complement(p)]
-            if costly and not is_nothing(member):
+            complemented = [p for p in costly if p in outside]
+            if complemented and not is_nothing(member):
                 raise UnsupportedSchemaError(
                     "patternProperties",
                     self.pointer,
-                    f"the complement of {costly[0]!r} exceeds llguidance's regex budget",
+                    f"the complement of {complemented[0]!r} exceeds llguidance's regex budget",
                 )
             members.append(member)
         return alt(*members)
