@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harmony_grammar.commands.tokens import encode_harmony
-from harmony_grammar.encoding import find_vocabulary
+from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.vocabulary import find_vocabulary
 
 
 def openai_harmony_encoding() -> Any:

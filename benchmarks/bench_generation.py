@@ -6,7 +6,7 @@ Reports, for the tiny Llama (hidden 32, one layer, the full 201,088-token vocabu
 through outlines: tokens per second without a grammar and with ``to_outlines(tools)``, the
 overhead as a ratio (unconstrained over constrained throughput), and the time outlines'
 llguidance processor takes per token (mask computation plus applying it to the logits). Then
-the torch-free sampler (``harmony_grammar.sampling``) on the same turn grammar: tokens per
+the torch-free sampler (``harmony_grammar.generation.sampling``) on the same turn grammar: tokens per
 second and llguidance's mask time per token. Both runs use one torch thread (the model is too
 small to gain from more) and the same seeds.
 """
@@ -97,7 +97,7 @@ class Clock:
 
 
 def _ban_stop_tokens(input_ids: Any, scores: Any) -> Any:
-    from harmony_grammar.hf import stop_token_ids
+    from harmony_grammar.generation.hf import stop_token_ids
 
     scores[:, stop_token_ids()] = float("-inf")
     return scores
@@ -128,7 +128,7 @@ def run(
 
 def one_round(model: Any, prompt: list[int], processor: Any, prior: Any) -> tuple[float, ...]:
     """(unconstrained tokens/s, constrained tokens/s, processor seconds per token, steps)."""
-    from harmony_grammar.hf import GumbelLogitsProcessor
+    from harmony_grammar.generation.hf import GumbelLogitsProcessor
 
     free_steps = steps_with = 0
     free_seconds = seconds_with = processor_seconds = 0.0
@@ -160,12 +160,12 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from harmony_grammar.chat import from_chat_completions
-    from harmony_grammar.hf import logits_processor, outlines_model
-    from harmony_grammar.outlines_export import to_outlines
-    from harmony_grammar.render import render
-    from harmony_grammar.sampling import Sampler, token_prior
-    from harmony_grammar.turn_grammar import completion_grammar
+    from harmony_grammar.generation.hf import logits_processor, outlines_model
+    from harmony_grammar.generation.outlines_export import to_outlines
+    from harmony_grammar.generation.sampling import Sampler, token_prior
+    from harmony_grammar.generation.turn_grammar import completion_grammar
+    from harmony_grammar.rendering.chat import from_chat_completions
+    from harmony_grammar.rendering.renderer import render
 
     torch.set_num_threads(1)
     request = {"messages": [{"role": "user", "content": "Book lunch in Oslo."}], "tools": TOOLS}

@@ -19,11 +19,11 @@ from typing import Any
 import llguidance
 import llguidance.numpy as llnp
 
-from harmony_grammar.commands.tokens import encode_harmony
-from harmony_grammar.encoding import load_encoding, token_bytes_table
-from harmony_grammar.outlines_export import harmony_lltokenizer
-from harmony_grammar.tokens import ControlToken
-from harmony_grammar.turn_grammar import completion_grammar
+from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.tokens import ControlToken
+from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
+from harmony_grammar.generation.outlines_export import harmony_lltokenizer
+from harmony_grammar.generation.turn_grammar import completion_grammar
 
 
 def tools() -> list[dict[str, Any]]:

@@ -14,9 +14,9 @@ import random
 
 from _common import best_of
 
-from harmony_grammar.escaping import escape_control_tokens, escape_control_tokens_in_json
-from harmony_grammar.leaks import LeakDetector, detect_leak
-from harmony_grammar.repair import repair_thinking
+from harmony_grammar.safety.escaping import escape_control_tokens, escape_control_tokens_in_json
+from harmony_grammar.safety.leaks import LeakDetector, detect_leak
+from harmony_grammar.safety.repair import repair_thinking
 
 _PIECES = [
     'The final analysis shows revenue grew 12%, and the team\'s "commentary" was right. ',

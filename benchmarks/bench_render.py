@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harmony_grammar.conversation import (
+from harmony_grammar.format.vocabulary import find_vocabulary, load_encoding
+from harmony_grammar.rendering.conversation import (
     Conversation,
     ConversationItem,
     DeveloperContent,
@@ -27,9 +28,8 @@ from harmony_grammar.conversation import (
     tool_result_message,
     user_message,
 )
-from harmony_grammar.encoding import find_vocabulary, load_encoding
-from harmony_grammar.interop import to_openai_harmony
-from harmony_grammar.render import render
+from harmony_grammar.rendering.interop import to_openai_harmony
+from harmony_grammar.rendering.renderer import render
 
 
 def _tool(i: int) -> ToolSpec:

@@ -17,7 +17,7 @@ from _common import (
     openai_harmony_encoding,
 )
 
-from harmony_grammar.stream import StreamParser
+from harmony_grammar.format.stream import StreamParser
 
 
 def main() -> None:

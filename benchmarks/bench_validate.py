@@ -28,8 +28,8 @@ from pathlib import Path
 
 from _common import openai_harmony_encoding
 
-from harmony_grammar.dataset import ValidationOptions, read_jsonl, validate_items
-from harmony_grammar.encoding import load_encoding
+from harmony_grammar.format.vocabulary import load_encoding
+from harmony_grammar.validation.dataset import ValidationOptions, read_jsonl, validate_items
 
 _CITIES = ["Paris", "Oslo", "Lima", "Kyoto", "Accra", "Quito", "Perth", "Turin"]
 

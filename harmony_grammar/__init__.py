@@ -2,70 +2,97 @@
 
 The grammar (``grammars/harmony.lark``) drives the batch parser (:func:`parse`), the streaming
 parser, the validator and the exported generation grammars.
+
+The package is layered; each layer imports only the ones below it (docs/architecture.md,
+kept by tests/test_layering.py):
+
+* ``schema`` JSON Schema to grammar; ``tools`` tool declarations and argument checks;
+* ``format`` the Harmony format: tokens, vocabulary, grammar, engine, ``parse``, ``StreamParser``;
+* ``safety`` escaping, leaks, repair; ``rendering`` the renderer and its bridges;
+* ``validation`` rules, ``validate``, datasets; ``generation`` turn grammars and sampling;
+* ``cli`` the command line.
+
+This module is the curated public API: every name in ``__all__`` is supported here.
 """
 
 from __future__ import annotations
 
-from .chat import ChatCompletionError, from_chat_completions, to_chat_completion
-from .conversation import (
-    Conversation,
-    DeveloperContent,
-    ReasoningEffort,
-    ResponseFormat,
-    SystemContent,
-    ToolNamespace,
-    ToolSpec,
-    assistant_message,
-    tool_call_message,
-    tool_result_message,
-    user_message,
-)
-from .encoding import VocabularyNotFoundError, load_encoding
-from .engine import DEFAULT_MAX_HEADER_LENGTH
-from .escaping import (
-    RESERVED_SPELLINGS,
-    encode_untrusted,
-    escape_control_tokens,
-    escape_control_tokens_in_json,
-    unescape_control_tokens,
-    unescape_control_tokens_in_json,
-)
-from .events import (
+from .format import (
+    DEFAULT_MAX_HEADER_LENGTH,
+    STOP_TOKENS,
     ContentDelta,
+    ControlToken,
+    Diagnostic,
     DiagnosticEvent,
     Event,
     HeaderComplete,
+    Message,
     MessageEnd,
     MessageStart,
-    StopGeneration,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-)
-from .grammar import grammar_path, grammar_text
-from .interop import from_openai_harmony, to_openai_harmony
-from .leaks import LeakDetector, LeakReport, LeakSignal, LeakSpan, LeakSurface, detect_leak
-from .model import (
-    Diagnostic,
-    Message,
     ParseResult,
     RecipientPosition,
     Role,
     Severity,
     Span,
+    StopGeneration,
+    StreamParser,
     Terminator,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    VocabularyNotFoundError,
+    grammar_path,
+    grammar_text,
+    load_encoding,
+    parse,
 )
-from .outlines_export import to_outlines
-from .parser import parse
-from .render import DropRule, RenderError, render, rendered_messages
-from .repair import ForgedToolResult, find_forged_tool_result, repair_thinking
+from .generation import TurnGrammarError, completion_grammar, to_outlines
+from .rendering import (
+    ChatCompletionError,
+    Conversation,
+    DeveloperContent,
+    DropRule,
+    ReasoningEffort,
+    RenderError,
+    ResponseFormat,
+    SystemContent,
+    assistant_message,
+    from_chat_completions,
+    from_openai_harmony,
+    render,
+    rendered_messages,
+    to_chat_completion,
+    to_openai_harmony,
+    tool_call_message,
+    tool_result_message,
+    user_message,
+)
+from .safety import (
+    RESERVED_SPELLINGS,
+    ForgedToolResult,
+    LeakDetector,
+    LeakReport,
+    LeakSignal,
+    LeakSpan,
+    LeakSurface,
+    detect_leak,
+    encode_untrusted,
+    escape_control_tokens,
+    escape_control_tokens_in_json,
+    find_forged_tool_result,
+    repair_thinking,
+    unescape_control_tokens,
+    unescape_control_tokens_in_json,
+)
 from .schema import UnsupportedSchemaError, canonical_json, schema_to_grammar
-from .stream import StreamParser
-from .tokens import STOP_TOKENS, ControlToken
-from .tools_from_typescript import TypeScriptError, tools_from_typescript
-from .turn_grammar import TurnGrammarError, completion_grammar
-from .typescript import schema_to_typescript
-from .validate import ValidationReport, validate
+from .tools import (
+    ToolNamespace,
+    ToolSpec,
+    TypeScriptError,
+    schema_to_typescript,
+    tools_from_typescript,
+)
+from .validation import ValidationReport, validate
 
 __all__ = [
     "DEFAULT_MAX_HEADER_LENGTH",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harmony_grammar.encoding import find_vocabulary
+from harmony_grammar.format.vocabulary import find_vocabulary
 
 #: Third-party conformance data lives beside the checkout, never inside it.
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -16,7 +16,7 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 @pytest.fixture(scope="session")
 def encoding():
     """tiktoken's o200k_harmony, loaded offline."""
-    from harmony_grammar.encoding import load_encoding
+    from harmony_grammar.format.vocabulary import load_encoding
 
     return load_encoding(allow_download=False)
 

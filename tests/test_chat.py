@@ -8,19 +8,23 @@ from typing import Any
 
 import pytest
 
-from harmony_grammar.chat import ChatCompletionError, from_chat_completions, to_chat_completion
-from harmony_grammar.cli import main
-from harmony_grammar.conversation import (
+from harmony_grammar.cli.main import main
+from harmony_grammar.format.model import Message, Role
+from harmony_grammar.format.parser import parse
+from harmony_grammar.rendering.chat import (
+    ChatCompletionError,
+    from_chat_completions,
+    to_chat_completion,
+)
+from harmony_grammar.rendering.conversation import (
     Conversation,
     DeveloperContent,
     ReasoningEffort,
     SystemContent,
     ToolSpec,
 )
-from harmony_grammar.interop import to_openai_harmony
-from harmony_grammar.model import Message, Role
-from harmony_grammar.parser import parse
-from harmony_grammar.render import render
+from harmony_grammar.rendering.interop import to_openai_harmony
+from harmony_grammar.rendering.renderer import render
 
 WEATHER = {
     "type": "object",

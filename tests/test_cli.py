@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harmony_grammar.cli import main
+from harmony_grammar.cli.main import main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "weather.harmony"
 

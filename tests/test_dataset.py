@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from harmony_grammar import dataset
-from harmony_grammar.dataset import (
+from harmony_grammar.validation import dataset
+from harmony_grammar.validation.dataset import (
     BATCH_SIZE,
     IN_FLIGHT_PER_JOB,
     Item,

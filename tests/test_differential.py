@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar import Role, parse
-from harmony_grammar.events import ContentDelta, HeaderComplete, ToolCallDelta
-from harmony_grammar.stream import StreamParser
+from harmony_grammar.format.events import ContentDelta, HeaderComplete, ToolCallDelta
+from harmony_grammar.format.stream import StreamParser
 
 oh = pytest.importorskip("openai_harmony")
 

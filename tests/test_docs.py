@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harmony_grammar.diagnostics import CATALOGUE
+from harmony_grammar.format.diagnostics import CATALOGUE
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

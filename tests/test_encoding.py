@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harmony_grammar import ControlToken, VocabularyNotFoundError, load_encoding
-from harmony_grammar import encoding as encoding_module
-from harmony_grammar.encoding import O200K_BASE_SHA256, find_vocabulary
+from harmony_grammar.format import vocabulary as encoding_module
+from harmony_grammar.format.vocabulary import O200K_BASE_SHA256, find_vocabulary
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "docs" / "harmony-format.md"
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harmony_grammar.escaping import (
+from harmony_grammar.format.tokens import FIRST_SPECIAL_ID, ControlToken
+from harmony_grammar.safety.escaping import (
     RESERVED_SPELLINGS,
     encode_untrusted,
     escape_control_tokens,
@@ -16,7 +17,6 @@ from harmony_grammar.escaping import (
     unescape_control_tokens,
     unescape_control_tokens_in_json,
 )
-from harmony_grammar.tokens import FIRST_SPECIAL_ID, ControlToken
 
 _FRAGMENTS = [
     "<",
@@ -167,7 +167,7 @@ def test_encode_untrusted_matches_openai_harmony_content(encoding, harmony_oracl
 
 def test_renderer_encodes_message_text_as_untrusted_by_default():
     from harmony_grammar import ControlToken, Conversation, render, user_message
-    from harmony_grammar.conversation import tool_result_message
+    from harmony_grammar.rendering.conversation import tool_result_message
 
     conversation = Conversation.from_messages(
         [

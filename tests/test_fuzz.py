@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar import ControlToken, parse
-from harmony_grammar.stream import StreamParser
+from harmony_grammar.format.stream import StreamParser
 
 SPELLINGS = [token.value for token in ControlToken]
 FRAGMENTS = st.one_of(

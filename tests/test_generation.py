@@ -16,7 +16,13 @@ pytest.importorskip("transformers", reason="the generate extra is not installed"
 pytest.importorskip("outlines", reason="the generate extra is not installed")
 
 from harmony_grammar import ControlToken
-from harmony_grammar.conversation import (
+from harmony_grammar.generation.hf import (
+    generate_ids,
+    hf_tokenizer,
+    logits_processor,
+    outlines_model,
+)
+from harmony_grammar.rendering.conversation import (
     Conversation,
     DeveloperContent,
     ResponseFormat,
@@ -24,8 +30,7 @@ from harmony_grammar.conversation import (
     ToolSpec,
     user_message,
 )
-from harmony_grammar.hf import generate_ids, hf_tokenizer, logits_processor, outlines_model
-from harmony_grammar.render import render
+from harmony_grammar.rendering.renderer import render
 
 from .test_sampling import ANSWER_SCHEMA, TOOL_SETS, _function_name, check_completion
 
@@ -84,8 +89,8 @@ def test_prompt_ends_with_the_assistant_turn():
 @pytest.mark.parametrize(("tool_set", "tool_choice", "response_format"), CONFIGURATIONS, ids=_IDS)
 def test_outlines_generations_are_valid_turns(model, tool_set, tool_choice, response_format):
     outlines_export = pytest.importorskip(
-        "harmony_grammar.outlines_export",
-        reason="harmony_grammar/outlines_export.py is not written yet",
+        "harmony_grammar.generation.outlines_export",
+        reason="harmony_grammar/generation/outlines_export.py is not importable",
     )
     import outlines
 
@@ -104,8 +109,8 @@ def test_outlines_generations_are_valid_turns(model, tool_set, tool_choice, resp
 
 def test_seeds_give_different_generations(model):
     outlines_export = pytest.importorskip(
-        "harmony_grammar.outlines_export",
-        reason="harmony_grammar/outlines_export.py is not written yet",
+        "harmony_grammar.generation.outlines_export",
+        reason="harmony_grammar/generation/outlines_export.py is not importable",
     )
     tools = TOOL_SETS["weather"]
     processor = logits_processor(model, outlines_export.to_outlines(tools, tool_choice="auto"))
@@ -119,8 +124,8 @@ def test_seeds_give_different_generations(model):
 def test_without_the_grammar_the_random_model_writes_no_turn(model):
     # The control experiment: the same model and prior, no grammar. Whatever it writes is not a
     # valid turn, so the guarantee above is the grammar's, not the model's or the prior's.
-    from harmony_grammar.hf import GumbelLogitsProcessor
-    from harmony_grammar.sampling import token_prior
+    from harmony_grammar.generation.hf import GumbelLogitsProcessor
+    from harmony_grammar.generation.sampling import token_prior
 
     tools = TOOL_SETS["weather"]
     prompt = prompt_ids(tools, None)

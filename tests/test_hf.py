@@ -12,8 +12,8 @@ pytest.importorskip("torch", reason="the generate extra is not installed")
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harmony_grammar.hf import hf_tokenizer, outlines_model, stop_token_ids, tiny_model
-from harmony_grammar.tokens import FIRST_SPECIAL_ID, ControlToken
+from harmony_grammar.format.tokens import FIRST_SPECIAL_ID, ControlToken
+from harmony_grammar.generation.hf import hf_tokenizer, outlines_model, stop_token_ids, tiny_model
 
 PACKAGE = Path(__file__).resolve().parents[1] / "harmony_grammar"
 
@@ -123,7 +123,7 @@ def test_llguidance_reads_the_same_vocabulary_from_both_tokenizers(tokenizer):
     # tiktoken's. They must be the same vocabulary, specials included.
     import llguidance.hf
 
-    from harmony_grammar.sampling import llg_tokenizer
+    from harmony_grammar.generation.sampling import llg_tokenizer
 
     from_hf = llguidance.hf.from_tokenizer(tokenizer)
     from_tiktoken = llg_tokenizer()

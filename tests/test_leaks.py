@@ -10,20 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harmony_grammar.cli import main
-from harmony_grammar.leaks import (
+from harmony_grammar.cli.main import main
+from harmony_grammar.safety.leaks import (
     HOLD,
-    LOOKBACK,
-    MAX_MATCH,
     PROXIMITY,
-    SIGNAL_PATTERNS,
     LeakDetector,
     LeakReport,
-    LeakSignal,
     LeakSpan,
     detect_leak,
     mention_spans,
 )
+from harmony_grammar.safety.signals import LOOKBACK, MAX_MATCH, SIGNAL_PATTERNS, LeakSignal
 
 try:  # the regex parser is private; its width computation bounds the streaming hold-back
     from re import _parser as sre_parse  # type: ignore[attr-defined]

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from harmony_grammar.conversation import (
+from harmony_grammar.format.model import Message, RecipientPosition, Role, Terminator
+from harmony_grammar.format.tokens import ControlToken
+from harmony_grammar.rendering.conversation import (
     Conversation,
     DeveloperContent,
     ReasoningEffort,
@@ -19,10 +21,8 @@ from harmony_grammar.conversation import (
     tool_result_message,
     user_message,
 )
-from harmony_grammar.interop import from_openai_harmony, to_openai_harmony
-from harmony_grammar.model import Message, RecipientPosition, Role, Terminator
-from harmony_grammar.render import RenderError, encode_text, render, rendered_messages
-from harmony_grammar.tokens import ControlToken
+from harmony_grammar.rendering.interop import from_openai_harmony, to_openai_harmony
+from harmony_grammar.rendering.renderer import RenderError, encode_text, render, rendered_messages
 
 # -- the cookbook's function-calling example, verbatim -----------------------------------
 

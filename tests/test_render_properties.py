@@ -16,7 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harmony_grammar.conversation import (
+from harmony_grammar.format.model import Message, RecipientPosition, Role
+from harmony_grammar.format.parser import parse
+from harmony_grammar.format.tokens import CONTROL_SPELLING_RE
+from harmony_grammar.rendering.conversation import (
     Conversation,
     DeveloperContent,
     ReasoningEffort,
@@ -24,11 +27,8 @@ from harmony_grammar.conversation import (
     ToolNamespace,
     ToolSpec,
 )
-from harmony_grammar.interop import from_openai_harmony, to_openai_harmony
-from harmony_grammar.model import Message, RecipientPosition, Role
-from harmony_grammar.parser import parse
-from harmony_grammar.render import render, rendered_messages
-from harmony_grammar.tokens import CONTROL_SPELLING_RE
+from harmony_grammar.rendering.interop import from_openai_harmony, to_openai_harmony
+from harmony_grammar.rendering.renderer import render, rendered_messages
 
 openai_harmony = pytest.importorskip("openai_harmony")
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harmony_grammar.repair import find_forged_tool_result, repair_thinking
-from harmony_grammar.tokens import ControlToken
+from harmony_grammar.format.tokens import ControlToken
+from harmony_grammar.safety.repair import find_forged_tool_result, repair_thinking
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from harmony_grammar.commands.tokens import encode_harmony
-from harmony_grammar.dataset import read_jsonl
-from harmony_grammar.diagnostics import CATALOGUE
-from harmony_grammar.model import Severity
-from harmony_grammar.rules import RULES
-from harmony_grammar.validate import validate
+from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.diagnostics import CATALOGUE
+from harmony_grammar.format.model import Severity
+from harmony_grammar.validation.dataset import read_jsonl
+from harmony_grammar.validation.rules import RULES
+from harmony_grammar.validation.validator import validate
 
 RULES_MD = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 _BLOCK = re.compile(r"^(`{3,})(?P<info>[^\n]*)\n(?P<body>.*?)\n\1$", re.MULTILINE | re.DOTALL)

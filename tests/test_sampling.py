@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 
 from harmony_grammar import ControlToken, Terminator, parse
-from harmony_grammar.arguments import tool_schemas
-from harmony_grammar.encoding import load_encoding
-from harmony_grammar.tokens import CONTROL_SPELLING_RE, FIRST_SPECIAL_ID
+from harmony_grammar.format.tokens import CONTROL_SPELLING_RE, FIRST_SPECIAL_ID
+from harmony_grammar.format.vocabulary import load_encoding
+from harmony_grammar.tools.arguments import tool_schemas
 
 pytest.importorskip("llguidance", reason="the generate extra is not installed")
 
-from harmony_grammar.sampling import (
+from harmony_grammar.generation.sampling import (
     GrammarError,
     Sampler,
     llg_tokenizer,
@@ -129,7 +129,7 @@ def check_completion(
     response_format: Mapping[str, Any] | None = None,
 ) -> None:
     """Assert that ``ids`` is one valid assistant turn for these tools and options."""
-    from harmony_grammar.validate import validate
+    from harmony_grammar.validation.validator import validate
 
     encoding = load_encoding()
     ids = list(ids)
@@ -187,7 +187,7 @@ _WEATHER = TOOL_SETS["weather"]
 
 
 def _ids(text: str) -> list[int]:
-    from harmony_grammar.commands.tokens import encode_harmony
+    from harmony_grammar.cli.tokens import encode_harmony
 
     return encode_harmony(text)
 
@@ -318,7 +318,7 @@ def test_configurations_total_one_thousand():
 )
 def test_sampled_turns_are_valid(tool_set, tool_choice, response_format, count):
     turn_grammar = pytest.importorskip(
-        "harmony_grammar.turn_grammar", reason="harmony_grammar/turn_grammar.py is not written yet"
+        "harmony_grammar.generation.turn_grammar", reason="harmony_grammar/generation/turn_grammar.py is not importable"
     )
     tools = TOOL_SETS[tool_set]
     options: dict[str, Any] = {"tool_choice": tool_choice}

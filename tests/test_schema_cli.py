@@ -8,7 +8,7 @@ from pathlib import Path
 import lark
 import pytest
 
-from harmony_grammar.cli import main
+from harmony_grammar.cli.main import main
 
 
 def _write(tmp_path: Path, value: object) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harmony_grammar import ControlToken, parse
-from harmony_grammar.commands.tokens import encode_harmony
-from harmony_grammar.events import (
+from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.events import (
     ContentDelta,
     DiagnosticEvent,
     HeaderComplete,
@@ -17,7 +17,7 @@ from harmony_grammar.events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from harmony_grammar.stream import StreamParser
+from harmony_grammar.format.stream import StreamParser
 from tests.test_parser import LENIENT_CASES, SPEC_TURN
 
 CALL = (

@@ -6,9 +6,13 @@ import re
 
 import pytest
 
-from harmony_grammar.commands.tokens import encode_harmony
-from harmony_grammar.tokens import ControlToken
-from harmony_grammar.turn_grammar import TurnGrammarError, completion_grammar, message_shape
+from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.tokens import ControlToken
+from harmony_grammar.generation.turn_grammar import (
+    TurnGrammarError,
+    completion_grammar,
+    message_shape,
+)
 
 llguidance = pytest.importorskip("llguidance")
 
@@ -35,7 +39,7 @@ CALL = '{"city":"Paris","unit":"celsius"}'
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from harmony_grammar.outlines_export import harmony_lltokenizer
+    from harmony_grammar.generation.outlines_export import harmony_lltokenizer
 
     return harmony_lltokenizer()
 
@@ -170,7 +174,7 @@ def test_shapes_come_from_the_grammar():
 
 def test_to_outlines_returns_a_validated_cfg(monkeypatch):
     outlines = pytest.importorskip("outlines")
-    from harmony_grammar import outlines_export
+    from harmony_grammar.generation import outlines_export
 
     cfg = outlines_export.to_outlines(TOOLS)
     assert isinstance(cfg, outlines.types.CFG)
@@ -183,7 +187,7 @@ def test_to_outlines_returns_a_validated_cfg(monkeypatch):
 def test_grammar_cli(capsys, tmp_path):
     import json
 
-    from harmony_grammar.cli import main
+    from harmony_grammar.cli.main import main
 
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps({"tools": TOOLS}))

@@ -7,10 +7,15 @@ from typing import Any
 
 import pytest
 
-from harmony_grammar.conversation import Conversation, DeveloperContent, ToolNamespace, ToolSpec
-from harmony_grammar.interop import to_openai_harmony
-from harmony_grammar.render import developer_text, render
-from harmony_grammar.typescript import (
+from harmony_grammar.rendering.conversation import (
+    Conversation,
+    DeveloperContent,
+    ToolNamespace,
+    ToolSpec,
+)
+from harmony_grammar.rendering.interop import to_openai_harmony
+from harmony_grammar.rendering.renderer import developer_text, render
+from harmony_grammar.tools.typescript import (
     json_display,
     namespace_typescript,
     rust_lines,
@@ -158,7 +163,7 @@ def test_namespace_without_tools_is_plain_text() -> None:
 
 
 def test_namespaces_sorted_by_name_in_the_system_message() -> None:
-    from harmony_grammar.conversation import SystemContent
+    from harmony_grammar.rendering.conversation import SystemContent
 
     text = render(Conversation((SystemContent().with_python_tool().with_browser_tool(),)))
     assert text.index("## browser") < text.index("## python")

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from harmony_grammar.commands.tokens import encode_harmony
-from harmony_grammar.model import Severity
-from harmony_grammar.parser import parse
-from harmony_grammar.validate import ValidationReport, validate
+from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.model import Severity
+from harmony_grammar.format.parser import parse
+from harmony_grammar.validation.validator import ValidationReport, validate
 
 CONVERSATION = (
     "<|start|>user<|message|>Weather in Oslo?<|end|>"

@@ -49,10 +49,11 @@ from .merge import ANNOTATIONS, is_true_schema, merge_schemas
 from .numbers import Bound, NotExact, number_token
 from .objects import ObjectBuilder
 from .one_of import one_of, type_set
+from .order import property_rank, sort_keys
 from .regex import ANY_CHAR, RegexError, search_ir
 from .strings import json_string, limit_length, literal_string
 
-__all__ = ["Compiler", "Whitespace", "property_rank", "sort_keys"]
+__all__ = ["Compiler", "Whitespace"]
 
 Schema = dict[str, Any]
 Whitespace = str  # "compact" | "flexible"
@@ -89,54 +90,6 @@ def _trivial(keyword: str, value: Any) -> bool:
     if keyword in ("if", "contains"):
         return False  # `contains: true` still demands one item; a lone `if` is refused too
     return is_true_schema(value)
-
-
-def property_rank(root: Any) -> dict[str, int]:
-    """The canonical property order: names ranked as a depth-first walk of the document meets
-    them, a whole ``properties`` block at once (also ``required``, ``dependentRequired`` and
-    ``dependencies``), so the root object keeps its declared order. Every object of the
-    schema lists its properties in this order: one schema, one key order
-    (docs/schema-grammar.md).
-    """
-    rank: dict[str, int] = {}
-
-    def add(names: Any) -> None:
-        for name in names:
-            if isinstance(name, str):
-                rank.setdefault(name, len(rank))
-
-    def walk(node: Any) -> None:
-        if isinstance(node, list):
-            for item in node:
-                walk(item)
-        if not isinstance(node, dict):
-            return
-        for key, value in node.items():
-            if key in ("properties", "dependentRequired", "dependencies") and isinstance(
-                value, dict
-            ):
-                add(value)
-                if key != "properties":
-                    for deps in value.values():
-                        if isinstance(deps, list):
-                            add(deps)
-            elif key == "required" and isinstance(value, list):
-                add(value)
-            if key not in ("enum", "const", "default", "examples"):
-                walk(value)
-
-    walk(root)
-    return rank
-
-
-def sort_keys(value: Any, rank: dict[str, int]) -> Any:
-    """``value`` with every object's keys in canonical order (ranked names, then the rest)."""
-    if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: (0, rank[k], "") if k in rank else (1, 0, k))
-        return {k: sort_keys(value[k], rank) for k in keys}
-    if isinstance(value, list):
-        return [sort_keys(v, rank) for v in value]
-    return value
 
 
 def _exact(value: Any) -> Fraction:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import schema_to_grammar
+from .api import schema_to_grammar
 
 __all__ = ["SchemaMatcher", "byte_tokenizer"]
 

@@ -12,20 +12,16 @@ import itertools
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .context import CompilerContext, Schema
 from .errors import UnsupportedSchemaError
 from .ir import EMPTY, NOTHING, Alt, Expr, Lit, Ref, Repeat, Seq, alt, both, is_nothing, repeat, seq
 from .merge import is_true_schema
 from .regex import RegexError, parse_pattern, search_ir
 from .strings import json_string, literal_string, string_not_in
 
-if TYPE_CHECKING:
-    from .compiler import Compiler
-
 __all__ = ["ObjectBuilder"]
-
-Schema = dict[str, Any]
 
 
 class ObjectBuilder:
@@ -37,7 +33,7 @@ class ObjectBuilder:
     dependency was skipped). Additional members may come anywhere, in any order.
     """
 
-    def __init__(self, compiler: Compiler, s: Schema, pointer: str) -> None:
+    def __init__(self, compiler: CompilerContext, s: Schema, pointer: str) -> None:
         self.c = compiler
         self.pointer = pointer
         props: dict[str, Any] = dict(s.get("properties", {}))

@@ -8,21 +8,17 @@ one rewrite: branches that only require names become pairwise disjoint.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .context import CompilerContext, Schema
 from .errors import UnsupportedSchemaError
 from .ir import Expr, alt
 from .merge import ANNOTATIONS, json_equal, merge_schemas
 
-if TYPE_CHECKING:
-    from .compiler import Compiler
-
 __all__ = ["disjoint", "one_of", "type_set"]
 
-Schema = dict[str, Any]
 
-
-def one_of(c: Compiler, s: Schema, pointer: str) -> Expr:
+def one_of(c: CompilerContext, s: Schema, pointer: str) -> Expr:
     """``oneOf`` as a union of branches proven pairwise disjoint (or rewritten to be)."""
     base = {k: v for k, v in s.items() if k != "oneOf"}
     members = [b for b in s["oneOf"] if b is not False]
@@ -35,17 +31,17 @@ def one_of(c: Compiler, s: Schema, pointer: str) -> Expr:
     return alt(*(c.value(b, f"{pointer}/oneOf/{i}") for i, b in enumerate(branches)))
 
 
-def _branches(c: Compiler, base: Schema, members: list[Any], pointer: str) -> list[Schema]:
+def _branches(c: CompilerContext, base: Schema, members: list[Any], pointer: str) -> list[Schema]:
     return [
         c.flatten(merge_schemas(base, b) if isinstance(b, dict) else base, pointer) for b in members
     ]
 
 
-def _disjoint_all(c: Compiler, branches: list[Schema]) -> bool:
+def _disjoint_all(c: CompilerContext, branches: list[Schema]) -> bool:
     return all(disjoint(c, a, b) for a, b in itertools.combinations(branches, 2))
 
 
-def disjoint(c: Compiler, a: Any, b: Any, depth: int = 0) -> bool:
+def disjoint(c: CompilerContext, a: Any, b: Any, depth: int = 0) -> bool:
     """A sufficient test that no value is valid under both ``a`` and ``b``."""
     try:
         fa, fb = _dereferenced(c, a), _dereferenced(c, b)
@@ -81,7 +77,7 @@ def disjoint(c: Compiler, a: Any, b: Any, depth: int = 0) -> bool:
     return False
 
 
-def _dereferenced(c: Compiler, schema: Any) -> Any:
+def _dereferenced(c: CompilerContext, schema: Any) -> Any:
     """``schema`` flattened, following a lone ``$ref`` to its target; booleans as they are."""
     for _ in range(16):
         if isinstance(schema, bool):

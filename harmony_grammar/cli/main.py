@@ -1,0 +1,74 @@
+"""The ``harmony-grammar`` command line.
+
+Each subcommand lives in ``harmony_grammar/cli/<name>.py`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` to a callable
+``(args) -> int``. Commands report bad input by raising :class:`CliError`; ``main`` turns it
+into a one-line message on stderr and exit status 2. Exit status 1 means "the input has
+errors" and is returned by the commands themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from .errors import CliError
+
+__all__ = ["main"]
+
+#: Subcommand modules, in the order ``--help`` lists them.
+COMMAND_MODULES = (
+    "parse",
+    "tokens",
+    "validate",
+    "render",
+    "to_chat",
+    "grammar",
+    "schema_grammar",
+    "leaks",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="harmony-grammar",
+        description="Parse, validate, render and constrain OpenAI Harmony (gpt-oss) text.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"harmony_grammar.cli.{name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (0 ok, 1 input has errors, 2 usage or I/O error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    try:
+        status: int = args.func(args)
+    except CliError as exc:
+        print(f"harmony-grammar: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug of ours: still one line, never a traceback
+        print(
+            f"harmony-grammar: internal error: {type(exc).__name__}: {exc}"
+            " (please report it with the input)",
+            file=sys.stderr,
+        )
+        return 2
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""``harmony-grammar schema-grammar SCHEMA.json``: print the grammar of a JSON Schema."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..schema import TARGETS, UnsupportedSchemaError, schema_to_grammar
+from .inputs import read_json
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``schema-grammar`` subcommand."""
+    parser = subparsers.add_parser(
+        "schema-grammar",
+        help="compile a JSON Schema into a grammar (Lark, llguidance or GBNF)",
+        description="Print a grammar (start rule `start`) that accepts exactly the JSON texts "
+        "valid under the schema. Exit status 1 when the schema uses something that cannot be "
+        "expressed exactly.",
+    )
+    parser.add_argument("schema", help="JSON Schema file, or - for standard input")
+    parser.add_argument("--target", choices=sorted(TARGETS), default="lark")
+    parser.add_argument("--whitespace", choices=("compact", "flexible"), default="compact")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the grammar; 1 with a one-line reason when the schema is refused."""
+    schema = read_json(args.schema, "the schema")
+    try:
+        grammar = schema_to_grammar(schema, target=args.target, whitespace=args.whitespace)
+    except UnsupportedSchemaError as exc:
+        print(f"harmony-grammar: {args.schema}: {exc}", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print(f"harmony-grammar: {args.schema}: schema is nested too deeply", file=sys.stderr)
+        return 1
+    sys.stdout.write(grammar)
+    return 0

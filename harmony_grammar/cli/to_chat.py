@@ -1,0 +1,48 @@
+"""``harmony-grammar to-chat``: a completion as a Chat Completions response message."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..rendering.chat import ChatCompletionError, to_chat_completion
+from .errors import CliError
+from .inputs import add_input_options, read_text, read_token_ids, read_tools
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``to-chat`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "to-chat",
+        help="print a completion as a Chat Completions response message",
+        description="Read model output (after '<|start|>assistant') and print "
+        '{"message": {...}, "finish_reason": ...} as JSON. Exit 1 when the completion has '
+        "errors, 2 on usage or I/O errors.",
+    )
+    parser.add_argument("file", metavar="FILE", help="completion file, or - for stdin")
+    add_input_options(parser, completion=False)
+    parser.add_argument(
+        "--tools",
+        metavar="JSON",
+        help="a request body or tools list: calls must name these tools and fit their schemas",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Convert the completion and print the response JSON."""
+    source = read_token_ids(args.file) if args.tokens else read_text(args.file)
+    tools = read_tools(args.tools) if args.tools else None
+    try:
+        response = to_chat_completion(source, tools=tools, strict=not args.lenient)
+    except ChatCompletionError as exc:
+        print(f"harmony-grammar: error: {args.file}: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # a malformed tools list
+        raise CliError(f"{args.tools}: {exc}") from None
+    print(json.dumps(response, ensure_ascii=False, indent=2))
+    return 0

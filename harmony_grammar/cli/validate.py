@@ -1,0 +1,241 @@
+"""``harmony-grammar validate``: check Harmony files or a JSON Lines dataset against the rules.
+
+Text output is a compiler's, one line per diagnostic, then a count per rule::
+
+    chat.harmony:3:12: HG201 error: channel 'thoughts' is not declared (...)
+    data.jsonl:17: HG202 warning: the call to ... (in text at 1:45)
+
+A JSONL diagnostic names the record's line; the position inside the record's Harmony field
+follows in parentheses (``at L:C`` for text, ``at token N`` for token ids). ``--format json``
+prints JSON Lines: one object per input that has diagnostics, then one summary object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter, deque
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Any
+
+from ..format.diagnostics import CATALOGUE
+from ..format.model import Diagnostic, Severity
+from ..tools.arguments import tool_schemas
+from ..validation.dataset import (
+    Item,
+    ItemResult,
+    Progress,
+    ValidationOptions,
+    read_jsonl,
+    validate_items,
+)
+from .errors import CliError
+from .inputs import add_input_options, read_text, read_token_ids, read_tools
+
+__all__ = ["register"]
+
+
+def _tool_schemas(path: str) -> dict[str, Any]:
+    try:
+        return tool_schemas(read_tools(path))
+    except ValueError as exc:
+        raise CliError(f"{path}: {exc}") from None
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``validate`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "validate",
+        help="validate Harmony files or a JSONL dataset against the format's rules",
+        description="Check Harmony text (or token ids) against the grammar and the rule "
+        "catalogue (docs/rules.md). Exit 0 when every input is valid, 1 when errors were "
+        "found, 2 on usage or I/O errors.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="input files, or - for stdin")
+    add_input_options(parser)
+    parser.add_argument(
+        "--tools",
+        metavar="TOOLS.json",
+        help="the functions calls may address: an OpenAI-style or plain tool list, or a "
+        "request object with 'tools' (default: the developer message's namespace functions)",
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--jsonl",
+        metavar="FIELD",
+        help="FILEs are JSON Lines whose FIELD (a dotted path reaches nested objects) holds "
+        "Harmony text or a list of token ids",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="validate in N processes (0: one per CPU)",
+    )
+    parser.set_defaults(func=run)
+
+
+def _display(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _check_readable(paths: list[str]) -> None:
+    """Fail before any output when an input is missing (exit 2, one line)."""
+    if paths.count("-") > 1:
+        raise CliError("stdin (-) can be read only once")
+    for path in paths:
+        if path != "-" and not Path(path).is_file():
+            what = "is a directory" if Path(path).is_dir() else "no such file"
+            raise CliError(f"{path}: {what}")
+
+
+def _file_items(paths: list[str], tokens: bool) -> Iterator[Item]:
+    for path in paths:
+        source: str | list[int] = read_token_ids(path) if tokens else read_text(path)
+        yield Item(path, source, size=1)
+
+
+def _open_binary(path: str, stack: ExitStack) -> IO[bytes]:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return stack.enter_context(open(path, "rb"))
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror or exc}") from None
+
+
+def _jsonl_items(paths: list[str], field: str, stack: ExitStack) -> Iterator[tuple[str, Item]]:
+    for path in paths:
+        stream = _open_binary(path, stack)
+        try:
+            for item in read_jsonl(stream, field):
+                yield path, item
+        except OSError as exc:
+            raise CliError(f"{path}: {exc.strerror or exc}") from None
+
+
+def _total_bytes(paths: list[str]) -> int:
+    try:
+        return sum(os.stat(p).st_size for p in paths if p != "-") if "-" not in paths else 0
+    except OSError:
+        return 0
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+class _Report:
+    """Prints results as they arrive and keeps the counts for the summary."""
+
+    def __init__(self, fmt: str, field: str | None, progress: Progress) -> None:
+        self.fmt, self.field, self.progress = fmt, field, progress
+        self.inputs = self.with_errors = 0
+        self.by_code: Counter[str] = Counter()
+        self.severity_of: dict[str, Severity] = {}
+
+    def add(self, path: str, result: ItemResult) -> None:
+        self.inputs += 1
+        self.with_errors += not result.ok
+        for diagnostic in result.diagnostics:
+            self.by_code[diagnostic.code] += 1
+            self.severity_of[diagnostic.code] = diagnostic.severity
+        if result.diagnostics:
+            self.progress.clear()
+            if self.fmt == "json":
+                print(json.dumps(self._json(path, result), ensure_ascii=False))
+            else:
+                for diagnostic in result.diagnostics:
+                    print(self._line(path, result, diagnostic))
+        self.progress.advance(result.size)
+
+    def _json(self, path: str, result: ItemResult) -> dict[str, Any]:
+        return {
+            "file": _display(path),
+            "record": result.key if self.field is not None else None,
+            "ok": result.ok,
+            "diagnostics": [d.to_dict() for d in result.diagnostics],
+        }
+
+    def _line(self, path: str, result: ItemResult, diagnostic: Diagnostic) -> str:
+        if self.field is None:
+            return diagnostic.format(_display(path))
+        head = f"{_display(path)}:{result.key}: {diagnostic.code} {diagnostic.severity.value}"
+        text = f"{head}: {diagnostic.message}"
+        if diagnostic.code == "HG290":
+            return text
+        if diagnostic.line is not None:
+            return f"{text} (in {self.field} at {diagnostic.line}:{diagnostic.column})"
+        return f"{text} (in {self.field} at token {diagnostic.start})"
+
+    def errors(self) -> int:
+        return sum(n for c, n in self.by_code.items() if self.severity_of[c] is Severity.ERROR)
+
+    def summary(self) -> None:
+        errors = self.errors()
+        warnings = sum(self.by_code.values()) - errors
+        unit = "record" if self.field is not None else "file"
+        if self.fmt == "json":
+            summary = {
+                f"{unit}s": self.inputs,
+                "with_errors": self.with_errors,
+                "errors": errors,
+                "warnings": warnings,
+                "by_code": dict(sorted(self.by_code.items())),
+            }
+            print(json.dumps({"summary": summary, "ok": errors == 0}))
+            return
+        for code, count in sorted(self.by_code.items()):
+            slug = CATALOGUE[code].slug
+            print(f"  {code} {slug:<26} {self.severity_of[code].value:<8} {count}")
+        valid = self.inputs - self.with_errors
+        print(
+            f"{_plural(self.inputs, unit)} checked: {valid} valid, {self.with_errors} with errors "
+            f"({_plural(errors, 'error')}, {_plural(warnings, 'warning')})"
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate every input, print diagnostics and the summary."""
+    if args.jobs < 0:
+        raise CliError("--jobs must be 0 or more")
+    if args.tokens and args.jsonl:
+        raise CliError("--tokens applies to plain files; a JSONL field may hold token ids")
+    jobs = args.jobs or os.cpu_count() or 1
+    paths: list[str] = args.files
+    _check_readable(paths)
+    options = ValidationOptions(
+        tools=_tool_schemas(args.tools) if args.tools else None,
+        start="completion" if args.completion else "conversation",
+        strict=not args.lenient,
+    )
+    with ExitStack() as stack:
+        if args.jsonl is not None:
+            progress = Progress(_total_bytes(paths), "records")
+            pairs = _jsonl_items(paths, args.jsonl, stack)
+        else:
+            progress = Progress(len(paths) if len(paths) > 1 else 0, "files")
+            progress.enabled = progress.enabled and len(paths) > 1
+            pairs = ((str(item.key), item) for item in _file_items(paths, args.tokens))
+        report = _Report(args.format, args.jsonl, progress)
+        # Results come back in input order, so each item's path waits in a queue that holds
+        # only the items in flight.
+        waiting: deque[str] = deque()
+
+        def items() -> Iterator[Item]:
+            for path, item in pairs:
+                waiting.append(path)
+                yield item
+
+        try:
+            for result in validate_items(items(), options, jobs=jobs):
+                report.add(waiting.popleft(), result)
+        finally:
+            progress.clear()
+    report.summary()
+    return 1 if report.errors() else 0

@@ -1,1 +1,0 @@
-"""Subcommands of the ``harmony-grammar`` CLI, one module each."""

@@ -1,0 +1,77 @@
+"""The Harmony format itself: control tokens, vocabulary, grammar, engine, parse and stream.
+
+Theory of operation
+-------------------
+``grammars/harmony.lark`` is the one definition of the syntax; :mod:`.grammar` loads it and
+builds Lark's LALR tables once per process. Input arrives as text (:class:`.lexer.TextLexer`,
+control tokens spelled literally) or as o200k_harmony token ids (:class:`.lexer.TokenLexer`,
+only special ids are structure); both lexers push the same pieces into one
+:class:`.engine.Engine`, which drives the LALR table (:mod:`.lalr`), builds
+:class:`.model.Message` values, emits :mod:`.events` and, in lenient mode, applies the repairs
+of :mod:`.recoveries`. :func:`.parser.parse` is the batch front door,
+:class:`.stream.StreamParser` the sans-IO incremental one; their results are equal.
+
+Imports: this package may use :mod:`harmony_grammar.tools` (checking call arguments as they
+stream) and :mod:`harmony_grammar.schema`; nothing above them.
+"""
+
+from __future__ import annotations
+
+from .engine import DEFAULT_MAX_HEADER_LENGTH
+from .events import (
+    ContentDelta,
+    DiagnosticEvent,
+    Event,
+    HeaderComplete,
+    MessageEnd,
+    MessageStart,
+    StopGeneration,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from .grammar import grammar_path, grammar_text
+from .model import (
+    Diagnostic,
+    Message,
+    ParseResult,
+    RecipientPosition,
+    Role,
+    Severity,
+    Span,
+    Terminator,
+)
+from .parser import parse
+from .stream import StreamParser
+from .tokens import STOP_TOKENS, ControlToken
+from .vocabulary import VocabularyNotFoundError, load_encoding
+
+__all__ = [
+    "DEFAULT_MAX_HEADER_LENGTH",
+    "STOP_TOKENS",
+    "ContentDelta",
+    "ControlToken",
+    "Diagnostic",
+    "DiagnosticEvent",
+    "Event",
+    "HeaderComplete",
+    "Message",
+    "MessageEnd",
+    "MessageStart",
+    "ParseResult",
+    "RecipientPosition",
+    "Role",
+    "Severity",
+    "Span",
+    "StopGeneration",
+    "StreamParser",
+    "Terminator",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
+    "VocabularyNotFoundError",
+    "grammar_path",
+    "grammar_text",
+    "load_encoding",
+    "parse",
+]

@@ -1,0 +1,80 @@
+"""Checking one tool call's arguments while the engine parses it (``tools=`` given).
+
+The engine opens a :class:`CallCheck` when a call's header completes, feeds it each piece of
+the body, and closes it with the terminator. It reports through the engine's ``diagnose``:
+HG181 for a function that is not among the tools, HG180 at the first character after which
+no JSON object can follow, and HG180 with the schema's complaint when the body is complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..tools.arguments import ArgumentChecker
+
+__all__ = ["CallCheck", "Diagnose"]
+
+#: The engine's ``diagnose(code, message, start, end)``.
+Diagnose = Callable[[str, str, int, int], None]
+
+
+class CallCheck:
+    """The streaming check of one call's arguments against its tool's schema."""
+
+    def __init__(self, checker: ArgumentChecker, diagnose: Diagnose, exact: bool) -> None:
+        self._checker = checker
+        self._diagnose = diagnose
+        self._exact = exact  # positions are character offsets (text input)
+        self._chars = 0
+
+    @classmethod
+    def open(
+        cls,
+        tools: Mapping[str, Any],
+        recipient: str,
+        diagnose: Diagnose,
+        *,
+        exact: bool,
+        start: int,
+        end: int,
+    ) -> CallCheck | None:
+        """A check for a call to ``recipient``, or None when there is nothing to check."""
+        if not recipient.startswith("functions."):
+            return None  # built-in tools (browser.*, python) have no schema here
+        name = recipient.removeprefix("functions.")
+        if name not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            diagnose("HG181", f"{name!r} is not among the tools ({known})", start, end)
+            return None
+        return cls(ArgumentChecker(tools[name]), diagnose, exact)
+
+    def feed(self, text: str, start: int, end: int) -> None:
+        """A piece of the body at ``[start, end)``."""
+        bad = self._checker.feed(text)
+        if bad is not None:
+            within = bad - self._chars
+            at = start + within if self._exact else start
+            self._diagnose(
+                "HG180",
+                f"the arguments stop being a JSON object at character {bad}"
+                f" ({text[within : within + 12]!r})",
+                at,
+                at + 1 if self._exact else end,
+            )
+        self._chars += len(text)
+
+    def close(self, content: str, start: int, end: int) -> None:
+        """The body ended; check it against the schema (unless it already failed)."""
+        checker = self._checker
+        if checker.failed_at is not None:
+            return
+        problem = (
+            checker.schema_error(content)
+            if checker.complete()
+            else "they end before the JSON object is complete"
+        )
+        if problem is not None:
+            self._diagnose(
+                "HG180", f"the arguments do not match the tool's schema: {problem}", start, end
+            )

@@ -1,0 +1,45 @@
+"""The message being parsed, and header text waiting for the next control token.
+
+Both are mutable working state of the engine (:mod:`.engine`); the lenient recoveries
+(:mod:`.recoveries`) read and repair them. The finished message is an immutable
+:class:`.model.Message`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .model import RecipientPosition, Role, is_tool_call
+
+__all__ = ["Draft", "PendingText"]
+
+
+@dataclass
+class Draft:
+    """The message being parsed: its header so far, then its content."""
+
+    start: int
+    role: Role = Role.ASSISTANT
+    name: str | None = None
+    recipient: str | None = None
+    recipient_position: RecipientPosition | None = None
+    channel: str | None = None
+    content_type: str | None = None
+    constrained: bool = False
+    content: list[str] | None = None  # None until <|message|>: the header is still open
+    content_fed: bool = False
+    call_id: str | None = None
+
+    @property
+    def is_tool_call(self) -> bool:
+        return is_tool_call(self.role, self.recipient)
+
+
+@dataclass
+class PendingText:
+    """Header (or between-message) text waiting for the next control token."""
+
+    parts: list[str] = field(default_factory=list)
+    start: int = -1
+    end: int = -1
+    length: int = 0

@@ -1,0 +1,509 @@
+"""The parsing engine: Lark's LALR parser of ``harmony.lark`` driven over lexed pieces.
+
+Theory of operation
+-------------------
+The lexers (``lexer.py``) push three kinds of pieces: control tokens, text, and (for token
+ids) special ids that are not Harmony. The engine owns one Lark interactive parser.
+
+* A control token is fed to the parser as its own terminal.
+* Text inside a message body is fed as a single ``CONTENT`` terminal the first time and then
+  only appended to the message: content is never lexed, so it can stream.
+* Any other text (a header, or the gap between messages) waits until the next control token
+  or the end of input and is then lexed by the grammar's contextual lexer: the terminals the
+  parser state accepts decide what the text may be.
+
+Whether the parser accepts a terminal is asked before it is fed, so a rejected token leaves
+the parser untouched. Then, in lenient mode, the recovery table (:mod:`.recoveries`) may
+repair the input by dropping pieces or feeding synthetic terminals, each with its own
+warning code; anything else is an error, after which everything is skipped up to the next
+``<|start|>`` and parsing resumes from a fresh parser there.
+
+What a terminal *means* (this one is the author, that one the channel) is the table
+``_ACTIONS``: one small function per terminal. The order in which terminals may come is the
+grammar's alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .call_check import CallCheck
+from .diagnostics import LineIndex, make_diagnostic
+from .draft import Draft, PendingText
+from .events import (
+    ContentDelta,
+    DiagnosticEvent,
+    Event,
+    HeaderComplete,
+    MessageEnd,
+    MessageStart,
+    StopGeneration,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from .grammar import expected_description, harmony_parser, header_lexer
+from .lalr import LalrDriver, parse_table
+from .lexer import TextRun
+from .model import (
+    Diagnostic,
+    Message,
+    RecipientPosition,
+    Role,
+    Span,
+    Terminator,
+    author_text,
+)
+from .recoveries import (
+    TEXT_RECOVERIES,
+    TOKEN_RECOVERIES,
+    close_duplicate_channel,
+    misplaced_recipient,
+)
+from .tokens import (
+    FIRST_SPECIAL_ID,
+    LAST_SPECIAL_ID,
+    TERMINATORS,
+    ControlToken,
+    special_token_spelling,
+)
+
+__all__ = ["DEFAULT_MAX_HEADER_LENGTH", "Engine"]
+
+#: Longest header (characters of header text) accepted before it is an error.
+DEFAULT_MAX_HEADER_LENGTH = 4096
+
+_TERMINATOR_OF = {
+    ControlToken.END.terminal: Terminator.END,
+    ControlToken.CALL.terminal: Terminator.CALL,
+    ControlToken.RETURN.terminal: Terminator.RETURN,
+}
+# Enum attribute access is slow on the hot path; these plain dicts answer the same.
+_TERMINAL_OF = {token: token.terminal for token in ControlToken}
+_SPELLING_OF = {token: token.value for token in ControlToken}
+_TERMINATOR_BY_SPELLING = {token.value: _TERMINATOR_OF[token.terminal] for token in TERMINATORS}
+_START = ControlToken.START.terminal
+#: The start symbol to resume with after an error, for each mode.
+_RESYNC_START = {
+    "conversation": "conversation",
+    "completion": "continuation",
+    "prompt": "prompt",
+}
+_MESSAGE = ControlToken.MESSAGE.terminal
+_CHANNEL = ControlToken.CHANNEL.terminal
+_CONTENT = "CONTENT"
+#: A content type glued onto the recipient by the model: ``to=functions.shelljson``.
+_GLUED_JSON = re.compile(r"^(?P<recipient>.*[A-Za-z0-9])json$")
+
+
+class Engine:
+    """Parses pieces into messages and diagnostics; optionally records stream events.
+
+    ``start`` is ``conversation`` or ``completion``; ``role`` is the author of a completion's
+    first message. ``token_units`` says that positions are token indexes (no line/column).
+    ``events`` is a list to append :mod:`events` to, or None when nobody listens.
+    """
+
+    def __init__(
+        self,
+        *,
+        start: str = "conversation",
+        role: Role = Role.ASSISTANT,
+        strict: bool = True,
+        token_units: bool = False,
+        max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
+        events: list[Event] | None = None,
+        call_id: Callable[[], str] | None = None,
+        tools: Mapping[str, Any] | None = None,
+    ) -> None:
+        if start not in _RESYNC_START:
+            raise ValueError(f"start must be one of {', '.join(_RESYNC_START)}, not {start!r}")
+        self._table = parse_table(harmony_parser())
+        self.lexer = header_lexer()
+        self.parser = LalrDriver(self._table, start)
+        self._resync_start = _RESYNC_START[start]
+        self._completion = start == "completion"
+        self.role = role
+        self._strict = strict
+        self._max_header = max_header_length
+        self._lines: LineIndex | None = None if token_units else LineIndex()
+        #: Where events go (None: nobody listens); the stream parser swaps in fresh lists.
+        self.events = events
+        self._call_id = call_id or _counter_ids()
+        self._tools = tools
+        self._call_check: CallCheck | None = None
+        self._pending = PendingText()
+        self._skipping = False
+        self.duplicate_channel: tuple[int, int] | None = None
+        self.messages: list[Message] = []
+        self.diagnostics: list[Diagnostic] = []
+        #: The author a prompt's trailing ``<|start|>{author}`` hands the turn to.
+        self.next_turn: str | None = None
+        #: ``call``, ``return`` or ``abort`` once generation must stop.
+        self.stop_reason: str | None = None
+        self.draft: Draft | None = None
+        if self._completion:
+            self._begin(0)
+
+    @property
+    def exact_positions(self) -> bool:
+        """True for text input (character offsets), False for token ids (whole runs)."""
+        return self._lines is not None
+
+    # ------------------------------------------------------------------ pieces in
+    def control(self, token: ControlToken, start: int, end: int) -> None:
+        """A control token at ``[start, end)``."""
+        self._flush_pending()
+        if self._skipping:
+            if token is not ControlToken.START:
+                return
+            self._skipping = False
+            self.parser = LalrDriver(self._table, self._resync_start)
+        self.feed(_TERMINAL_OF[token], _SPELLING_OF[token], start, end)
+
+    def text(self, text: str, start: int, end: int) -> None:
+        """Text at ``[start, end)`` (any part of a message body, header or gap)."""
+        if self._lines is not None:
+            self._lines.add(text, start)
+        if self._skipping:
+            return
+        draft = self.draft
+        if draft is not None and draft.content is not None:
+            if not draft.content_fed:
+                self.feed(_CONTENT, "", start, start)
+                if self._skipping:
+                    return
+            draft.content.append(text)
+            if self._call_check is not None:
+                self._call_check.feed(text, start, end)
+            if self.events is not None:
+                if draft.call_id is not None:
+                    self.events.append(ToolCallDelta(text, draft.call_id))
+                else:
+                    self.events.append(ContentDelta(text, draft.channel))
+            return
+        pending = self._pending
+        if pending.start < 0:
+            pending.start = start
+        pending.parts.append(text)
+        pending.end = end
+        pending.length += len(text)
+        if pending.length > self._max_header:
+            self._error(
+                "HG104",
+                f"header text is longer than {self._max_header} characters",
+                pending.start,
+                end,
+            )
+
+    def special(self, token_id: int, index: int) -> None:
+        """A special id that is not a Harmony control token (token input only)."""
+        if FIRST_SPECIAL_ID <= token_id <= LAST_SPECIAL_ID:
+            spelling = special_token_spelling(token_id)
+            what = f"special token {token_id} ({spelling}) is not part of Harmony"
+        else:
+            what = f"{token_id} is not an o200k_harmony token id"
+        self.diagnose("HG103", f"{what}; it was skipped", index, index + 1)
+
+    def run_end(self, run: TextRun) -> None:
+        """Facts about a run of ordinary token ids that just ended."""
+        if run.invalid_utf8:
+            self.diagnose(
+                "HG105",
+                "these token ids do not decode as UTF-8; invalid bytes became U+FFFD",
+                run.start,
+                run.end,
+            )
+        if run.spellings:
+            self.diagnose(
+                "HG110",
+                f"ordinary text tokens spell {', '.join(run.spellings)}: read as text, not as"
+                " control tokens",
+                run.start,
+                run.end,
+            )
+
+    def eof(self, end: int) -> None:
+        """The end of input at offset ``end``."""
+        self._flush_pending()
+        if self._skipping:
+            return
+        draft = self.draft
+        if not self.parser.feed_eof():
+            if not self._strict and draft is not None and draft.content is not None:
+                self.diagnose("HG159", "the input ended before the message's terminator", end, end)
+                self.finish(None, end)
+            else:
+                self._error(
+                    "HG102",
+                    "the input ends inside a message",
+                    end,
+                    end,
+                    expected=self._expected(),
+                )
+            return
+        if draft is not None and draft.content is not None:
+            self.finish(None, end)  # a completion's last message, its stop token stripped
+        elif draft is not None:  # a prompt's trailing <|start|>{author}
+            self.next_turn = author_text(draft.role, draft.name)
+            self.draft = None
+
+    # ------------------------------------------------------------------ feeding
+    def feed(self, terminal: str, value: str, start: int, end: int) -> None:
+        if not self.parser.feed(terminal):
+            self._unexpected_token(terminal, value, start, end)
+            return
+        action = _ACTIONS.get(terminal)
+        if action is not None:
+            action(self, value, start, end)
+
+    def _expected(self) -> tuple[str, ...]:
+        return expected_description(
+            {
+                name
+                for name in self.parser.choices()
+                if name.isupper() or name.startswith(("$", "_"))
+            }
+        )
+
+    def _flush_pending(self) -> None:
+        pending = self._pending
+        if pending.start < 0:
+            close_duplicate_channel(self, "")
+            return
+        text = "".join(pending.parts)
+        start, end = pending.start, pending.end
+        self._pending = PendingText()
+        if self._skipping:
+            return
+        text = close_duplicate_channel(self, text, start)
+        self._lex_header_text(text, start, end)
+
+    def _lex_header_text(self, text: str, start: int, end: int) -> None:
+        # Character offsets within ``text`` map to input offsets only for text input;
+        # for token ids the whole run's range is the position.
+        exact = self._lines is not None
+        pos = 0
+        while pos < len(text) and not self._skipping:
+            choices = self.parser.choices()
+            scanner = self.lexer.scanner(self.parser.position, choices)
+            match = scanner.match(text, pos) if scanner is not None else None
+            if match is not None and not self._strict and misplaced_recipient(text, pos, choices):
+                match = None  # let the recovery see the whole " to=..." (HG158)
+            if match is None:
+                at = (start + pos, end) if exact else (start, end)
+                pos = self._unexpected_text(text, pos, *at)
+                continue
+            value = match.group()
+            here = start + pos if exact else start
+            self.feed(match.lastgroup or "", value, here, here + len(value) if exact else end)
+            pos += len(value)
+
+    # ------------------------------------------------------------------ actions
+    def _begin(self, start: int) -> None:
+        self.draft = Draft(start=start, role=self.role)
+        if self.events is not None:
+            self.events.append(MessageStart(start))
+
+    def _on_start(self, value: str, start: int, end: int) -> None:
+        self.draft = Draft(start=start)
+        if self.events is not None:
+            self.events.append(MessageStart(start))
+
+    def _on_author(self, value: str, start: int, end: int) -> None:
+        draft = self._require_draft(start)
+        draft.role = Role.of_author(value)
+        if draft.role is Role.TOOL:
+            draft.name = value
+            if self._completion:
+                self.diagnose(
+                    "HG170",
+                    f"the model began a message from the tool {value!r}: it is forging the"
+                    " tool's result; stop the turn here",
+                    draft.start,
+                    end,
+                )
+                self._stop("abort", draft.start)
+
+    def _on_author_name(self, value: str, start: int, end: int) -> None:
+        self._require_draft(start).name = value
+
+    def _on_role_recipient(self, value: str, start: int, end: int) -> None:
+        draft = self._require_draft(start)
+        draft.recipient = value.split("=", 1)[1]
+        draft.recipient_position = RecipientPosition.ROLE
+
+    def _on_channel_recipient(self, value: str, start: int, end: int) -> None:
+        draft = self._require_draft(start)
+        draft.recipient = value.split("=", 1)[1]
+        draft.recipient_position = RecipientPosition.CHANNEL
+
+    def _on_channel_name(self, value: str, start: int, end: int) -> None:
+        self._require_draft(start).channel = value
+
+    def _on_constrain(self, value: str, start: int, end: int) -> None:
+        self._require_draft(start).constrained = True
+
+    def _on_content_type(self, value: str, start: int, end: int) -> None:
+        draft = self._require_draft(start)
+        if not self._strict and value != value.lower():
+            self.diagnose("HG155", f"content type {value!r} read as {value.lower()!r}", start, end)
+            value = value.lower()
+        draft.content_type = ControlToken.CONSTRAIN.value + value if draft.constrained else value
+
+    def _on_message(self, value: str, start: int, end: int) -> None:
+        draft = self._require_draft(start)
+        if not self._strict and draft.content_type is None and draft.recipient:
+            glued = _GLUED_JSON.match(draft.recipient)
+            if glued:
+                self.diagnose(
+                    "HG154",
+                    f"recipient {draft.recipient!r} read as {glued['recipient']!r} with"
+                    " content type 'json'",
+                    draft.start,
+                    start,
+                )
+                draft.recipient, draft.content_type = glued["recipient"], "json"
+        draft.content = []
+        if draft.is_tool_call:
+            draft.call_id = self._call_id()
+            if self._tools is not None and draft.recipient is not None:
+                self._call_check = CallCheck.open(
+                    self._tools,
+                    draft.recipient,
+                    self.diagnose,
+                    exact=self.exact_positions,
+                    start=draft.start,
+                    end=end,
+                )
+        if self.events is not None:
+            self.events.append(
+                HeaderComplete(
+                    draft.role, draft.name, draft.recipient, draft.channel, draft.content_type
+                )
+            )
+            if draft.call_id is not None and draft.recipient is not None:
+                name = draft.recipient.removeprefix("functions.")
+                self.events.append(ToolCallStart(name, draft.recipient, draft.call_id))
+
+    def _on_content(self, value: str, start: int, end: int) -> None:
+        self._require_draft(start).content_fed = True
+
+    def _on_terminator(self, value: str, start: int, end: int) -> None:
+        self.finish(_TERMINATOR_BY_SPELLING[value], end)
+
+    def _require_draft(self, start: int) -> Draft:
+        if self.draft is None:  # only a synthetic repair can get here without <|start|>
+            self.draft = Draft(start=start, role=self.role)
+        return self.draft
+
+    def finish(self, terminator: Terminator | None, end: int) -> None:
+        draft = self.draft
+        if draft is None:
+            return
+        self.draft = None
+        message = Message(
+            role=draft.role,
+            content="".join(draft.content or ()),
+            name=draft.name,
+            recipient=draft.recipient,
+            channel=draft.channel,
+            content_type=draft.content_type,
+            terminator=terminator,
+            recipient_position=draft.recipient_position,
+            span=Span(draft.start, end),
+        )
+        self.messages.append(message)
+        call_check, self._call_check = self._call_check, None
+        if call_check is not None:
+            call_check.close(message.content, draft.start, end)
+        if draft.is_tool_call and terminator is not Terminator.CALL:
+            how = f"<|{terminator.value}|>" if terminator else "the end of input"
+            self.diagnose(
+                "HG153",
+                f"the tool call to {draft.recipient!r} ended with {how}, not <|call|>",
+                draft.start,
+                end,
+            )
+        events = self.events
+        if events is not None:
+            recovered = not self._strict and terminator is not None
+            if draft.call_id is not None and (terminator is Terminator.CALL or recovered):
+                events.append(ToolCallEnd(draft.call_id, message.content))
+            events.append(MessageEnd(message))
+        if terminator is Terminator.CALL or terminator is Terminator.RETURN:
+            self._stop(terminator.value, end)
+
+    def _stop(self, reason: str, position: int) -> None:
+        if self.stop_reason is None or reason == "abort":
+            first = self.stop_reason is None
+            self.stop_reason = reason
+            if self.events is not None and (first or reason == "abort"):
+                self.events.append(StopGeneration(reason, position))
+
+    # ------------------------------------------------------------------ diagnostics
+    def diagnose(
+        self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
+    ) -> None:
+        diagnostic = make_diagnostic(
+            code, message, start, end, lines=self._lines, expected=expected
+        )
+        self.diagnostics.append(diagnostic)
+        if self.events is not None:
+            self.events.append(DiagnosticEvent(diagnostic))
+
+    def _error(
+        self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
+    ) -> None:
+        """An unrecoverable error: report it and skip to the next ``<|start|>``."""
+        skip = "" if code == "HG102" else "; skipped to the next <|start|>"
+        self.diagnose(code, message + skip, start, end, expected)
+        self._skipping = True
+        self.draft = None
+        self._pending = PendingText()
+
+    def _unexpected_token(self, terminal: str, value: str, start: int, end: int) -> None:
+        if not self._strict:
+            for recovery in TOKEN_RECOVERIES:
+                if recovery(self, terminal, value, start, end):
+                    return
+        if terminal == _CONTENT:
+            described = "message content"
+        else:
+            described = value if terminal in _CONTROL_TERMINALS else f"{terminal} {value!r}"
+        self._error("HG100", f"unexpected {described}", start, end, expected=self._expected())
+
+    def _unexpected_text(self, text: str, pos: int, start: int, end: int) -> int:
+        """Handle unlexable header text at ``text[pos:]``; returns where lexing resumes."""
+        if not self._strict:
+            for recovery in TEXT_RECOVERIES:
+                resume = recovery(self, text, pos, start, end)
+                if resume is not None:
+                    return resume
+        shown = text[pos : pos + 24]
+        self._error("HG101", f"unexpected text {shown!r}", start, end, expected=self._expected())
+        return len(text)
+
+
+def _counter_ids() -> Callable[[], str]:
+    counter = iter(range(1, 1 << 62))
+    return lambda: f"call_{next(counter)}"
+
+
+_CONTROL_TERMINALS = frozenset(token.terminal for token in ControlToken)
+
+_ACTIONS: dict[str, Callable[[Engine, str, int, int], None]] = {
+    _START: Engine._on_start,
+    "AUTHOR": Engine._on_author,
+    "AUTHOR_NAME": Engine._on_author_name,
+    "ROLE_RECIPIENT": Engine._on_role_recipient,
+    "CHANNEL_RECIPIENT": Engine._on_channel_recipient,
+    "CHANNEL_NAME": Engine._on_channel_name,
+    ControlToken.CONSTRAIN.terminal: Engine._on_constrain,
+    "CONTENT_TYPE": Engine._on_content_type,
+    _MESSAGE: Engine._on_message,
+    _CONTENT: Engine._on_content,
+    **{token.terminal: Engine._on_terminator for token in TERMINATORS},
+}

@@ -1,0 +1,55 @@
+"""The batch parser: ``parse(source)`` over text or token ids."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..tools.arguments import ToolsArgument, tool_schemas
+from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
+from .lexer import TextLexer, TokenLexer
+from .model import ParseResult, Role
+from .vocabulary import load_encoding, token_bytes_table
+
+__all__ = ["parse"]
+
+
+def parse(
+    source: str | Sequence[int],
+    *,
+    start: str = "conversation",
+    role: str | Role = "assistant",
+    strict: bool = True,
+    max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
+    tools: ToolsArgument = None,
+) -> ParseResult:
+    """Parse Harmony text (control tokens spelled literally) or o200k_harmony token ids.
+
+    ``start="conversation"`` reads complete messages; ``start="completion"`` reads model
+    output after a prompt that ended with ``<|start|>{role}``; ``start="prompt"`` reads a
+    conversation rendered for completion, ending in ``<|start|>{role}`` (``next_turn``).
+    ``strict=False`` repairs the deviations real models produce, each reported with its own
+    warning code. Bad input never
+    raises: every problem is a :class:`~harmony_grammar.format.model.Diagnostic` in the result.
+    With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),
+    each ``functions.*`` call's arguments are checked against its schema as they are read.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        raise TypeError("parse() takes str or a sequence of token ids; decode bytes first")
+    engine = Engine(
+        start=start,
+        role=Role(role),
+        strict=strict,
+        token_units=not isinstance(source, str),
+        max_header_length=max_header_length,
+        tools=tool_schemas(tools) if tools is not None else None,
+    )
+    if isinstance(source, str):
+        text_lexer = TextLexer(engine)
+        text_lexer.feed(source)
+        end = text_lexer.close()
+    else:
+        token_lexer = TokenLexer(token_bytes_table(load_encoding()), engine)
+        token_lexer.feed(source)
+        end = token_lexer.close()
+    engine.eof(end)
+    return ParseResult(tuple(engine.messages), tuple(engine.diagnostics), engine.next_turn)

@@ -1,0 +1,235 @@
+"""Lenient recoveries: how the engine repairs real-model deviations, one warning code each.
+
+Theory of operation
+-------------------
+The engine asks the LALR table whether it accepts a piece before feeding it. When it does
+not, and the engine is lenient, the recoveries here run in order (token recoveries for a
+rejected control token, text recoveries for header text the contextual lexer cannot read);
+the first that applies repairs the input, by dropping pieces or feeding synthetic
+zero-width terminals at the rejected piece, and reports its own warning code (HG15x,
+docs/diagnostics.md). A recovery that declines returns a falsy value; when all decline, the
+engine reports an error and skips to the next ``<|start|>``.
+
+Recoveries never know the syntax themselves: they ask the parser which terminals it would
+accept and feed terminals of ``harmony.lark``, so the grammar stays the only definition.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Protocol
+
+from .draft import Draft
+from .grammar import HeaderLexer
+from .lalr import LalrDriver
+from .model import Role, Terminator
+from .tokens import TERMINATORS, ControlToken
+
+__all__ = [
+    "TEXT_RECOVERIES",
+    "TOKEN_RECOVERIES",
+    "Repairable",
+    "close_duplicate_channel",
+    "misplaced_recipient",
+]
+
+_START = ControlToken.START.terminal
+_MESSAGE = ControlToken.MESSAGE.terminal
+_CHANNEL = ControlToken.CHANNEL.terminal
+_TERMINATOR_TERMINALS = frozenset(token.terminal for token in TERMINATORS)
+_CHANNEL_WORD = re.compile(r"[^\s<>|]*")
+
+
+class Repairable(Protocol):
+    """The engine as a recovery sees it."""
+
+    #: The LALR driver: which terminals are acceptable now, and feeding them.
+    parser: LalrDriver
+    #: The grammar's contextual lexer for header text.
+    lexer: HeaderLexer
+    #: The message being parsed (None between messages).
+    draft: Draft | None
+    #: The author of a message whose ``<|start|>{author}`` is missing.
+    role: Role
+    #: The token range of a second ``<|channel|>`` whose name is still to be dropped.
+    duplicate_channel: tuple[int, int] | None
+
+    @property
+    def exact_positions(self) -> bool:
+        """True for text input (character offsets), False for token ids (whole runs)."""
+        ...
+
+    def diagnose(
+        self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
+    ) -> None:
+        """Report a diagnostic."""
+        ...
+
+    def feed(self, terminal: str, value: str, start: int, end: int) -> None:
+        """Feed a terminal (real or synthetic) and run its action."""
+        ...
+
+    def finish(self, terminator: Terminator | None, end: int) -> None:
+        """End the message being parsed."""
+        ...
+
+
+def _recover_missing_message(
+    engine: Repairable, terminal: str, value: str, start: int, end: int
+) -> bool:
+    """HG150: a terminator (or the next ``<|start|>``) arrived while the header was open."""
+    if (
+        terminal in _TERMINATOR_TERMINALS or terminal == _START
+    ) and _MESSAGE in engine.parser.choices():
+        engine.diagnose("HG150", f"{value} arrived before <|message|>", start, start)
+        engine.feed(_MESSAGE, "", start, start)
+        engine.feed(terminal, value, start, end)
+        return True
+    return False
+
+
+def _recover_missing_terminator(
+    engine: Repairable, terminal: str, value: str, start: int, end: int
+) -> bool:
+    """HG159: ``<|start|>`` arrived inside a message body."""
+    draft = engine.draft
+    if terminal != _START or draft is None or draft.content is None:
+        return False
+    if ControlToken.END.terminal not in engine.parser.choices():
+        return False
+    engine.diagnose("HG159", "a new message began before this one's terminator", start, start)
+    engine.parser.feed(ControlToken.END.terminal)
+    engine.finish(None, start)
+    engine.feed(terminal, value, start, end)
+    return True
+
+
+def _recover_missing_start(
+    engine: Repairable, terminal: str, value: str, start: int, end: int
+) -> bool:
+    """HG151: a header (``<|channel|>``, ``<|message|>``) began without ``<|start|>``."""
+    choices = engine.parser.choices()
+    if terminal not in (_CHANNEL, _MESSAGE) or _START not in choices:
+        return False
+    engine.diagnose(
+        "HG151",
+        f"{value} began a message without <|start|>; read as <|start|>{engine.role.value}",
+        start,
+        start,
+    )
+    engine.feed(_START, "", start, start)
+    engine.feed("AUTHOR", engine.role.value, start, start)
+    engine.feed(terminal, value, start, end)
+    return True
+
+
+def _recover_duplicate_channel(
+    engine: Repairable, terminal: str, value: str, start: int, end: int
+) -> bool:
+    """HG157: a second ``<|channel|>`` in one header; it and its name are dropped."""
+    draft = engine.draft
+    if terminal != _CHANNEL or draft is None or draft.channel is None or draft.content is not None:
+        return False
+    engine.duplicate_channel = (start, end)
+    return True
+
+
+def _recover_stray_text(
+    engine: Repairable, text: str, pos: int, start: int, end: int
+) -> int | None:
+    """HG152: text between messages is dropped."""
+    if _START not in engine.parser.choices():
+        return None
+    engine.diagnose(
+        "HG152", f"text outside any message was dropped: {text[pos : pos + 40]!r}", start, end
+    )
+    return len(text)
+
+
+def _recover_duplicate_recipient(
+    engine: Repairable, text: str, pos: int, start: int, end: int
+) -> int | None:
+    """HG158: a second ``to=`` in one header is dropped."""
+    draft = engine.draft
+    if draft is None or draft.recipient is None:
+        return None
+    match = engine.lexer.terminal_regex("CHANNEL_RECIPIENT").match(text, pos)
+    if match is None:
+        return None
+    length = len(match.group())
+    second = match.group().split("=", 1)[1]
+    engine.diagnose(
+        "HG158",
+        f"a second recipient {second!r} after {draft.recipient!r} was dropped",
+        start,
+        start + length if engine.exact_positions else end,
+    )
+    return pos + length
+
+
+def _recover_header_garbage(
+    engine: Repairable, text: str, pos: int, start: int, end: int
+) -> int | None:
+    """HG156: stray characters in a header are dropped up to where lexing can resume."""
+    scanner = engine.lexer.scanner(engine.parser.position, engine.parser.choices())
+    resume = pos + 1
+    while resume < len(text) and (scanner is None or scanner.match(text, resume) is None):
+        resume += 1
+    engine.diagnose(
+        "HG156",
+        f"stray characters {text[pos:resume]!r} in the header were dropped",
+        start,
+        start + (resume - pos) if engine.exact_positions else end,
+    )
+    return resume
+
+
+TOKEN_RECOVERIES: tuple[Callable[[Repairable, str, str, int, int], bool], ...] = (
+    _recover_missing_terminator,
+    _recover_missing_message,
+    _recover_missing_start,
+    _recover_duplicate_channel,
+)
+TEXT_RECOVERIES: tuple[Callable[[Repairable, str, int, int, int], int | None], ...] = (
+    _recover_stray_text,
+    _recover_duplicate_recipient,
+    _recover_header_garbage,
+)
+
+
+def close_duplicate_channel(engine: Repairable, text: str, start: int = 0) -> str:
+    """Finish the HG157 repair: drop the second channel's name from ``text``.
+
+    The second ``<|channel|>`` token was dropped by :func:`_recover_duplicate_channel`; its
+    name is the start of the header text that follows it.
+    """
+    if engine.duplicate_channel is None:
+        return text
+    token_start, token_end = engine.duplicate_channel
+    engine.duplicate_channel = None
+    name = _CHANNEL_WORD.match(text)
+    word = name.group() if name else ""
+    shown = f"<|channel|>{word}"
+    current = engine.draft.channel if engine.draft else None
+    engine.diagnose(
+        "HG157",
+        f"a second {shown!r} after channel {current!r} was dropped",
+        token_start,
+        max(token_end, start + len(word)) if engine.exact_positions else token_end,
+    )
+    return text[len(word) :]
+
+
+def misplaced_recipient(text: str, pos: int, choices: object) -> bool:
+    """A `` to=`` where no recipient may stand, though a separator may (lenient only).
+
+    The contextual lexer would read its space as the separator before a content type and
+    only then fail; the duplicate-recipient repair needs the ``to=`` whole.
+    """
+    return (
+        text.startswith(" to=", pos)
+        and isinstance(choices, dict)
+        and "ROLE_RECIPIENT" not in choices
+        and "CHANNEL_RECIPIENT" not in choices
+    )

@@ -1,0 +1,130 @@
+"""The streaming parser: sans-IO, fed text chunks or token ids, returning events.
+
+The shape follows h11: :meth:`StreamParser.feed` and :meth:`StreamParser.feed_tokens` only
+buffer and parse what is certain; they return the events that became known; nothing does
+I/O; the end of input is the explicit :meth:`StreamParser.close`. The same engine as
+:func:`harmony_grammar.parse` does the parsing, so :meth:`StreamParser.result` equals
+``parse()`` of the whole input, however it was chunked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..tools.arguments import ToolsArgument, tool_schemas
+from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
+from .events import Event
+from .lexer import TextLexer, TokenLexer
+from .model import ParseResult, Role
+from .vocabulary import load_encoding, token_bytes_table
+
+__all__ = ["StreamParser"]
+
+
+class StreamParser:
+    """Incremental Harmony parser for a serving loop.
+
+    ``start`` is ``completion`` (model output after ``<|start|>{role}``, the default) or
+    ``conversation``. With ``tools``, each call's arguments are checked as they stream.
+    Feed either text (:meth:`feed`) or token ids (:meth:`feed_tokens`), not both.
+
+    After ``<|call|>`` or ``<|return|>``, :attr:`stop_reason` is ``call`` or ``return`` and a
+    :class:`~harmony_grammar.format.events.StopGeneration` event says so; when the model starts
+    writing a tool's result itself, it is ``abort``.
+    """
+
+    def __init__(
+        self,
+        *,
+        start: str = "completion",
+        role: str | Role = "assistant",
+        strict: bool = True,
+        tools: ToolsArgument = None,
+        max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
+        call_id: Callable[[], str] | None = None,
+    ) -> None:
+        self._events: list[Event] = []
+        self._options = dict(
+            start=start,
+            role=Role(role),
+            strict=strict,
+            max_header_length=max_header_length,
+            events=self._events,
+            call_id=call_id,
+            tools=tool_schemas(tools) if tools is not None else None,
+        )
+        self._engine: Engine | None = None
+        self._text: TextLexer | None = None
+        self._tokens: TokenLexer | None = None
+        self._closed = False
+
+    def _start(self, token_units: bool) -> Engine:
+        if self._closed:
+            raise RuntimeError("the parser is closed")
+        if self._engine is None:
+            self._engine = Engine(token_units=token_units, **self._options)  # type: ignore[arg-type]
+            if token_units:
+                self._tokens = TokenLexer(token_bytes_table(load_encoding()), self._engine)
+            else:
+                self._text = TextLexer(self._engine)
+        elif (self._tokens is not None) != token_units:
+            raise TypeError("feed() text or feed_tokens() ids, not both, in one stream")
+        return self._engine
+
+    def _take(self) -> list[Event]:
+        # Hand the list over and give the engine a fresh one: no copy per call.
+        events = self._events
+        self._events = []
+        if self._engine is not None:
+            self._engine.events = self._events
+        return events
+
+    def feed(self, text: str) -> list[Event]:
+        """Parse a chunk of text; returns the events that became known."""
+        self._start(token_units=False)
+        assert self._text is not None
+        self._text.feed(text)
+        return self._take()
+
+    def feed_tokens(self, token_ids: Sequence[int]) -> list[Event]:
+        """Parse more o200k_harmony token ids; returns the events that became known."""
+        lexer = self._tokens
+        if lexer is None or self._closed:  # the first call, or a misuse to report
+            self._start(token_units=True)
+            lexer = self._tokens
+            assert lexer is not None
+        lexer.feed(token_ids)
+        return self._take()
+
+    def close(self) -> list[Event]:
+        """End of input: flush what was held back and report what is unfinished."""
+        if self._closed:
+            return []
+        engine = self._start(token_units=self._tokens is not None)
+        end = self._tokens.close() if self._tokens is not None else self._text_close()
+        engine.eof(end)
+        self._closed = True
+        return self._take()
+
+    def _text_close(self) -> int:
+        assert self._text is not None
+        return self._text.close()
+
+    @property
+    def stop_reason(self) -> str | None:
+        """``call``, ``return`` or ``abort`` once generation must stop, else None."""
+        return self._engine.stop_reason if self._engine is not None else None
+
+    @property
+    def should_stop(self) -> bool:
+        """True once generation must stop."""
+        return self.stop_reason is not None
+
+    def result(self) -> ParseResult:
+        """Messages and diagnostics so far (after :meth:`close`, equal to ``parse()``)."""
+        if self._engine is None:
+            self._start(token_units=False)
+        assert self._engine is not None
+        return ParseResult(
+            tuple(self._engine.messages), tuple(self._engine.diagnostics), self._engine.next_turn
+        )

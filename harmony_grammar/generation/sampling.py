@@ -1,0 +1,205 @@
+"""A torch-free constrained sampling loop: llguidance's matcher, tiktoken's vocabulary, numpy.
+
+Theory of operation. Each step asks the matcher for the mask of allowed token ids, draws one
+allowed id, and feeds it back; the loop ends when the matcher stops (the grammar is complete:
+a Harmony turn ends at ``<|call|>`` or ``<|return|>``), when it only allows end-of-sequence,
+or at ``max_tokens``. The ids come back exactly as sampled, so a control token is its special
+id by construction, and what they spell is decided by the grammar alone.
+
+The "model" is random logits: a fixed prior (:func:`token_prior`) plus fresh Gumbel noise at
+every step. By the Gumbel-max trick the arg-max over the allowed ids is a draw from
+``softmax(prior)`` restricted to the mask, so that is what :class:`Sampler` draws directly, by
+rejection against the mask (cheap while most of the prior's mass is allowed) with an exact
+fallback over the mask's ids. Pass ``logits=`` to use any other scorer (a real model).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..format.tokens import FIRST_SPECIAL_ID, TERMINATORS, ControlToken
+from ..format.vocabulary import load_encoding
+from .outlines_export import harmony_lltokenizer as llg_tokenizer
+
+__all__ = [
+    "GrammarError",
+    "Sample",
+    "Sampler",
+    "llg_tokenizer",
+    "sample",
+    "token_prior",
+]
+
+#: How much a token loses per byte beyond its first: short tokens make short strings.
+LENGTH_PENALTY = 3.0
+#: What message terminators and closing tokens (``"``, ``}``, ``]``, ``"}``) gain, so a random
+#: string, object or message ends after tens of tokens instead of thousands. The other control
+#: tokens (``<|start|>``, ``<|channel|>``, ``<|message|>``, ``<|constrain|>``) only continue a
+#: structure; they weigh as much as a one-byte token, so that where the grammar offers a
+#: choice between them and text (another preamble, or a call's `` to=``), neither wins.
+CLOSING_BONUS = 4.0
+#: Special ids that are not Harmony control tokens (``<|reserved_200100|>``...): a thousand of
+#: them would otherwise take most of the prior's mass. Unlikely, never impossible, so a grammar
+#: that wrongly allowed one would still be caught.
+OTHER_SPECIAL_PRIOR = -12.0
+_CLOSERS = frozenset(b'"}]')
+#: Rejection draws per step before falling back to the exact draw over the mask.
+_REJECTION_TRIES = 32
+
+LogitsFunction = Callable[[Sequence[int]], npt.NDArray[np.floating[Any]]]
+
+
+class GrammarError(ValueError):
+    """llguidance rejected the grammar (the message is llguidance's)."""
+
+
+@functools.lru_cache(maxsize=1)
+def token_prior() -> npt.NDArray[np.float32]:
+    """Prior logits over o200k_harmony: short tokens, closers and control tokens favoured.
+
+    ``-LENGTH_PENALTY * (bytes - 1)`` for each ordinary token, ``+CLOSING_BONUS`` for tokens
+    made only of ``"``, ``}`` and ``]`` and for the message terminators (``<|end|>``,
+    ``<|call|>``, ``<|return|>``), 0 for the other Harmony control tokens and
+    ``OTHER_SPECIAL_PRIOR`` for the remaining special ids. Read-only.
+    """
+    encoding = load_encoding()
+    prior = np.zeros(encoding.n_vocab, dtype=np.float32)
+    ranks: dict[bytes, int] = encoding._mergeable_ranks
+    for token, rank in ranks.items():
+        prior[rank] = -LENGTH_PENALTY * (len(token) - 1)
+        if _CLOSERS.issuperset(token):
+            prior[rank] += CLOSING_BONUS
+    prior[FIRST_SPECIAL_ID:] = OTHER_SPECIAL_PRIOR
+    prior[[token.id for token in ControlToken]] = 0.0
+    prior[[token.id for token in TERMINATORS]] = CLOSING_BONUS
+    prior.setflags(write=False)
+    return prior
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One sampled completion.
+
+    ``ids`` are the sampled token ids (a stop token included, end-of-sequence not).
+    ``complete`` is true when the grammar was satisfied (not cut off at ``max_tokens``).
+    ``mask_seconds`` is the time spent computing masks.
+    """
+
+    ids: tuple[int, ...]
+    complete: bool
+    mask_seconds: float
+
+
+class Sampler:
+    """Samples completions of one grammar; build once, call :meth:`sample` many times.
+
+    ``grammar`` is an llguidance grammar (Lark syntax starting with ``%llguidance {}``, or
+    llguidance's JSON form). Raises :class:`GrammarError` when llguidance rejects it.
+    """
+
+    def __init__(self, grammar: str, *, max_tokens: int = 512) -> None:
+        import llguidance
+
+        tokenizer = llg_tokenizer()
+        error = llguidance.LLMatcher.validate_grammar(grammar, tokenizer)
+        if error:
+            raise GrammarError(error)
+        self._matcher = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
+        self._eos = int(tokenizer.eos_token)
+        self._vocab = int(tokenizer.vocab_size)
+        self.max_tokens = max_tokens
+        # The prior as probabilities over the tokenizer's ids (llguidance counts one id past
+        # the model's vocabulary; it gets no mass).
+        weights = np.zeros(self._vocab, dtype=np.float64)
+        prior = token_prior()
+        weights[: len(prior)] = np.exp(prior.astype(np.float64))
+        self._weights = weights
+        self._cdf = np.cumsum(weights)
+        self._cdf /= self._cdf[-1]
+
+    def sample(self, rng: np.random.Generator, *, logits: LogitsFunction | None = None) -> Sample:
+        """Draw one completion with ``rng``; ``logits(ids_so_far)`` replaces the prior."""
+        matcher = self._matcher
+        matcher.reset()
+        ids: list[int] = []
+        mask_seconds = 0.0
+        complete = False
+        while len(ids) < self.max_tokens:
+            if matcher.is_stopped():
+                complete = True
+                break
+            started = time.perf_counter()
+            mask = matcher.compute_bitmask()
+            mask_seconds += time.perf_counter() - started
+            if logits is None:
+                token = self._draw_from_prior(mask, rng)
+            else:
+                token = self._draw_from_logits(mask, logits(ids), rng)
+            if token == self._eos:
+                complete = True
+                break
+            if not matcher.consume_token(token):
+                raise RuntimeError(
+                    f"llguidance refused its own allowed token: {matcher.get_error()}"
+                )
+            ids.append(token)
+        else:
+            complete = matcher.is_stopped()
+        if matcher.is_error():
+            raise RuntimeError(f"llguidance matcher error: {matcher.get_error()}")
+        return Sample(tuple(ids), complete, mask_seconds)
+
+    def _allowed(self, mask: bytes) -> npt.NDArray[np.intp]:
+        # Unpack only the non-zero 32-bit words: where the grammar forces a token, a handful.
+        words = np.frombuffer(mask, dtype="<u4")
+        live = np.flatnonzero(words)
+        bits = np.unpackbits(words[live].view(np.uint8), bitorder="little").reshape(-1, 32)
+        rows, columns = np.nonzero(bits)
+        allowed: npt.NDArray[np.intp] = live[rows] * 32 + columns
+        allowed = allowed[allowed < self._vocab]
+        if allowed.size == 0:
+            raise RuntimeError("the grammar allows no token here (empty mask)")
+        return allowed
+
+    def _draw_from_prior(self, mask: bytes, rng: np.random.Generator) -> int:
+        # Rejection: a prior draw that the mask allows is a draw from the restricted prior.
+        candidates = np.searchsorted(self._cdf, rng.random(_REJECTION_TRIES), side="right")
+        for candidate in candidates.tolist():
+            if mask[candidate >> 3] >> (candidate & 7) & 1:
+                return int(candidate)
+        allowed = self._allowed(mask)
+        weights = self._weights[allowed]
+        cdf = np.cumsum(weights)
+        return int(allowed[np.searchsorted(cdf, rng.random() * cdf[-1], side="right")])
+
+    def _draw_from_logits(
+        self, mask: bytes, scores: npt.NDArray[np.floating[Any]], rng: np.random.Generator
+    ) -> int:
+        allowed = self._allowed(mask)
+        allowed = allowed[allowed < len(scores)]
+        if allowed.size == 0:
+            raise RuntimeError("the grammar allows no token the logits cover")
+        # Gumbel-max over the allowed ids: a draw from softmax(scores) restricted to the mask.
+        noisy = scores[allowed] + rng.gumbel(size=allowed.size)
+        return int(allowed[int(np.argmax(noisy))])
+
+
+def sample(
+    grammar: str,
+    *,
+    n: int = 1,
+    seed: int = 0,
+    max_tokens: int = 512,
+    logits: LogitsFunction | None = None,
+) -> list[Sample]:
+    """``n`` completions of ``grammar``, reproducible from ``seed``."""
+    sampler = Sampler(grammar, max_tokens=max_tokens)
+    rng = np.random.default_rng(seed)
+    return [sampler.sample(rng, logits=logits) for _ in range(n)]

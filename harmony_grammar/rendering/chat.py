@@ -1,0 +1,304 @@
+"""The Chat Completions bridge: OpenAI request bodies in, Chat Completions messages out.
+
+This is the mapping vLLM, SGLang and Ollama expose for gpt-oss (harmony-format.md §4):
+
+* :func:`from_chat_completions` turns a request body (``messages``, ``tools``,
+  ``tool_choice``, ``reasoning_effort``) into a :class:`Conversation` to render;
+* :func:`to_chat_completion` turns the model's completion (text or ids after
+  ``<|start|>assistant``) into ``{"message": {...}, "finish_reason": ...}``.
+
+Tool-call arguments are strings passed through verbatim in both directions: never parsed and
+re-serialised, never double-encoded. docs/rendering.md records the decisions the Chat
+Completions format leaves open.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..format.model import Diagnostic, Message, Role, Severity
+from ..tools.spec import ToolSpec
+from .conversation import (
+    Conversation,
+    ConversationItem,
+    DeveloperContent,
+    ReasoningEffort,
+    SystemContent,
+    assistant_message,
+    tool_call_message,
+    tool_result_message,
+    user_message,
+)
+
+__all__ = ["ChatCompletionError", "from_chat_completions", "to_chat_completion"]
+
+FUNCTIONS_PREFIX = "functions."
+
+
+class ChatCompletionError(ValueError):
+    """A request or completion that cannot be mapped; ``path`` locates it (``messages[3]``)."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+
+
+# -- request -> conversation -------------------------------------------------------------
+
+
+def _text(content: Any, path: str) -> str:
+    """A message's content: a string, null, or a list of ``{"type": "text"}`` parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts: list[str] = []
+        for i, part in enumerate(content):
+            if not isinstance(part, Mapping) or part.get("type") != "text":
+                kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+                raise ChatCompletionError(
+                    f"content part of type {kind!r} is not supported (text only)",
+                    f"{path}.content[{i}]",
+                )
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise ChatCompletionError("text must be a string", f"{path}.content[{i}].text")
+            texts.append(text)
+        return "".join(texts)
+    raise ChatCompletionError("content must be a string, null or a list of parts", path)
+
+
+def _tool_specs(request: Mapping[str, Any]) -> list[ToolSpec]:
+    tools = request.get("tools") or []
+    if not isinstance(tools, list):
+        raise ChatCompletionError("must be a list", "tools")
+    specs: list[ToolSpec] = []
+    for i, tool in enumerate(tools):
+        path = f"tools[{i}]"
+        if not isinstance(tool, Mapping) or tool.get("type", "function") != "function":
+            kind = tool.get("type") if isinstance(tool, Mapping) else tool
+            raise ChatCompletionError(f"tool type {kind!r} is not supported (function)", path)
+        function = tool.get("function")
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            raise ChatCompletionError("needs function.name", path)
+        description = function.get("description") or ""
+        parameters = function.get("parameters")
+        if not isinstance(description, str) or not (
+            parameters is None or isinstance(parameters, Mapping)
+        ):
+            raise ChatCompletionError("function.description or .parameters is malformed", path)
+        specs.append(ToolSpec(function["name"], description, parameters))
+    return specs
+
+
+def _chosen_tools(request: Mapping[str, Any], specs: list[ToolSpec]) -> list[ToolSpec]:
+    """The tools ``tool_choice`` lets the model see: all, none, or the one named."""
+    choice = request.get("tool_choice")
+    if choice in (None, "auto", "required"):
+        return specs
+    if choice == "none":
+        return []
+    if isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
+        name = choice["function"].get("name")
+        chosen = [spec for spec in specs if spec.name == name]
+        if not chosen:
+            raise ChatCompletionError(
+                f"names {name!r}, which is not among the tools", "tool_choice"
+            )
+        return chosen
+    raise ChatCompletionError(
+        "must be 'auto', 'required', 'none' or {'type': 'function', 'function': {'name': ...}}",
+        "tool_choice",
+    )
+
+
+def _reasoning_effort(request: Mapping[str, Any], system: SystemContent) -> SystemContent:
+    effort = request.get("reasoning_effort")
+    if effort is None:
+        return system
+    try:
+        return dataclasses.replace(system, reasoning_effort=ReasoningEffort(effort))
+    except ValueError:
+        raise ChatCompletionError(
+            f"{effort!r} is not one of low, medium, high", "reasoning_effort"
+        ) from None
+
+
+def _assistant(
+    message: Mapping[str, Any], path: str, call_names: dict[str, str]
+) -> list[ConversationItem]:
+    out: list[ConversationItem] = []
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if reasoning:
+        if not isinstance(reasoning, str):
+            raise ChatCompletionError("reasoning_content must be a string", path)
+        out.append(assistant_message(reasoning, channel="analysis"))
+    text = _text(message.get("content"), path)
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise ChatCompletionError("tool_calls must be a list", path)
+    if text:
+        # Text next to calls is a preamble, which the model writes on commentary.
+        out.append(assistant_message(text, channel="commentary" if calls else "final"))
+    for j, call in enumerate(calls):
+        call_path = f"{path}.tool_calls[{j}]"
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            raise ChatCompletionError("needs function.name", call_path)
+        arguments = function.get("arguments", "")
+        if not isinstance(arguments, str):
+            raise ChatCompletionError("function.arguments must be a JSON string", call_path)
+        if isinstance(call.get("id"), str):
+            call_names[call["id"]] = function["name"]
+        out.append(tool_call_message(FUNCTIONS_PREFIX + function["name"], arguments))
+    return out
+
+
+def _tool_result(message: Mapping[str, Any], path: str, call_names: dict[str, str]) -> Message:
+    call_id = message.get("tool_call_id")
+    if call_id is None and isinstance(message.get("name"), str):
+        name = message["name"]  # the legacy form names the function instead
+    elif call_id in call_names:
+        name = call_names[call_id]
+    else:
+        raise ChatCompletionError(
+            f"tool_call_id {call_id!r} does not match any earlier assistant tool call", path
+        )
+    return tool_result_message(FUNCTIONS_PREFIX + name, _text(message.get("content"), path))
+
+
+def from_chat_completions(
+    request: Mapping[str, Any], *, system: SystemContent | None = None
+) -> Conversation:
+    """A conversation from a Chat Completions request body.
+
+    The conversation starts with ``system`` (default: openai-harmony's ``SystemContent``, with
+    the request's ``reasoning_effort``), then a developer message holding the ``system`` and
+    ``developer`` messages' text as instructions and the tools ``tool_choice`` allows. Assistant
+    ``reasoning_content`` (or ``reasoning``) becomes analysis; ``content`` becomes final, or a
+    commentary preamble next to ``tool_calls``; each call becomes a ``functions.*`` commentary
+    call with its ``arguments`` string verbatim. A ``tool`` message becomes a result from the
+    function its ``tool_call_id`` names. Raises :class:`ChatCompletionError` with a path.
+    """
+    if not isinstance(request, Mapping):
+        raise ChatCompletionError("the request must be a JSON object")
+    messages = request.get("messages")
+    if not isinstance(messages, list):
+        raise ChatCompletionError("must be a list of messages", "messages")
+    system_content = _reasoning_effort(request, system or SystemContent())
+    tools = _chosen_tools(request, _tool_specs(request))
+    instructions: list[str] = []
+    body: list[ConversationItem] = []
+    call_names: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        path = f"messages[{i}]"
+        if not isinstance(message, Mapping):
+            raise ChatCompletionError("must be an object", path)
+        role = message.get("role")
+        if role in ("system", "developer"):
+            instructions.append(_text(message.get("content"), path))
+        elif role == "user":
+            body.append(user_message(_text(message.get("content"), path)))
+        elif role == "assistant":
+            body += _assistant(message, path, call_names)
+        elif role == "tool":
+            body.append(_tool_result(message, path, call_names))
+        else:
+            raise ChatCompletionError(f"role {role!r} is not supported", path)
+    head: list[ConversationItem] = [system_content]
+    if instructions or tools:
+        head.append(
+            DeveloperContent(
+                instructions="\n\n".join(instructions) if instructions else None,
+                tools=tuple(tools),
+            )
+        )
+    return Conversation((*head, *body))
+
+
+# -- completion -> response message ------------------------------------------------------
+
+
+def _random_call_id(index: int) -> str:
+    return f"call_{secrets.token_hex(12)}"
+
+
+def _first_error(diagnostics: Sequence[Diagnostic]) -> Diagnostic | None:
+    return next((d for d in diagnostics if d.severity is Severity.ERROR), None)
+
+
+def _finish_reason(last: Message | None) -> str:
+    if last is None or last.terminator is None:
+        return "length"  # the output stopped before any stop token: it was cut off
+    if last.recipient is not None and last.recipient.startswith(FUNCTIONS_PREFIX):
+        return "tool_calls"
+    return "stop"
+
+
+def to_chat_completion(
+    source: str | Sequence[int],
+    *,
+    tools: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
+    strict: bool = True,
+    id_factory: Callable[[int], str] | None = None,
+) -> dict[str, Any]:
+    """The Chat Completions response for a completion (text or ids after ``<|start|>assistant``).
+
+    Returns ``{"message": {"role", "content", "reasoning_content", "tool_calls"},
+    "finish_reason"}``. Analysis and built-in tool calls go to ``reasoning_content``; final
+    answers and commentary preambles to ``content`` (several joined by a newline; None when
+    there are none); each ``functions.*`` call to ``tool_calls`` with its arguments verbatim and
+    an id from ``id_factory(index)`` (default ``call_`` + 24 random hex digits).
+    ``finish_reason`` is ``tool_calls`` after a call, ``stop`` after ``<|return|>`` or
+    ``<|end|>``, and ``length`` when the output stops without a stop token.
+
+    ``tools`` (the request's) makes a call to an undeclared function, or arguments no valid
+    document can follow, an error. Raises :class:`ChatCompletionError` for the first error
+    the parser reports (``strict=False`` repairs the usual model deviations first).
+    """
+    from ..format.parser import parse
+
+    result = parse(source, start="completion", role=Role.ASSISTANT, strict=strict, tools=tools)
+    error = _first_error(result.diagnostics)
+    if error is not None:
+        where = (
+            f"line {error.line}, column {error.column}" if error.line else f"token {error.start}"
+        )
+        raise ChatCompletionError(f"{error.code} at {where}: {error.message}")
+    make_id = id_factory or _random_call_id
+    reasoning: list[str] = []
+    content: list[str] = []
+    calls: list[dict[str, Any]] = []
+    last: Message | None = None
+    for message in result.messages:
+        if message.role is not Role.ASSISTANT:
+            break  # a tool result the model wrote itself: the turn ends before it
+        last = message
+        if message.recipient is not None and message.recipient.startswith(FUNCTIONS_PREFIX):
+            calls.append(
+                {
+                    "id": make_id(len(calls)),
+                    "type": "function",
+                    "function": {
+                        "name": message.recipient[len(FUNCTIONS_PREFIX) :],
+                        "arguments": message.content,
+                    },
+                }
+            )
+        elif message.recipient is not None or message.channel == "analysis":
+            reasoning.append(message.content)
+        else:
+            content.append(message.content)
+    return {
+        "message": {
+            "role": "assistant",
+            "content": "\n".join(content) if content else None,
+            "reasoning_content": "\n".join(reasoning) if reasoning else None,
+            "tool_calls": calls,
+        },
+        "finish_reason": _finish_reason(last),
+    }

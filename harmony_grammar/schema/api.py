@@ -1,0 +1,79 @@
+"""The schema compiler's front door: a schema in, a grammar text (or the IR) out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+from .compiler import Compiler
+from .emit_gbnf import emit_gbnf
+from .emit_lark import emit_lark
+from .emit_llguidance import emit_llguidance
+from .errors import UnsupportedSchemaError
+from .ir import Grammar, is_nothing, prune
+from .order import property_rank, sort_keys
+
+__all__ = [
+    "TARGETS",
+    "Target",
+    "WhitespaceMode",
+    "canonical_json",
+    "compile_schema",
+    "schema_to_grammar",
+]
+
+Target = Literal["lark", "llguidance", "gbnf"]
+WhitespaceMode = Literal["compact", "flexible"]
+
+TARGETS: dict[str, Callable[[Grammar], str]] = {
+    "lark": emit_lark,
+    "llguidance": emit_llguidance,
+    "gbnf": emit_gbnf,
+}
+
+
+def compile_schema(
+    schema: Any, *, whitespace: WhitespaceMode = "compact", closed_objects: bool = False
+) -> Grammar:
+    """The IR grammar of ``schema`` (start rule ``start``), with dead rules removed.
+
+    ``closed_objects=True`` is for generation: objects that leave ``additionalProperties``
+    unset get only their declared properties, a subset of the valid documents (what OpenAI's
+    strict function calling does); the default is the exact language. Raises
+    :class:`UnsupportedSchemaError` when the schema cannot be compiled exactly, which
+    includes a schema that no JSON value satisfies.
+    """
+    if isinstance(schema, dict) and isinstance(schema.get("$schema", ""), str) is False:
+        raise UnsupportedSchemaError("$schema", "", "must be a string")
+    try:
+        grammar = Compiler(schema, whitespace, closed_objects=closed_objects).compile()
+    except RecursionError:
+        raise UnsupportedSchemaError("$ref", "", "the schema nests too deeply") from None
+    prune(grammar)
+    if is_nothing(grammar.rules[grammar.start]):
+        raise UnsupportedSchemaError("false", "", "no JSON value is valid under this schema")
+    return grammar
+
+
+def schema_to_grammar(
+    schema: Any, *, target: Target = "lark", whitespace: WhitespaceMode = "compact"
+) -> str:
+    """A self-contained grammar, start rule ``start``, for exactly the JSON texts ``schema``
+    accepts, with object members in canonical order (see :func:`property_rank`).
+
+    ``target`` is ``"lark"``, ``"llguidance"`` or ``"gbnf"``; ``whitespace="flexible"`` allows
+    JSON whitespace between tokens, ``"compact"`` allows none.
+    """
+    emit = TARGETS.get(target)
+    if emit is None:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
+    return emit(compile_schema(schema, whitespace=whitespace))
+
+
+def canonical_json(value: Any, schema: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON text in the key order the grammar of ``schema`` expects."""
+    ordered = sort_keys(value, property_rank(schema))
+    if indent is None:
+        return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(ordered, ensure_ascii=False, indent=indent)

@@ -1,0 +1,115 @@
+"""Checking tool-call arguments while they stream, against the tool's JSON Schema.
+
+A host that streams a tool call wants to know the first character after which no valid
+argument document can follow, so it can stop generating there. llguidance's matcher over a
+byte-level tokenizer answers that: it consumes bytes while some valid completion remains.
+
+The streaming check must never cry wolf, so it uses a grammar of *any* JSON object: the
+schema-derived grammars (``harmony_grammar.schema``) fix the property order, which is right
+for generation but would reject valid arguments written in another order. When the document
+is complete, it is validated against the schema with jsonschema, and the first failure is
+reported with its JSON pointer.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["ArgumentChecker", "ToolsArgument", "first_schema_error", "tool_schemas"]
+
+#: What ``tools=`` accepts: OpenAI-style or plain tool lists, or ``{name: schema}``.
+ToolsArgument = Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
+
+
+def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
+    """``{name: parameters schema}`` from OpenAI-style or plain tool lists (or a mapping)."""
+    if tools is None:
+        return {}
+    if isinstance(tools, Mapping):
+        return dict(tools)
+    schemas: dict[str, Any] = {}
+    for tool in tools:
+        spec = tool.get("function", tool) if tool.get("type", "function") == "function" else tool
+        name = spec.get("name")
+        if not isinstance(name, str):
+            raise ValueError(f"a tool without a name: {json.dumps(tool)[:80]}")
+        parameters = spec.get("parameters")
+        schemas[name] = parameters if parameters is not None else {"type": "object"}
+    return schemas
+
+
+@functools.lru_cache(maxsize=1)
+def _byte_tokenizer() -> Any:
+    import llguidance
+
+    return llguidance.LLTokenizer("byte")
+
+
+@functools.lru_cache(maxsize=1)
+def _object_grammar() -> str:
+    # Our compiler's grammar of any object, in flexible whitespace: it accepts every JSON
+    # spelling (llguidance's own %json grammar rejects escapes such as "\u0041").
+    from ..schema import schema_to_grammar
+
+    return schema_to_grammar({"type": "object"}, target="llguidance", whitespace="flexible")
+
+
+class ArgumentChecker:
+    """Feeds one tool call's argument text to a matcher and finds the first bad character."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        import llguidance
+
+        self._schema = schema
+        self._tokenizer = _byte_tokenizer()
+        self._matcher = llguidance.LLMatcher(self._tokenizer, _object_grammar())
+        self._chars = 0
+        self.failed_at: int | None = None
+
+    def feed(self, text: str) -> int | None:
+        """Consume more argument text; the character offset of the first bad one, if any."""
+        if self.failed_at is not None:
+            return None
+        data = text.encode("utf-8")
+        tokens = self._tokenizer.tokenize_bytes(data)
+        consumed = self._matcher.try_consume_tokens(tokens)
+        if consumed < len(tokens):
+            bad_char = len(data[:consumed].decode("utf-8", errors="ignore"))
+            self.failed_at = self._chars + bad_char
+            return self.failed_at
+        self._chars += len(text)
+        return None
+
+    def complete(self) -> bool:
+        """True when what was fed is a whole JSON object."""
+        return self.failed_at is None and bool(self._matcher.is_accepting())
+
+    def schema_error(self, document: str) -> str | None:
+        """The first schema violation of the complete ``document``, with its JSON pointer."""
+        return first_schema_error(self._schema, document)
+
+
+def first_schema_error(schema: Mapping[str, Any], document: str) -> str | None:
+    """``"at /pointer: message"`` for the first violation, or None when ``document`` is valid."""
+    import jsonschema
+
+    try:
+        instance = json.loads(document)
+    except json.JSONDecodeError as exc:
+        return f"not JSON ({exc.msg} at character {exc.pos})"
+    validator_class = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
+    errors = sorted(
+        validator_class(schema).iter_errors(instance), key=lambda e: list(e.absolute_path)
+    )
+    if not errors:
+        return None
+    error = errors[0]
+    pointer = "".join(
+        f"/{str(part).replace('~', '~0').replace('/', '~1')}" for part in error.absolute_path
+    )
+    return f"at {pointer or '/'}: {error.message}"

@@ -1,0 +1,82 @@
+"""The validator: the parser's diagnostics plus the rule catalogue (``rules.RULES``).
+
+``validate`` parses without tools and lets the rules check the calls, so that tools recovered
+from the transcript's own developer message and tools given with ``tools=`` are judged by the
+same code, and nothing is reported twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..format.diagnostics import LineIndex
+from ..format.model import Diagnostic, Message, Role, Severity
+from ..format.parser import parse
+from ..tools.arguments import ToolsArgument, tool_schemas
+from .rules import RuleContext, run_rules
+
+__all__ = ["ValidationReport", "validate"]
+
+#: Parser warnings the validator reports as errors: a call that did not end in ``<|call|>``
+#: is one a host never dispatches, which breaks the agent even though the text parses.
+_RAISED_TO_ERROR = frozenset({"HG153"})
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationReport:
+    """What :func:`validate` found: the parsed messages and every diagnostic, by position."""
+
+    messages: tuple[Message, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no diagnostic has error severity."""
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    def counts(self) -> Counter[str]:
+        """How many diagnostics of each code."""
+        return Counter(d.code for d in self.diagnostics)
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"ok", "messages", "diagnostics"}``, JSON-ready."""
+        return {
+            "ok": self.ok,
+            "messages": [m.to_dict() for m in self.messages],
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
+
+
+def validate(
+    source: str | Sequence[int],
+    *,
+    tools: ToolsArgument = None,
+    start: str = "conversation",
+    role: str | Role = "assistant",
+    strict: bool = True,
+) -> ValidationReport:
+    """Validate Harmony text or token ids: the grammar (HG1xx) and the rules (HG2xx, HG18x).
+
+    ``tools`` (OpenAI-style ``[{"type": "function", "function": {...}}]`` or plain
+    ``[{name, description, parameters}]`` lists) are the functions calls may address; without
+    it they are recovered from the transcript's developer message when it has one.
+    ``start``, ``role`` and ``strict`` are :func:`~harmony_grammar.format.parser.parse`'s. Bad input
+    never raises (a malformed ``tools`` list raises ValueError).
+    """
+    schemas = tool_schemas(tools) if tools is not None else None
+    result = parse(source, start=start, role=role, strict=strict)
+    lines: LineIndex | None = None
+    if isinstance(source, str):
+        lines = LineIndex()
+        lines.add(source, 0)
+    context = RuleContext.of(result.messages, tools=schemas, completion=start == "completion")
+    found = [
+        dataclasses.replace(d, severity=Severity.ERROR) if d.code in _RAISED_TO_ERROR else d
+        for d in result.diagnostics
+    ]
+    found += run_rules(context, lines=lines)
+    found.sort(key=lambda d: d.start)  # stable: the parser's first at one position
+    return ValidationReport(result.messages, tuple(found))
