@@ -47,6 +47,7 @@ _MODEL_DRIFT_HEADER = Cause(
 #: Code -> most likely cause. Entries for the stripped-dialect codes (HG160-HG169) are
 #: provisional until those codes are catalogued.
 CAUSES: dict[str, Cause] = {
+    "HG102": _STRIPPED_STOP,  # strict mode's name for HG159
     "HG105": Cause(
         "token ids were cut in the middle of a UTF-8 character",
         "pass the complete id sequence, or decode only at token boundaries that end a character",
@@ -102,17 +103,15 @@ def cause_of(code: str) -> Cause | None:
     return CAUSES.get(code)
 
 
-def causes_of(codes: Iterable[str]) -> list[tuple[str, Cause]]:
-    """``(code, cause)`` for each distinct code that has a cause, in first-seen order.
+def causes_of(codes: Iterable[str]) -> list[tuple[tuple[str, ...], Cause]]:
+    """Each distinct cause among ``codes``, with the codes that point to it, in first-seen order.
 
-    A cause shared by several codes (e.g. a stripped stop token) is listed once, under the
-    first of its codes, so a summary prints each hint once.
+    A cause shared by several codes (a stripped stop token is HG153 or HG159) is listed once,
+    so a summary prints each hint once; codes without a cause are left out.
     """
-    seen: set[Cause] = set()
-    out: list[tuple[str, Cause]] = []
+    grouped: dict[Cause, list[str]] = {}
     for code in dict.fromkeys(codes):
         cause = CAUSES.get(code)
-        if cause is not None and cause not in seen:
-            seen.add(cause)
-            out.append((code, cause))
-    return out
+        if cause is not None:
+            grouped.setdefault(cause, []).append(code)
+    return [(tuple(group), cause) for cause, group in grouped.items()]
