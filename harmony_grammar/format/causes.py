@@ -44,8 +44,7 @@ _MODEL_DRIFT_HEADER = Cause(
     "the temperature",
 )
 
-#: Code -> most likely cause. Entries for the stripped-dialect codes (HG160-HG169) are
-#: provisional until those codes are catalogued.
+#: Code -> most likely cause. Every lenient repair (HG15x, HG16x) has one.
 CAUSES: dict[str, Cause] = {
     "HG102": _STRIPPED_STOP,  # strict mode's name for HG159
     "HG105": Cause(
@@ -89,8 +88,39 @@ CAUSES: dict[str, Cause] = {
     "HG157": _MODEL_DRIFT_HEADER,
     "HG158": _MODEL_DRIFT_HEADER,
     "HG159": _STRIPPED_STOP,
-    # The stripped dialect (HG16x): the detokenizer dropped every control token.
-    **{f"HG16{digit}": _STRIPPED_TOKENS for digit in range(10)},
+    "HG160": _STRIPPED_TOKENS,
+    "HG161": Cause(
+        "the model wrote its reasoning into the header (sampling drift, often with a "
+        "quantised model or a high temperature)",
+        "constrain the header with the turn grammar (`harmony-grammar grammar`), or lower "
+        "the temperature",
+    ),
+    "HG163": Cause(
+        "the output has no header: the prompt did not end with `<|start|>assistant` in the "
+        "Harmony format, or the start of the output was cut off",
+        'render the prompt with the Harmony renderer (`render(..., next_turn="assistant")`) '
+        "and pass the whole output",
+    ),
+    "HG164": Cause(
+        "text between messages: the model wrote outside a message, or outputs were joined",
+        "pass one generation at a time; constrain the turn with the turn grammar",
+    ),
+    "HG165": _MODEL_DRIFT_HEADER,
+    "HG166": _MODEL_DRIFT_HEADER,
+    "HG167": Cause(
+        "the model copied a tool reply's `to=assistant` into its own header (imitating the "
+        "history)",
+        "constrain the header with the turn grammar; the message itself was recovered",
+    ),
+    "HG168": Cause(
+        "the model wrote its call in the shape of a tool's reply (imitating the history)",
+        "constrain the call header with the turn grammar; the call itself was recovered",
+    ),
+    "HG169": Cause(
+        "the model left out the `functions.` namespace of a declared function",
+        "declare the tools in the developer message's `namespace functions` (as the renderer "
+        "does); the call was read as `functions.NAME`",
+    ),
     "HG170": Cause(
         "the model went on past `<|call|>` and wrote the tool's result itself",
         "stop generation at `<|call|>` (add it to the engine's stop tokens) and run the tool",
