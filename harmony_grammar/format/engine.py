@@ -56,15 +56,12 @@ from .model import (
     Terminator,
     author_text,
 )
+from .readings import header_at_end, read_dialect, repair_header, tool_in_channel_slot
 from .recoveries import (
     TEXT_RECOVERIES,
     TOKEN_RECOVERIES,
     close_duplicate_channel,
-    header_at_end,
     misplaced_recipient,
-    read_dialect,
-    repair_header,
-    tool_in_channel_slot,
 )
 from .tokens import (
     FIRST_SPECIAL_ID,
