@@ -127,6 +127,13 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         [(A, "commentary", "functions.ask_supervisor", "<|constrain|>json", "{}")],
         ["HG169"],
     ),
+    "leading-recipient": (
+        ' to=functions.get_weatherjson{"city":"Paris"}',
+        "completion",
+        None,
+        [(A, "commentary", "functions.get_weather", "json", '{"city":"Paris"}')],
+        ["HG160", "HG154", "HG153"],
+    ),
     "call-without-channel": (
         " to=functions.get_weather<|message|>{}<|call|>",
         "completion",
@@ -205,6 +212,20 @@ def test_a_marker_inside_prose_does_not_split_it():
     assert stripped_evidence(text, at_start=True, closed=False)
     assert read_stripped(text, at_start=True) is None
     assert readings(parse(text, start="completion", strict=False)) == [(A, None, None, None, text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Sure, calling it. to=functions.get_weather json{"city":"Paris"}',
+        '<|channel|>final<|message|>Done.<|return|>junk to=functions.g {"a":1}',
+    ],
+)
+def test_a_call_that_cannot_be_read_is_an_error_never_silent(text):
+    result = parse(text, start="completion", strict=False)
+    (error,) = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert error.code == "HG162" and text[error.start :].startswith("to=functions.")
+    assert not any(m.is_tool_call for m in result.messages)
 
 
 def test_forged_result_is_a_parser_warning_and_a_validator_error():

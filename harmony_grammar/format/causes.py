@@ -95,6 +95,12 @@ CAUSES: dict[str, Cause] = {
         "constrain the header with the turn grammar (`harmony-grammar grammar`), or lower "
         "the temperature",
     ),
+    "HG162": Cause(
+        "the model wrote a call outside a call header (or its header was lost), so it could "
+        "not be dispatched",
+        "keep the control tokens in the output (`skip_special_tokens=False`) and constrain the "
+        "turn with the turn grammar",
+    ),
     "HG163": Cause(
         "the output has no header: the prompt did not end with `<|start|>assistant` in the "
         "Harmony format, or the start of the output was cut off",

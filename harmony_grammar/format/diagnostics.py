@@ -51,6 +51,7 @@ CATALOGUE: dict[str, Code] = {
         Code("HG159", "missing-terminator", _W, "the input ended before the message's terminator"),
         Code("HG160", "stripped-control-tokens", _W, "a header whose control tokens were stripped"),
         Code("HG161", "prose-in-header", _W, "prose where a header should end, no <|message|>"),
+        Code("HG162", "call-like-text", _E, "a call written in text that could not be read"),
         Code("HG163", "headerless-completion", _W, "a completion with no header: one message"),
         Code("HG164", "headerless-message", _W, "text between messages kept as a message"),
         Code("HG165", "call-without-channel", _W, "a call with no channel read on commentary"),

@@ -20,11 +20,12 @@ from collections.abc import Callable
 
 from .draft import Draft
 from .model import RecipientPosition, Role
-from .recoveries import Repairable
+from .recoveries import Repairable, report_call_like
 from .stripped import read_free_header, read_stripped, stripped_evidence
 from .tokens import ControlToken
 
 __all__ = ["header_at_end", "read_dialect", "repair_header", "tool_in_channel_slot"]
+
 
 _START = ControlToken.START.terminal
 _MESSAGE = ControlToken.MESSAGE.terminal
@@ -80,8 +81,8 @@ def _read_stripped(engine: Repairable, text: str, start: int, end: int, closer: 
     """HG160: headers whose control tokens were stripped, read with the dialect grammar."""
     at_start = engine.at_completion_start
     choices = engine.parser.choices()
-    if not (at_start or "AUTHOR" in choices or _START in choices):
-        return False
+    if closer in _HEADER_CLOSERS or not (at_start or "AUTHOR" in choices or _START in choices):
+        return False  # text before <|channel|>/<|message|> is a header as written
     if not stripped_evidence(text, at_start=at_start, closed=closer != "$END"):
         return False
     headers = read_stripped(text, at_start=at_start)
@@ -183,6 +184,7 @@ def _read_headerless(engine: Repairable, text: str, start: int, end: int, closer
     engine.diagnose(code, what, at(0), end)
     engine.feed(_MESSAGE, "", at(0), at(0))
     engine.route_text(text, at(0), end)
+    report_call_like(engine, text, start, end)
     return True
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "Repairable",
     "close_duplicate_channel",
     "misplaced_recipient",
+    "report_call_like",
 ]
 
 _START = ControlToken.START.terminal
@@ -42,6 +43,10 @@ _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _TERMINATOR_TERMINALS = frozenset(token.terminal for token in TERMINATORS)
 _CHANNEL_WORD = re.compile(r"[^\s<>|]*")
+#: A call's recipient with its arguments right after it: ``to=functions.f json{``.
+CALL_LIKE = re.compile(
+    r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?(?:json|code)?[ \t]*[{\[]"
+)
 
 
 class Repairable(Protocol):
@@ -177,6 +182,7 @@ def _recover_stray_text(
     engine.diagnose(
         "HG152", f"text outside any message was dropped: {text[pos : pos + 40]!r}", start, end
     )
+    report_call_like(engine, text[pos:], start + pos if engine.exact_positions else start, end)
     return len(text)
 
 
@@ -270,4 +276,23 @@ def misplaced_recipient(text: str, pos: int, choices: object) -> bool:
         and isinstance(choices, dict)
         and "ROLE_RECIPIENT" not in choices
         and "CHANNEL_RECIPIENT" not in choices
+    )
+
+
+def report_call_like(engine: Repairable, text: str, start: int, end: int) -> None:
+    """HG162 (error): a call written in text that no reading could make a call.
+
+    Text kept as content (or dropped) must never hide a call silently: the host would not
+    dispatch it and the agent would stall.
+    """
+    found = CALL_LIKE.search(text)
+    if found is None:
+        return
+    here = start + found.start() if engine.exact_positions else start
+    there = start + found.end() if engine.exact_positions else end
+    engine.diagnose(
+        "HG162",
+        f"call-like text {found.group()!r} could not be read as a call; it was not dispatched",
+        here,
+        there,
     )

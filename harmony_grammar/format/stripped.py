@@ -79,18 +79,21 @@ def _header(text: str, pos: int) -> StrippedHeader | None:
         return None
     read, end = lexed
     values = dict(read)
+    recipient = values.get("RECIPIENT") or values.get("LEAD_RECIPIENT")
     channel = (
-        values.get("CHANNEL_WORD") or values.get("LEAD_CHANNEL") or values.get("LEAD_COLON_CHANNEL")
+        values.get("CHANNEL_WORD")
+        or values.get("LEAD_CHANNEL")
+        or values.get("LEAD_COLON_CHANNEL")
+        or ("commentary" if recipient else None)  # a call with no channel word: calls go there
     )
     if channel is None:
         return None
-    recipient = values.get("RECIPIENT")
     content_type = values.get("CONTENT_TYPE")
     return StrippedHeader(
         pos,
         end,
         channel,
-        recipient.split("=", 1)[1] if recipient else None,
+        recipient.split("=", 1)[1].strip() if recipient else None,
         content_type.strip() if content_type else None,
     )
 
