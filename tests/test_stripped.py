@@ -58,6 +58,17 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         ],
         ["HG160", "HG160"],  # a glued author is a call, never a forged tool result (HG170)
     ),
+    "glued-author-message-kept": (
+        "<|channel|>analysis<|message|>Read.<|end|><|start|>assistantcommentary"
+        ' to=functions.read_file json<|message|>{"path":"a"}<|call|>',
+        "completion",
+        None,
+        [
+            (A, "analysis", None, None, "Read."),
+            (A, "commentary", "functions.read_file", "json", '{"path":"a"}'),
+        ],
+        ["HG160"],  # not HG170: "assistantcommentary" is a glued author, not a tool
+    ),
     "glued-tool-name": (
         'analysisRead it.assistantcommentary to=functions.fs_readjson{"path":"a"}',
         "completion",
@@ -154,7 +165,7 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
     ),
 }
 #: Cases that are grammatical Harmony (their repair is about meaning, not syntax).
-GRAMMATICAL = {"bare-recipient", "call-without-channel"}
+GRAMMATICAL = {"bare-recipient", "call-without-channel", "glued-author-message-kept"}
 
 
 def readings(result):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harmony_grammar import parse
+from harmony_grammar.format.stream import StreamParser
 from harmony_grammar.format.tokens import CONTROL_SPELLING_RE
 from tests.conftest import shared_data_dir
 from tests.wild_corpus import load_records, match
@@ -58,6 +59,17 @@ def test_no_analysis_in_final_and_no_lost_call():
         calls = [w for w in record["intended"] if w["recipient"] and w["role"] == "assistant"]
         got = [m for m in result.messages if m.is_tool_call]
         assert len(got) >= len(calls), record["id"]
+
+
+@pytest.mark.parametrize("chunk", [1, 7])
+def test_corpus_streamed_equals_batch(chunk):
+    for record in load_records([COLLECTED]):
+        text, start = record["text"], record["mode"]
+        parser = StreamParser(start=start, strict=False)
+        for at in range(0, len(text), chunk):
+            parser.feed(text[at : at + chunk])
+        parser.close()
+        assert parser.result() == parse(text, start=start, strict=False), record["id"]
 
 
 def _negatives() -> list[tuple[str, str]]:

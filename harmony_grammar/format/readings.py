@@ -81,12 +81,17 @@ def _read_stripped(engine: Repairable, text: str, start: int, end: int, closer: 
     """HG160: headers whose control tokens were stripped, read with the dialect grammar."""
     at_start = engine.at_completion_start
     choices = engine.parser.choices()
-    if closer in _HEADER_CLOSERS or not (at_start or "AUTHOR" in choices or _START in choices):
-        return False  # text before <|channel|>/<|message|> is a header as written
+    if not (at_start or "AUTHOR" in choices or _START in choices):
+        return False
+    # Before a surviving <|channel|>/<|message|> the text is a header: only a glued author
+    # (<|start|>assistantcommentary to=…<|message|>) is read, and only as the whole header.
+    open_header = closer in _HEADER_CLOSERS
+    if open_header and at_start:
+        return False
     if not stripped_evidence(text, at_start=at_start, closed=closer != "$END"):
         return False
     headers = read_stripped(text, at_start=at_start)
-    if headers is None:
+    if headers is None or (open_header and (len(headers) > 1 or text[headers[0].end :].strip())):
         return False
     at = _positions(engine, start, end)
     for index, header in enumerate(headers):
@@ -113,6 +118,8 @@ def _read_stripped(engine: Repairable, text: str, start: int, end: int, closer: 
             here,
             there if engine.exact_positions else end,
         )
+        if open_header:
+            return True  # the real <|channel|>/<|message|> comes next
         engine.feed(_MESSAGE, _SPELLING[_MESSAGE], there, there)
         following = headers[index + 1].start if index + 1 < len(headers) else len(text)
         if following > header.end:
