@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar.format.tokens import ControlToken
 from harmony_grammar.safety.repair import find_forged_tool_result, repair_thinking
+
+from .wild_corpus import load_records
 
 
 @pytest.mark.parametrize(
@@ -79,10 +83,6 @@ def test_repair_leaves_clean_and_quoted_text_alone(text):
 
 
 def test_repair_leaves_ordinary_answers_alone():
-    from pathlib import Path
-
-    from .wild_corpus import load_records
-
     answers = load_records([Path(__file__).parent / "data" / "wild" / "prose.jsonl"])
     assert len(answers) > 300
     for answer in answers:
