@@ -101,7 +101,21 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         [(A, "analysis", None, None, "The request is vague.")],
         ["HG161"],
     ),
-    "headerless": ("Four.", "completion", None, [(A, None, None, None, "Four.")], ["HG163"]),
+    "headerless": ("Four.", "completion", None, [(A, "final", None, None, "Four.")], ["HG163"]),
+    "junk-before-start": (
+        "Sure. <|start|>assistant<|channel|>final<|message|>Hi",
+        "completion",
+        None,
+        [(A, "final", None, None, "Hi")],
+        ["HG171", "HG171"],
+    ),
+    "echoed-start": (
+        "<|start|>assistant<|channel|>final<|message|>Hi<|return|>",
+        "completion",
+        None,
+        [(A, "final", None, None, "Hi")],
+        ["HG171"],
+    ),
     "headerless-ended": (
         "The signature expects x.<|end|><|start|>assistant<|channel|>final<|message|>Ok",
         "completion",
@@ -213,7 +227,7 @@ def test_positions_point_at_the_stripped_headers():
 )
 def test_prose_is_not_recovered(text):
     result = parse(text, start="completion", strict=False)
-    assert readings(result) == [(A, None, None, None, text)]
+    assert readings(result) == [(A, "final", None, None, text)]
     assert [d.code for d in result.diagnostics] == ["HG163"]
     assert not stripped_evidence(text, at_start=True, closed=False)
 
@@ -222,7 +236,9 @@ def test_a_marker_inside_prose_does_not_split_it():
     text = "The log shows assistantfinal twice."  # evidence, but no header at the start
     assert stripped_evidence(text, at_start=True, closed=False)
     assert read_stripped(text, at_start=True) is None
-    assert readings(parse(text, start="completion", strict=False)) == [(A, None, None, None, text)]
+    assert readings(parse(text, start="completion", strict=False)) == [
+        (A, "final", None, None, text)
+    ]
 
 
 @pytest.mark.parametrize(

@@ -127,6 +127,10 @@ CAUSES: dict[str, Cause] = {
         "declare the tools in the developer message's `namespace functions` (as the renderer "
         "does); the call was read as `functions.NAME`",
     ),
+    "HG171": Cause(
+        "the output repeats the prompt's `<|start|>assistant`, or a client prefixed text to it",
+        "pass only what the model generated after the prompt's `<|start|>assistant`",
+    ),
     "HG170": Cause(
         "the model went on past `<|call|>` and wrote the tool's result itself",
         "stop generation at `<|call|>` (add it to the engine's stop tokens) and run the tool",

@@ -59,6 +59,7 @@ CATALOGUE: dict[str, Code] = {
         Code("HG167", "stray-to-assistant", _W, "a stray to=assistant in the assistant's header"),
         Code("HG168", "call-shaped-as-reply", _W, "a call written in a tool reply's header"),
         Code("HG169", "recipient-without-namespace", _W, "a declared function without functions."),
+        Code("HG171", "junk-before-header", _W, "text or an echoed <|start|> before the header"),
         Code("HG170", "forged-tool-result", _W, "the model began writing a tool's result itself"),
         Code(
             "HG180", "arguments-off-schema", _E, "tool-call arguments no valid document can follow"

@@ -319,6 +319,11 @@ class Engine:
         """Pending text that may be a whole message (lenient: no header-length limit)."""
         return self.at_completion_start or _START in self.parser.choices()
 
+    def restart(self, start: str) -> None:
+        """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
+        self.parser = LalrDriver(self._table, start)
+        self.draft = None
+
     def lexes_as_header(self, text: str) -> bool:
         """Whether the whole of ``text`` lexes as header text here (the parser is untouched)."""
         driver = self.parser.copy()

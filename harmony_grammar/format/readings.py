@@ -35,8 +35,9 @@ _CALL = ControlToken.CALL.terminal
 _SPELLING = {token.terminal: token.value for token in ControlToken}
 #: Terminals that continue a header: text they close is header text, never a message.
 _HEADER_CLOSERS = frozenset({_CHANNEL, _MESSAGE, ControlToken.CONSTRAIN.terminal})
-#: The channel a message with no header most likely had, by the token that ended it.
-_CHANNEL_BY_CLOSER = {_END: "analysis", ControlToken.RETURN.terminal: "final"}
+#: The channel a message with no header most likely had, by the token that ended it: gpt-oss
+#: ends reasoning with <|end|>; an answer with no header that simply stops is a final one.
+_CHANNEL_BY_CLOSER = {_END: "analysis", ControlToken.RETURN.terminal: "final", "$END": "final"}
 #: A content type glued onto the recipient by the model: ``to=functions.shelljson``.
 _GLUED_JSON = re.compile(r"^(?P<recipient>.*[A-Za-z0-9])json$")
 #: A tool's dotted name where the channel name belongs: ``<|channel|>functions.read``.
@@ -173,6 +174,12 @@ def _read_headerless(engine: Repairable, text: str, start: int, end: int, closer
     if engine.at_completion_start:
         if text.lstrip().startswith("to=") or engine.lexes_as_header(text):
             return False
+        if closer == _START:  # "Sure.<|start|>assistant…": junk before the first header
+            engine.diagnose(
+                "HG171", f"text before the first header was dropped: {text[:80]!r}", at(0), end
+            )
+            report_call_like(engine, text, start, end)
+            return True
         code = "HG163"
         what = "a completion with no header: its text was read as the content of one message"
     elif _START in engine.parser.choices() and engine.completion and not engine.stopped:
@@ -187,7 +194,8 @@ def _read_headerless(engine: Repairable, text: str, start: int, end: int, closer
         return False
     draft.channel = _CHANNEL_BY_CLOSER.get(closer)
     if draft.channel:
-        what += f" on channel {draft.channel!r} (it ended with {_SPELLING[closer]})"
+        how = _SPELLING.get(closer, "the end of input")
+        what += f" on channel {draft.channel!r} (it ended with {how})"
     engine.diagnose(code, what, at(0), end)
     engine.feed(_MESSAGE, "", at(0), at(0))
     engine.route_text(text, at(0), end)

@@ -89,6 +89,10 @@ class Repairable(Protocol):
         """Whether the whole of ``text`` lexes as header text here."""
         ...
 
+    def restart(self, start: str) -> None:
+        """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
+        ...
+
     def route_text(self, text: str, start: int, end: int) -> None:
         """Route text: message content, or pending header text."""
         ...
@@ -111,6 +115,24 @@ class Repairable(Protocol):
     def finish(self, terminator: Terminator | None, end: int) -> None:
         """End the message being parsed."""
         ...
+
+
+def _recover_echoed_start(
+    engine: Repairable, terminal: str, value: str, start: int, end: int
+) -> bool:
+    """HG171: a completion that begins with ``<|start|>``: the prompt's last tokens echoed."""
+    if terminal != _START or not engine.at_completion_start:
+        return False
+    engine.diagnose(
+        "HG171",
+        "the completion began with <|start|> (the prompt's '<|start|>assistant' was echoed):"
+        " read as a continuation",
+        start,
+        end,
+    )
+    engine.restart("continuation")
+    engine.feed(terminal, value, start, end)
+    return True
 
 
 def _recover_missing_message(
@@ -225,6 +247,7 @@ def _recover_header_garbage(
 
 
 TOKEN_RECOVERIES: tuple[Callable[[Repairable, str, str, int, int], bool], ...] = (
+    _recover_echoed_start,
     _recover_missing_terminator,
     _recover_missing_message,
     _recover_missing_start,
