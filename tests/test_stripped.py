@@ -159,6 +159,13 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         [(A, "commentary", "functions.get_weather", "json", '{"city":"Paris"}')],
         ["HG160", "HG154", "HG153"],
     ),
+    "stripped-message-token": (
+        '<|channel|>commentary to=functions.f <|constrain|>json{"a":1}<|call|>',
+        "completion",
+        None,
+        [(A, "commentary", "functions.f", "<|constrain|>json", '{"a":1}')],
+        ["HG160"],
+    ),
     "call-without-channel": (
         " to=functions.get_weather<|message|>{}<|call|>",
         "completion",

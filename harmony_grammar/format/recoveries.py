@@ -229,6 +229,31 @@ def _recover_duplicate_recipient(
     return pos + length
 
 
+def _recover_stripped_message(
+    engine: Repairable, text: str, pos: int, start: int, end: int
+) -> int | None:
+    """HG160: a call's header runs straight into its arguments: ``<|message|>`` was stripped.
+
+    ``…to=functions.f <|constrain|>json{"a":1}``: the arguments become the content rather
+    than header garbage, so a call never loses them.
+    """
+    draft = engine.draft
+    if draft is None or not draft.recipient or text[pos] not in "{[":
+        return None
+    if _MESSAGE not in engine.parser.choices():
+        return None
+    here = start + pos if engine.exact_positions else start
+    engine.diagnose(
+        "HG160",
+        f"control tokens were stripped: <|message|> before the arguments of {draft.recipient!r}",
+        here,
+        here if engine.exact_positions else end,
+    )
+    engine.feed(_MESSAGE, "", here, here)
+    engine.route_text(text[pos:], here, end)
+    return len(text)
+
+
 def _recover_header_garbage(
     engine: Repairable, text: str, pos: int, start: int, end: int
 ) -> int | None:
@@ -256,6 +281,7 @@ TOKEN_RECOVERIES: tuple[Callable[[Repairable, str, str, int, int], bool], ...] =
 TEXT_RECOVERIES: tuple[Callable[[Repairable, str, int, int, int], int | None], ...] = (
     _recover_stray_text,
     _recover_duplicate_recipient,
+    _recover_stripped_message,
     _recover_header_garbage,
 )
 
