@@ -62,6 +62,8 @@ def read_dialect(engine: Repairable, text: str, start: int, end: int, closer: st
     the text was consumed: stripped control tokens (HG160), prose where a header should end
     (HG161), or text with no header (HG163, HG164).
     """
+    if closer in _HEADER_CLOSERS and "assistant" not in text:
+        return False  # the hot path: a header as written (only a glued author is re-read)
     return (
         _read_stripped(engine, text, start, end, closer)
         or _read_free_header(engine, text, start, end, closer)
