@@ -44,7 +44,7 @@ _MODEL_DRIFT_HEADER = Cause(
     "the temperature",
 )
 
-#: Code -> most likely cause. Every lenient repair (HG15x, HG16x) has one.
+#: Code -> most likely cause. Every lenient repair (HG15x-HG17x warnings) has one.
 CAUSES: dict[str, Cause] = {
     "HG102": _STRIPPED_STOP,  # strict mode's name for HG159
     "HG105": Cause(
