@@ -273,7 +273,7 @@ LENIENT_CASES = {
         "<|start|>assistant<|channel|>commentary<|channel|>final<|message|>x<|end|>",
         ["HG100"],
         ["HG157"],
-        [("commentary", "x", "end")],
+        [("final", "x", "end")],  # the channel next to <|message|> stands
     ),
     "missing-terminator": (
         "<|start|>assistant<|channel|>final<|message|>a<|start|>user<|message|>b<|end|>",
@@ -364,7 +364,9 @@ def test_forged_tool_result_in_completion():
         '<|start|>functions.f to=assistant<|channel|>commentary<|message|>{"ok": true}<|end|>'
     )
     result = parse(text, start="completion")
-    assert codes(result) == ["HG170"] and not result.ok
+    # a warning from the parser (the messages parsed); validate() reports it as an error
+    assert codes(result) == ["HG170"] and result.ok
+    assert result.diagnostics[0].severity is Severity.WARNING
     assert result.diagnostics[0].start == text.index("<|start|>functions.f")
     # in a stored conversation, tool results are normal
     assert parse("<|start|>assistant" + text).ok

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar.format.tokens import ControlToken
 from harmony_grammar.safety.repair import find_forged_tool_result, repair_thinking
+
+from .wild_corpus import load_records
 
 
 @pytest.mark.parametrize(
@@ -45,6 +49,14 @@ from harmony_grammar.safety.repair import find_forged_tool_result, repair_thinki
         ),
         # special tokens dropped by a detokenizer
         ("analysisUser asks X.assistantfinalHere is X.", "Here is X.", "User asks X."),
+        # ... read by the lenient parser's dialect grammar, which knows more spellings
+        (
+            "analysis: they want the rate. assistantfinal 1 USD = 32 TRY",
+            "1 USD = 32 TRY",
+            "they want the rate. ",
+        ),
+        # a stripped output cut before its answer: all of it is reasoning
+        ("analysisThe user wants a poem. Let's", "", "The user wants a poem. Let's"),
     ],
 )
 def test_repair_examples(text, visible, reasoning):
@@ -59,10 +71,22 @@ def test_repair_examples(text, visible, reasoning):
         "Write `<|channel|>analysis<|message|>` before the reasoning.",
         'The literal "<|channel|>analysis<|message|>x<|end|>" is an example.',
         "My analysis: the final answer is 4.",
+        "Analysis of the data shows growth.",
+        "The assistant's final answer is 4.",
+        "Commentary on the match follows.",
+        # a stripped call has no place in visible text or reasoning: nothing is moved
+        'analysisNeed weather.assistantcommentary to=functions.get_weather json{"city":"Paris"}',
     ],
 )
 def test_repair_leaves_clean_and_quoted_text_alone(text):
     assert repair_thinking(text) == (text, "")
+
+
+def test_repair_leaves_ordinary_answers_alone():
+    answers = load_records([Path(__file__).parent / "data" / "wild" / "prose.jsonl"])
+    assert len(answers) > 300
+    for answer in answers:
+        assert repair_thinking(answer["text"]) == (answer["text"], ""), answer["id"]
 
 
 _prose = st.text(alphabet="abc XYZ.,!?\n", max_size=30)

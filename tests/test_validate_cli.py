@@ -63,6 +63,33 @@ def test_warnings_alone_exit_0(capsys, write):
     assert "HG209 warning:" in out and "(0 errors, 1 warning)" in out
 
 
+CUT = "<|start|>assistant<|channel|>final<|message|>cut short"
+
+
+def test_the_summary_names_each_likely_cause_once_per_run(capsys, write):
+    from harmony_grammar.format.causes import CAUSES
+
+    paths = [write(f"cut{n}.harmony", CUT) for n in range(3)]
+    status, out, _ = run(capsys, *paths, write("good.harmony", GOOD), "--lenient")
+    assert status == 0
+    hints = [line for line in out.splitlines() if " cause: " in line]
+    cause = CAUSES["HG159"]
+    assert hints == [f"  HG159 cause: {cause.summary}; fix: {cause.fix}"]
+    assert out.count("HG159 warning:") == 3
+
+
+def test_the_json_summary_lists_the_causes(capsys, write):
+    from harmony_grammar.format.causes import CAUSES
+
+    status, out, _ = run(capsys, write("cut.harmony", CUT), "--format", "json")
+    assert status == 1
+    summary = json.loads(out.splitlines()[-1])["summary"]
+    assert summary["by_code"] == {"HG102": 1}
+    assert summary["causes"] == [
+        {"codes": ["HG102"], "cause": CAUSES["HG102"].summary, "fix": CAUSES["HG102"].fix}
+    ]
+
+
 def test_missing_file_exits_2_before_any_output(capsys, write):
     status, out, err = run(capsys, write("good.harmony", GOOD), "/nonexistent/x.harmony")
     assert status == 2 and out == ""
@@ -169,6 +196,7 @@ def test_jsonl_json_output(capsys, write):
             "errors": 2,
             "warnings": 1,
             "by_code": {"HG200": 1, "HG209": 1, "HG290": 1},
+            "causes": [],
         },
         "ok": False,
     }

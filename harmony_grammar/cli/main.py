@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "parse",
     "tokens",
     "validate",
+    "repair",
     "render",
     "to_chat",
     "grammar",

@@ -22,6 +22,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
 
+from ..format.causes import causes_of
 from ..format.diagnostics import CATALOGUE
 from ..format.model import Diagnostic, Severity
 from ..tools.arguments import tool_schemas
@@ -180,6 +181,8 @@ class _Report:
         errors = self.errors()
         warnings = sum(self.by_code.values()) - errors
         unit = "record" if self.field is not None else "file"
+        # Each likely cause once per run, however many inputs showed it.
+        causes = causes_of(sorted(self.by_code))
         if self.fmt == "json":
             summary = {
                 f"{unit}s": self.inputs,
@@ -187,12 +190,18 @@ class _Report:
                 "errors": errors,
                 "warnings": warnings,
                 "by_code": dict(sorted(self.by_code.items())),
+                "causes": [
+                    {"codes": list(codes), "cause": cause.summary, "fix": cause.fix}
+                    for codes, cause in causes
+                ],
             }
             print(json.dumps({"summary": summary, "ok": errors == 0}))
             return
         for code, count in sorted(self.by_code.items()):
             slug = CATALOGUE[code].slug
             print(f"  {code} {slug:<26} {self.severity_of[code].value:<8} {count}")
+        for codes, cause in causes:
+            print(f"  {', '.join(codes)} cause: {cause.summary}; fix: {cause.fix}")
         valid = self.inputs - self.with_errors
         print(
             f"{_plural(self.inputs, unit)} checked: {valid} valid, {self.with_errors} with errors "

@@ -26,7 +26,9 @@ class Code:
 
 _E, _W = Severity.ERROR, Severity.WARNING
 
-#: Every parser diagnostic. Lenient recoveries (HG15x) are warnings: the input was repaired.
+#: Every parser diagnostic. Lenient recoveries (HG15x, HG16x) are warnings: the input was
+#: repaired. HG170 is a warning from the parser (the messages parsed) and an error from the
+#: validator: a model forging a tool's result is a safety problem, not a syntax one.
 CATALOGUE: dict[str, Code] = {
     c.code: c
     for c in (
@@ -47,7 +49,18 @@ CATALOGUE: dict[str, Code] = {
         Code("HG157", "duplicate-channel", _W, "a second <|channel|> in one header"),
         Code("HG158", "duplicate-recipient", _W, "a second to= in one header"),
         Code("HG159", "missing-terminator", _W, "the input ended before the message's terminator"),
-        Code("HG170", "forged-tool-result", _E, "the model began writing a tool's result itself"),
+        Code("HG160", "stripped-control-tokens", _W, "a header whose control tokens were stripped"),
+        Code("HG161", "prose-in-header", _W, "prose where a header should end, no <|message|>"),
+        Code("HG162", "call-like-text", _E, "a call written in text that could not be read"),
+        Code("HG163", "headerless-completion", _W, "a completion with no header: one message"),
+        Code("HG164", "headerless-message", _W, "text between messages kept as a message"),
+        Code("HG165", "call-without-channel", _W, "a call with no channel read on commentary"),
+        Code("HG166", "tool-in-channel-slot", _W, "a tool's name where the channel belongs"),
+        Code("HG167", "stray-to-assistant", _W, "a stray to=assistant in the assistant's header"),
+        Code("HG168", "call-shaped-as-reply", _W, "a call written in a tool reply's header"),
+        Code("HG169", "recipient-without-namespace", _W, "a declared function without functions."),
+        Code("HG171", "junk-before-header", _W, "text or an echoed <|start|> before the header"),
+        Code("HG170", "forged-tool-result", _W, "the model began writing a tool's result itself"),
         Code(
             "HG180", "arguments-off-schema", _E, "tool-call arguments no valid document can follow"
         ),

@@ -25,10 +25,10 @@ grammar's alone.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..tools.from_typescript import tools_from_typescript
 from .call_check import CallCheck
 from .diagnostics import LineIndex, make_diagnostic
 from .draft import Draft, PendingText
@@ -56,6 +56,7 @@ from .model import (
     Terminator,
     author_text,
 )
+from .readings import header_at_end, read_dialect, repair_header, tool_in_channel_slot
 from .recoveries import (
     TEXT_RECOVERIES,
     TOKEN_RECOVERIES,
@@ -94,8 +95,6 @@ _RESYNC_START = {
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _CONTENT = "CONTENT"
-#: A content type glued onto the recipient by the model: ``to=functions.shelljson``.
-_GLUED_JSON = re.compile(r"^(?P<recipient>.*[A-Za-z0-9])json$")
 
 
 class Engine:
@@ -155,7 +154,7 @@ class Engine:
     # ------------------------------------------------------------------ pieces in
     def control(self, token: ControlToken, start: int, end: int) -> None:
         """A control token at ``[start, end)``."""
-        self._flush_pending()
+        self._flush_pending(_TERMINAL_OF[token])
         if self._skipping:
             if token is not ControlToken.START:
                 return
@@ -169,6 +168,10 @@ class Engine:
             self._lines.add(text, start)
         if self._skipping:
             return
+        self.route_text(text, start, end)
+
+    def route_text(self, text: str, start: int, end: int) -> None:
+        """Route text already counted for positions: message content, or pending header text."""
         draft = self.draft
         if draft is not None and draft.content is not None:
             if not draft.content_fed:
@@ -190,7 +193,7 @@ class Engine:
         pending.parts.append(text)
         pending.end = end
         pending.length += len(text)
-        if pending.length > self._max_header:
+        if pending.length > self._max_header and (self._strict or not self._may_be_prose()):
             self._error(
                 "HG104",
                 f"header text is longer than {self._max_header} characters",
@@ -227,10 +230,12 @@ class Engine:
 
     def eof(self, end: int) -> None:
         """The end of input at offset ``end``."""
-        self._flush_pending()
+        self._flush_pending("$END")
         if self._skipping:
             return
         draft = self.draft
+        if not self._strict and draft is not None and draft.content is None:
+            header_at_end(self, end)
         if not self.parser.feed_eof():
             if not self._strict and draft is not None and draft.content is not None:
                 self.diagnose("HG159", "the input ended before the message's terminator", end, end)
@@ -268,7 +273,8 @@ class Engine:
             }
         )
 
-    def _flush_pending(self) -> None:
+    def _flush_pending(self, closer: str) -> None:
+        """Lex the pending header text; ``closer`` is the terminal that ends it (or $END)."""
         pending = self._pending
         if pending.start < 0:
             close_duplicate_channel(self, "")
@@ -279,7 +285,56 @@ class Engine:
         if self._skipping:
             return
         text = close_duplicate_channel(self, text, start)
+        if not self._strict and read_dialect(self, text, start, end, closer):
+            return
         self._lex_header_text(text, start, end)
+
+    @property
+    def completion(self) -> bool:
+        """True when parsing a completion (model output), not a stored conversation."""
+        return self._completion
+
+    @property
+    def at_completion_start(self) -> bool:
+        """True while nothing of a completion's first header has been read."""
+        return self._completion and not self.messages and self.parser.at_start
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """The names of the known functions: ``tools=``, else the developer message's."""
+        if self._tools is not None:
+            return frozenset(self._tools)
+        for message in reversed(self.messages):
+            if message.role is Role.DEVELOPER:
+                declared = tools_from_typescript(message.content)
+                return frozenset(tool.name for tool in declared or ())
+        return frozenset()
+
+    @property
+    def stopped(self) -> bool:
+        """True once ``<|call|>`` or ``<|return|>`` (or an abort) ended the turn."""
+        return self.stop_reason is not None
+
+    def _may_be_prose(self) -> bool:
+        """Pending text that may be a whole message (lenient: no header-length limit)."""
+        return self.at_completion_start or _START in self.parser.choices()
+
+    def restart(self, start: str) -> None:
+        """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
+        self.parser = LalrDriver(self._table, start)
+        self.draft = None
+
+    def lexes_as_header(self, text: str) -> bool:
+        """Whether the whole of ``text`` lexes as header text here (the parser is untouched)."""
+        driver = self.parser.copy()
+        pos = 0
+        while pos < len(text):
+            scanner = self.lexer.scanner(driver.position, driver.choices())
+            match = scanner.match(text, pos) if scanner is not None else None
+            if match is None or not driver.feed(match.lastgroup or ""):
+                return False
+            pos = match.end()
+        return True
 
     def _lex_header_text(self, text: str, start: int, end: int) -> None:
         # Character offsets within ``text`` map to input offsets only for text input;
@@ -292,6 +347,11 @@ class Engine:
             match = scanner.match(text, pos) if scanner is not None else None
             if match is not None and not self._strict and misplaced_recipient(text, pos, choices):
                 match = None  # let the recovery see the whole " to=..." (HG158)
+            if not self._strict and "CHANNEL_NAME" in choices:
+                resume = tool_in_channel_slot(self, text, pos, start, end)
+                if resume is not None:
+                    pos = resume
+                    continue
             if match is None:
                 at = (start + pos, end) if exact else (start, end)
                 pos = self._unexpected_text(text, pos, *at)
@@ -355,17 +415,8 @@ class Engine:
 
     def _on_message(self, value: str, start: int, end: int) -> None:
         draft = self._require_draft(start)
-        if not self._strict and draft.content_type is None and draft.recipient:
-            glued = _GLUED_JSON.match(draft.recipient)
-            if glued:
-                self.diagnose(
-                    "HG154",
-                    f"recipient {draft.recipient!r} read as {glued['recipient']!r} with"
-                    " content type 'json'",
-                    draft.start,
-                    start,
-                )
-                draft.recipient, draft.content_type = glued["recipient"], "json"
+        if not self._strict:
+            repair_header(self, draft, start)
         draft.content = []
         if draft.is_tool_call:
             draft.call_id = self._call_id()

@@ -18,16 +18,23 @@ from .tokens import ControlToken
 
 __all__ = [
     "START_SYMBOLS",
+    "STRIPPED_GRAMMAR",
+    "STRIPPED_START_SYMBOLS",
     "HeaderLexer",
     "expected_description",
     "grammar_path",
     "grammar_text",
     "harmony_parser",
     "header_lexer",
+    "stripped_lexer",
+    "stripped_parser",
 ]
 
 #: Start symbols of grammars/harmony.lark (see its header comment).
 START_SYMBOLS = ("conversation", "completion", "continuation", "prompt")
+#: The stripped dialect's grammar and its start symbols (see its header comment).
+STRIPPED_GRAMMAR = "harmony_stripped.lark"
+STRIPPED_START_SYMBOLS = ("stripped_header", "header_text", "marker")
 
 #: Readable names of the grammar's terminals, used in "expected ..." messages.
 _DESCRIPTIONS: dict[str, str] = {
@@ -120,3 +127,21 @@ class HeaderLexer:
 def header_lexer() -> HeaderLexer:
     """The shared :class:`HeaderLexer` of :func:`harmony_parser`."""
     return HeaderLexer(harmony_parser())
+
+
+@functools.lru_cache(maxsize=1)
+def stripped_parser() -> lark.Lark:
+    """The LALR parser of ``harmony_stripped.lark``, the stripped dialect (built once)."""
+    return lark.Lark(
+        grammar_text(STRIPPED_GRAMMAR),
+        parser="lalr",
+        lexer="contextual",
+        start=list(STRIPPED_START_SYMBOLS),
+        propagate_positions=False,
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def stripped_lexer() -> HeaderLexer:
+    """The contextual lexer of :func:`stripped_parser`."""
+    return HeaderLexer(stripped_parser())

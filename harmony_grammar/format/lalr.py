@@ -74,6 +74,18 @@ class LalrDriver:
         self._stack: list[int] = [table.start_states[start]]
         self._end_state: int = table.end_states[start]
 
+    def copy(self) -> LalrDriver:
+        """An independent driver in the same state (for trying input without feeding it)."""
+        twin = object.__new__(LalrDriver)
+        twin._actions, twin._goto, twin._end_state = self._actions, self._goto, self._end_state
+        twin._stack = self._stack[:]
+        return twin
+
+    @property
+    def at_start(self) -> bool:
+        """True before any terminal was shifted."""
+        return len(self._stack) == 1
+
     @property
     def position(self) -> int:
         """The current LALR state (the top of the stack)."""

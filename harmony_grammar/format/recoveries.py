@@ -12,6 +12,9 @@ engine reports an error and skips to the next ``<|start|>``.
 
 Recoveries never know the syntax themselves: they ask the parser which terminals it would
 accept and feed terminals of ``harmony.lark``, so the grammar stays the only definition.
+
+Pending header text gets one more chance before it is lexed, and a complete header one more
+look before its content opens: :mod:`.readings` (HG160-HG169).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Protocol
 from .draft import Draft
 from .grammar import HeaderLexer
 from .lalr import LalrDriver
-from .model import Role, Terminator
+from .model import Message, Role, Terminator
 from .tokens import TERMINATORS, ControlToken
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
     "Repairable",
     "close_duplicate_channel",
     "misplaced_recipient",
+    "report_call_like",
 ]
 
 _START = ControlToken.START.terminal
@@ -39,6 +43,10 @@ _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _TERMINATOR_TERMINALS = frozenset(token.terminal for token in TERMINATORS)
 _CHANNEL_WORD = re.compile(r"[^\s<>|]*")
+#: A call's recipient with its arguments right after it: ``to=functions.f json{``.
+CALL_LIKE = re.compile(
+    r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?(?:json|code)?[ \t]*[{\[]"
+)
 
 
 class Repairable(Protocol):
@@ -52,8 +60,42 @@ class Repairable(Protocol):
     draft: Draft | None
     #: The author of a message whose ``<|start|>{author}`` is missing.
     role: Role
-    #: The token range of a second ``<|channel|>`` whose name is still to be dropped.
+    #: The token range of a second ``<|channel|>`` whose name is still to be read.
     duplicate_channel: tuple[int, int] | None
+    #: The messages parsed so far.
+    messages: list[Message]
+
+    @property
+    def completion(self) -> bool:
+        """True when parsing a completion (model output), not a stored conversation."""
+        ...
+
+    @property
+    def at_completion_start(self) -> bool:
+        """True while nothing of a completion's first header has been read."""
+        ...
+
+    @property
+    def stopped(self) -> bool:
+        """True once ``<|call|>`` or ``<|return|>`` (or an abort) ended the turn."""
+        ...
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """The names of the known functions."""
+        ...
+
+    def lexes_as_header(self, text: str) -> bool:
+        """Whether the whole of ``text`` lexes as header text here."""
+        ...
+
+    def restart(self, start: str) -> None:
+        """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
+        ...
+
+    def route_text(self, text: str, start: int, end: int) -> None:
+        """Route text: message content, or pending header text."""
+        ...
 
     @property
     def exact_positions(self) -> bool:
@@ -73,6 +115,24 @@ class Repairable(Protocol):
     def finish(self, terminator: Terminator | None, end: int) -> None:
         """End the message being parsed."""
         ...
+
+
+def _recover_echoed_start(
+    engine: Repairable, terminal: str, value: str, start: int, end: int
+) -> bool:
+    """HG171: a completion that begins with ``<|start|>``: the prompt's last tokens echoed."""
+    if terminal != _START or not engine.at_completion_start:
+        return False
+    engine.diagnose(
+        "HG171",
+        "the completion began with <|start|> (the prompt's '<|start|>assistant' was echoed):"
+        " read as a continuation",
+        start,
+        end,
+    )
+    engine.restart("continuation")
+    engine.feed(terminal, value, start, end)
+    return True
 
 
 def _recover_missing_message(
@@ -127,7 +187,7 @@ def _recover_missing_start(
 def _recover_duplicate_channel(
     engine: Repairable, terminal: str, value: str, start: int, end: int
 ) -> bool:
-    """HG157: a second ``<|channel|>`` in one header; it and its name are dropped."""
+    """HG157: a second ``<|channel|>`` in one header; its name replaces the first's."""
     draft = engine.draft
     if terminal != _CHANNEL or draft is None or draft.channel is None or draft.content is not None:
         return False
@@ -144,6 +204,7 @@ def _recover_stray_text(
     engine.diagnose(
         "HG152", f"text outside any message was dropped: {text[pos : pos + 40]!r}", start, end
     )
+    report_call_like(engine, text[pos:], start + pos if engine.exact_positions else start, end)
     return len(text)
 
 
@@ -168,6 +229,31 @@ def _recover_duplicate_recipient(
     return pos + length
 
 
+def _recover_stripped_message(
+    engine: Repairable, text: str, pos: int, start: int, end: int
+) -> int | None:
+    """HG160: a call's header runs straight into its arguments: ``<|message|>`` was stripped.
+
+    ``…to=functions.f <|constrain|>json{"a":1}``: the arguments become the content rather
+    than header garbage, so a call never loses them.
+    """
+    draft = engine.draft
+    if draft is None or not draft.recipient or text[pos] not in "{[":
+        return None
+    if _MESSAGE not in engine.parser.choices():
+        return None
+    here = start + pos if engine.exact_positions else start
+    engine.diagnose(
+        "HG160",
+        f"control tokens were stripped: <|message|> before the arguments of {draft.recipient!r}",
+        here,
+        here if engine.exact_positions else end,
+    )
+    engine.feed(_MESSAGE, "", here, here)
+    engine.route_text(text[pos:], here, end)
+    return len(text)
+
+
 def _recover_header_garbage(
     engine: Repairable, text: str, pos: int, start: int, end: int
 ) -> int | None:
@@ -186,6 +272,7 @@ def _recover_header_garbage(
 
 
 TOKEN_RECOVERIES: tuple[Callable[[Repairable, str, str, int, int], bool], ...] = (
+    _recover_echoed_start,
     _recover_missing_terminator,
     _recover_missing_message,
     _recover_missing_start,
@@ -194,15 +281,18 @@ TOKEN_RECOVERIES: tuple[Callable[[Repairable, str, str, int, int], bool], ...] =
 TEXT_RECOVERIES: tuple[Callable[[Repairable, str, int, int, int], int | None], ...] = (
     _recover_stray_text,
     _recover_duplicate_recipient,
+    _recover_stripped_message,
     _recover_header_garbage,
 )
 
 
 def close_duplicate_channel(engine: Repairable, text: str, start: int = 0) -> str:
-    """Finish the HG157 repair: drop the second channel's name from ``text``.
+    """Finish the HG157 repair: the second channel's name replaces the first.
 
     The second ``<|channel|>`` token was dropped by :func:`_recover_duplicate_channel`; its
-    name is the start of the header text that follows it.
+    name is the start of the header text that follows it. The channel nearest
+    ``<|message|>`` is the one the model wrote last, so it stands; what the first one
+    carried (a recipient) is kept and judged on its own.
     """
     if engine.duplicate_channel is None:
         return text
@@ -211,10 +301,13 @@ def close_duplicate_channel(engine: Repairable, text: str, start: int = 0) -> st
     name = _CHANNEL_WORD.match(text)
     word = name.group() if name else ""
     shown = f"<|channel|>{word}"
-    current = engine.draft.channel if engine.draft else None
+    draft = engine.draft
+    current = draft.channel if draft else None
+    if draft is not None and word:
+        draft.channel = word
     engine.diagnose(
         "HG157",
-        f"a second {shown!r} after channel {current!r} was dropped",
+        f"a second {shown!r} after channel {current!r}: the later channel stands",
         token_start,
         max(token_end, start + len(word)) if engine.exact_positions else token_end,
     )
@@ -232,4 +325,23 @@ def misplaced_recipient(text: str, pos: int, choices: object) -> bool:
         and isinstance(choices, dict)
         and "ROLE_RECIPIENT" not in choices
         and "CHANNEL_RECIPIENT" not in choices
+    )
+
+
+def report_call_like(engine: Repairable, text: str, start: int, end: int) -> None:
+    """HG162 (error): a call written in text that no reading could make a call.
+
+    Text kept as content (or dropped) must never hide a call silently: the host would not
+    dispatch it and the agent would stall.
+    """
+    found = CALL_LIKE.search(text)
+    if found is None:
+        return
+    here = start + found.start() if engine.exact_positions else start
+    there = start + found.end() if engine.exact_positions else end
+    engine.diagnose(
+        "HG162",
+        f"call-like text {found.group()!r} could not be read as a call; it was not dispatched",
+        here,
+        there,
     )

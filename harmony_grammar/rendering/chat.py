@@ -231,12 +231,30 @@ def _first_error(diagnostics: Sequence[Diagnostic]) -> Diagnostic | None:
     return next((d for d in diagnostics if d.severity is Severity.ERROR), None)
 
 
-def _finish_reason(last: Message | None) -> str:
-    if last is None or last.terminator is None:
-        return "length"  # the output stopped before any stop token: it was cut off
-    if last.recipient is not None and last.recipient.startswith(FUNCTIONS_PREFIX):
+def _tokens_stripped(diagnostics: Sequence[Diagnostic]) -> bool:
+    """True when the parser read the stripped-token dialect (HG160).
+
+    There every terminator is gone, so a message without one says nothing about a cut.
+    """
+    return any(d.code == "HG160" for d in diagnostics)
+
+
+def _finish_reason(last: Message | None, calls: int, stripped: bool) -> str:
+    if calls:
+        # A recovered call is one the host must run, whether or not its <|call|> survived.
         return "tool_calls"
+    if last is None or (last.terminator is None and not stripped):
+        return "length"  # the output stopped before any stop token: it was cut off
     return "stop"
+
+
+def _joined(texts: list[str]) -> str | None:
+    """Non-empty texts joined by a newline; None when there are none.
+
+    An empty message (a recovered header with no body) adds nothing, not a blank line.
+    """
+    kept = [text for text in texts if text]
+    return "\n".join(kept) if kept else None
 
 
 def to_chat_completion(
@@ -250,15 +268,21 @@ def to_chat_completion(
 
     Returns ``{"message": {"role", "content", "reasoning_content", "tool_calls"},
     "finish_reason"}``. Analysis and built-in tool calls go to ``reasoning_content``; final
-    answers and commentary preambles to ``content`` (several joined by a newline; None when
-    there are none); each ``functions.*`` call to ``tool_calls`` with its arguments verbatim and
-    an id from ``id_factory(index)`` (default ``call_`` + 24 random hex digits).
-    ``finish_reason`` is ``tool_calls`` after a call, ``stop`` after ``<|return|>`` or
-    ``<|end|>``, and ``length`` when the output stops without a stop token.
+    answers and commentary preambles to ``content`` (the non-empty ones joined by a newline;
+    None when there are none); each ``functions.*`` call to ``tool_calls`` with its arguments
+    verbatim and an id from ``id_factory(index)`` (default ``call_`` + 24 random hex digits).
+    ``finish_reason`` is ``tool_calls`` when a call was made (also one whose ``<|call|>`` was
+    lost), ``stop`` after ``<|return|>`` or ``<|end|>`` (or when the stop tokens were stripped),
+    and ``length`` when the output stops without a stop token.
+
+    ``strict=False`` reads the output with the lenient parser's repairs (the same recovery as
+    ``parse(..., strict=False)``); the warnings it reports are returned under ``"diagnostics"``
+    (``Diagnostic.to_dict()`` each), a key present only when there are any. A tool's result
+    the model wrote itself ends the turn before it.
 
     ``tools`` (the request's) makes a call to an undeclared function, or arguments no valid
     document can follow, an error. Raises :class:`ChatCompletionError` for the first error
-    the parser reports (``strict=False`` repairs the usual model deviations first).
+    the parser reports.
     """
     from ..format.parser import parse
 
@@ -293,12 +317,15 @@ def to_chat_completion(
             reasoning.append(message.content)
         else:
             content.append(message.content)
-    return {
+    response: dict[str, Any] = {
         "message": {
             "role": "assistant",
-            "content": "\n".join(content) if content else None,
-            "reasoning_content": "\n".join(reasoning) if reasoning else None,
+            "content": _joined(content),
+            "reasoning_content": _joined(reasoning),
             "tool_calls": calls,
         },
-        "finish_reason": _finish_reason(last),
+        "finish_reason": _finish_reason(last, len(calls), _tokens_stripped(result.diagnostics)),
     }
+    if result.diagnostics:
+        response["diagnostics"] = [d.to_dict() for d in result.diagnostics]
+    return response

@@ -5,7 +5,6 @@ where the model began forging a tool's result.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,11 +15,6 @@ from .leaks import mention_spans
 
 __all__ = ["ForgedToolResult", "find_forged_tool_result", "repair_thinking"]
 
-# A detokenizer that drops special tokens turns "<|channel|>analysis<|message|>X<|end|>
-# <|start|>assistant<|channel|>final<|message|>Y" into "analysisXassistantfinalY".
-_STRIPPED_RE = re.compile(
-    r"\A\s*analysis(?P<reasoning>.+?)assistantfinal(?P<visible>.*)\Z", re.DOTALL
-)
 _HEADER_STARTS = (ControlToken.START, ControlToken.CHANNEL)
 _LEAKED_CHANNELS = ("analysis", "final")
 
@@ -96,10 +90,33 @@ def _leaks(text: str) -> list[_Leak]:
     return leaks
 
 
+def _stripped(text: str) -> tuple[str, list[str]] | None:
+    """``(visible, reasoning)`` when ``text`` is the stripped-token dialect, else None.
+
+    A detokenizer that drops special tokens turns ``<|channel|>analysis<|message|>X<|end|>
+    <|start|>assistant<|channel|>final<|message|>Y`` into ``analysisXassistantfinalY``. The
+    lenient parser reads that dialect with its own grammar, and only on evidence (HG160), so
+    its reading is taken as it is. Only a reading of plain analysis and final messages is
+    used: anything else (a call, say) has no place in visible text or reasoning, and the text
+    is left alone rather than lose it.
+    """
+    result = parse(text, start="completion", role="assistant", strict=False)
+    if not result.ok or not any(d.code == "HG160" for d in result.diagnostics):
+        return None
+    messages = result.messages
+    if not messages or any(
+        m.role is not Role.ASSISTANT or m.recipient is not None or m.channel not in _LEAKED_CHANNELS
+        for m in messages
+    ):
+        return None
+    visible = "".join(m.content for m in messages if m.channel == "final")
+    return visible, [m.content for m in messages if m.channel == "analysis"]
+
+
 def _repair_once(text: str) -> tuple[str, list[str]]:
-    stripped = _STRIPPED_RE.match(text)
-    if stripped:
-        return stripped.group("visible"), [stripped.group("reasoning")]
+    stripped = _stripped(text)
+    if stripped is not None:
+        return stripped
     visible: list[str] = []
     reasoning: list[str] = []
     pos = 0
@@ -121,9 +138,10 @@ def repair_thinking(text: str) -> tuple[str, str]:
 
     Recognised: rendered ``<|start|>assistant<|channel|>analysis<|message|>…<|end|>`` and
     bare ``<|channel|>analysis<|message|>…<|end|>`` blocks anywhere (the content ends at a
-    terminator, the next header or the end of text), and the detokenized form
-    ``analysis…assistantfinal…`` at the start. A leaked ``final`` header is removed and its
-    content kept visible. Blocks inside Markdown code or quoted literals are left alone.
+    terminator, the next header or the end of text), and text whose control tokens a
+    detokenizer stripped (``analysis…assistantfinal…``), as the lenient parser reads it. A
+    leaked ``final`` header is removed and its content kept visible. Blocks inside Markdown
+    code or quoted literals are left alone.
     When anything was moved, the visible text is stripped of surrounding whitespace; pieces
     of reasoning are joined with newlines. Idempotent: repairing ``visible`` again changes
     nothing and finds no reasoning.

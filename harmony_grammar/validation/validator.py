@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..format.causes import Cause, causes_of
 from ..format.diagnostics import LineIndex
 from ..format.model import Diagnostic, Message, Role, Severity
 from ..format.parser import parse
@@ -22,7 +23,7 @@ __all__ = ["ValidationReport", "validate"]
 
 #: Parser warnings the validator reports as errors: a call that did not end in ``<|call|>``
 #: is one a host never dispatches, which breaks the agent even though the text parses.
-_RAISED_TO_ERROR = frozenset({"HG153"})
+_RAISED_TO_ERROR = frozenset({"HG153", "HG170"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,13 @@ class ValidationReport:
     def counts(self) -> Counter[str]:
         """How many diagnostics of each code."""
         return Counter(d.code for d in self.diagnostics)
+
+    def causes(self) -> list[tuple[tuple[str, ...], Cause]]:
+        """The likely cause of each kind of deviation found, and its fix at the source.
+
+        One entry per distinct cause, with the codes that point to it (``format/causes.py``).
+        """
+        return causes_of(d.code for d in self.diagnostics)
 
     def to_dict(self) -> dict[str, object]:
         """``{"ok", "messages", "diagnostics"}``, JSON-ready."""

@@ -1,0 +1,115 @@
+"""``harmony-grammar repair``: print what the model meant as canonical Harmony.
+
+The input is read by the lenient parser (``parse(..., strict=False)``), the same recovery
+``to_chat_completion`` and ``repair_thinking`` use, and the recovered messages are rendered
+with the library's renderer. stdout gets the Harmony, stderr the diagnostics (compiler-style
+lines, as ``parse`` prints them) and, once each, the likely cause of what was repaired.
+
+A completion (``--completion``: output after ``<|start|>assistant``) is printed as a
+completion: the leading ``<|start|>assistant`` is left out, so the output is what a
+well-behaved model would have generated after the same prompt, and ``parse(out,
+start="completion")`` reads the same messages with no diagnostic. Its last message gets the
+stop token it lost: ``<|call|>`` for a call, ``<|return|>`` for a final answer, ``<|end|>``
+otherwise. A conversation is printed whole. Analysis is never dropped: the output is what
+was there, repaired, not a prompt for the next turn. Token ids in, Harmony text out.
+
+Exit 0 when nothing needed repair, 1 when something did (or errors remain), 2 on usage or
+I/O errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..format.causes import causes_of
+from ..format.model import Message, ParseResult, Role, Terminator
+from ..format.parser import parse
+from ..format.tokens import ControlToken
+from ..rendering.conversation import Conversation
+from ..rendering.renderer import RenderError, render
+from .errors import CliError
+from .inputs import add_input_options, read_text, read_token_ids, read_tools
+
+__all__ = ["register", "repaired_text"]
+
+_ASSISTANT_START = f"{ControlToken.START.value}{Role.ASSISTANT.value}"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``repair`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "repair",
+        help="print what malformed model output meant, as canonical Harmony",
+        description="Read Harmony text or token ids with the lenient parser's repairs and "
+        "print the recovered messages as canonical Harmony on stdout, the diagnostics and "
+        "their likely causes on stderr. Exit 0 when nothing needed repair, 1 when something "
+        "did, 2 on usage or I/O errors.",
+    )
+    parser.add_argument("file", metavar="FILE", help="input file, or - for stdin")
+    add_input_options(parser, lenient=False)
+    parser.add_argument(
+        "--tools",
+        metavar="TOOLS.json",
+        help="the functions the model may call (a tools list or a request body): their "
+        "names split glued text and calls are checked against them",
+    )
+    parser.set_defaults(func=run)
+
+
+def _ended(message: Message, last: bool) -> Message:
+    """``message`` with the stop token a completion's last message lost, if it lost one."""
+    if not last or message.terminator is not None or message.role is not Role.ASSISTANT:
+        return message
+    if message.recipient is not None:
+        terminator = Terminator.CALL
+    elif message.channel == "final":
+        terminator = Terminator.RETURN
+    else:
+        terminator = Terminator.END
+    return dataclasses.replace(message, terminator=terminator)
+
+
+def repaired_text(messages: Sequence[Message], *, completion: bool) -> str:
+    """The canonical Harmony of recovered ``messages`` (see the module docstring)."""
+    if completion:
+        messages = [_ended(m, i == len(messages) - 1) for i, m in enumerate(messages)]
+    text = render(Conversation(tuple(messages)), auto_drop_analysis=False)
+    if completion and text.startswith(_ASSISTANT_START):
+        return text[len(_ASSISTANT_START) :]
+    return text
+
+
+def _report(result: ParseResult, filename: str) -> None:
+    for diagnostic in result.diagnostics:
+        print(diagnostic.format(filename), file=sys.stderr)
+    for codes, cause in causes_of(d.code for d in result.diagnostics):
+        print(f"  {', '.join(codes)} cause: {cause.summary}; fix: {cause.fix}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Repair the input, print it and the diagnostics."""
+    source = read_token_ids(args.file) if args.tokens else read_text(args.file)
+    tools = read_tools(args.tools) if args.tools else None
+    try:
+        result = parse(
+            source,
+            start="completion" if args.completion else "conversation",
+            strict=False,
+            tools=tools,
+        )
+    except ValueError as exc:  # a malformed tools list
+        raise CliError(f"{args.tools}: {exc}") from None
+    filename = "<stdin>" if args.file == "-" else args.file
+    try:
+        text = repaired_text(result.messages, completion=args.completion)
+    except RenderError as exc:
+        _report(result, filename)
+        print(f"harmony-grammar: error: {filename}: cannot render: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
+    _report(result, filename)
+    return 1 if result.diagnostics else 0

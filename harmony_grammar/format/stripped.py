@@ -1,0 +1,156 @@
+"""Reading the stripped dialect (``grammars/harmony_stripped.lark``) out of text runs.
+
+Theory of operation
+-------------------
+A detokenizer run with ``skip_special_tokens=True`` drops Harmony's control tokens and keeps
+the words of the headers: ``analysisWe need…assistantfinalfour``. The dialect grammar says
+where those headers stand; this module runs it, with the same LALR driver (:mod:`.lalr`) and
+contextual lexing (:class:`.grammar.HeaderLexer`) as the main grammar, and reports what it
+read as plain data: each :class:`StrippedHeader` with the offsets of its text. It never
+builds a message itself: the engine turns each header into the control tokens of
+``harmony.lark`` and feeds them to its one parser (:mod:`.recoveries`), so messages, events,
+argument checks and streaming stay one code path.
+
+The dialect is read only on evidence (:func:`stripped_evidence`, documented in
+docs/parser.md): prose that merely mentions analysis, commentary or a final answer is never
+split.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from .grammar import HeaderLexer, stripped_lexer, stripped_parser
+from .lalr import LalrDriver, LalrTable, parse_table
+
+__all__ = ["FreeHeader", "StrippedHeader", "read_free_header", "read_stripped", "stripped_evidence"]
+
+
+@dataclass(frozen=True, slots=True)
+class StrippedHeader:
+    """One header read in stripped text: ``text[start:end]`` held it; content follows."""
+
+    start: int
+    end: int
+    channel: str
+    recipient: str | None = None
+    content_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FreeHeader:
+    """A channel word, then junk, then prose where a header should have ended."""
+
+    channel: str
+    junk: str
+    prose_start: int
+
+
+@functools.lru_cache(maxsize=1)
+def _machinery() -> tuple[LalrTable, HeaderLexer, re.Pattern[str]]:
+    lexer = stripped_lexer()
+    return parse_table(stripped_parser()), lexer, lexer.terminal_regex("MARKER")
+
+
+def _lex(start: str, text: str, pos: int) -> tuple[list[tuple[str, str]], int] | None:
+    """Lex and parse ``text[pos:]`` from ``start`` as far as the grammar goes.
+
+    Returns the terminals read and where they end, or None when what was read is not a
+    complete ``start``.
+    """
+    table, lexer, _ = _machinery()
+    driver = LalrDriver(table, start)
+    read: list[tuple[str, str]] = []
+    while pos < len(text):
+        scanner = lexer.scanner(driver.position, driver.choices())
+        match = scanner.match(text, pos) if scanner is not None else None
+        if match is None or not driver.feed(match.lastgroup or ""):
+            break
+        read.append((match.lastgroup or "", match.group()))
+        pos = match.end()
+    return (read, pos) if read and driver.feed_eof() else None
+
+
+def _header(text: str, pos: int) -> StrippedHeader | None:
+    lexed = _lex("stripped_header", text, pos)
+    if lexed is None:
+        return None
+    read, end = lexed
+    values = dict(read)
+    recipient = values.get("RECIPIENT") or values.get("LEAD_RECIPIENT")
+    channel = (
+        values.get("CHANNEL_WORD")
+        or values.get("LEAD_CHANNEL")
+        or values.get("LEAD_COLON_CHANNEL")
+        or ("commentary" if recipient else None)  # a call with no channel word: calls go there
+    )
+    if channel is None:
+        return None
+    content_type = values.get("CONTENT_TYPE")
+    return StrippedHeader(
+        pos,
+        end,
+        channel,
+        recipient.split("=", 1)[1].strip() if recipient else None,
+        content_type.strip() if content_type else None,
+    )
+
+
+def stripped_evidence(text: str, *, at_start: bool, closed: bool) -> bool:
+    """Whether ``text`` holds real evidence of stripped control tokens.
+
+    Evidence is a glued ``assistant`` + channel word anywhere, or (``at_start``, the very
+    beginning of a completion) a channel word glued to its content (``analysisWe``); a
+    leading ``analysis:`` counts only when a real control token ``closed`` the text.
+    """
+    if _machinery()[2].search(text) is not None:
+        return True
+    if not at_start:
+        return False
+    header = _header(text, 0)
+    if header is None:
+        return False
+    return closed or not text.startswith(":", len(header.channel))
+
+
+def read_stripped(text: str, *, at_start: bool) -> list[StrippedHeader] | None:
+    """The headers of stripped ``text``, in order; None when it does not read as the dialect.
+
+    The first header must stand at the start of ``text`` (after whitespace): a glued
+    ``assistant`` + channel word, or, ``at_start`` of a completion, a leading channel word.
+    Every later header is a glued marker; the content of each header runs to the next one.
+    """
+    _, _, marker = _machinery()
+    first = len(text) - len(text.lstrip())
+    if not at_start and marker.match(text, first) is None:
+        return None
+    headers: list[StrippedHeader] = []
+    header = _header(text, first)
+    if header is None:
+        return None
+    headers.append(header)
+    pos = header.end
+    while True:
+        found = marker.search(text, pos)
+        if found is None:
+            return headers
+        header = _header(text, found.start())
+        if header is None:  # "assistantfinal" with nothing a header needs: leave it as content
+            pos = found.end()
+            continue
+        headers.append(header)
+        pos = header.end
+
+
+def read_free_header(text: str) -> FreeHeader | None:
+    """``commentary... The user asks: …``: a channel word, junk, then prose (with a space)."""
+    lexed = _lex("header_text", text, 0)
+    if lexed is None:
+        return None
+    read, end = lexed
+    values = dict(read)
+    if end >= len(text) or not text[end].isalpha() or not re.search(r"\s", text[end:].strip()):
+        return None
+    return FreeHeader(values["TEXT_CHANNEL"], values.get("TEXT_JUNK", ""), end)

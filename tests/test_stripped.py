@@ -1,0 +1,327 @@
+"""Lenient readings of real engine output (issue 13): one case per deviation, exact.
+
+Each case is parsed lenient (the messages and warning codes it must give), strict (still an
+error, with its position, for the deviations that are syntax) and streamed in random chunks
+and token by token (the same result as the batch parse).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harmony_grammar import parse, validate
+from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.model import Severity
+from harmony_grammar.format.stream import StreamParser
+from harmony_grammar.format.stripped import read_stripped, stripped_evidence
+
+FS_READ = {"name": "fs_read", "parameters": {"type": "object"}}
+ASK = {"name": "ask_supervisor", "parameters": {"type": "object"}}
+A = "assistant"
+
+# name: (text, start, tools, [(author, channel, recipient, content_type, content)], codes)
+CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
+    "stripped": (
+        "analysisWe need four.assistantfinalfour",
+        "completion",
+        None,
+        [(A, "analysis", None, None, "We need four."), (A, "final", None, None, "four")],
+        ["HG160", "HG160"],
+    ),
+    "stripped-call": (
+        'assistantcommentary to=functions.get_weather json{"city":"Paris"}',
+        "completion",
+        None,
+        [(A, "commentary", "functions.get_weather", "json", '{"city":"Paris"}')],
+        ["HG160", "HG153"],
+    ),
+    "stripped-colon": (
+        "analysis: they want the rate. assistantfinal 1 USD = 32 TRY",
+        "completion",
+        None,
+        [
+            (A, "analysis", None, None, "they want the rate. "),
+            (A, "final", None, None, "1 USD = 32 TRY"),
+        ],
+        ["HG160", "HG160"],
+    ),
+    "partly-stripped": (
+        "analysis: need to read file.<|end|><|start|>assistantcommentary"
+        ' to=functions.read_file {"path":"a"}<|call|>',
+        "completion",
+        None,
+        [
+            (A, "analysis", None, None, "need to read file."),
+            (A, "commentary", "functions.read_file", None, '{"path":"a"}'),
+        ],
+        ["HG160", "HG160"],  # a glued author is a call, never a forged tool result (HG170)
+    ),
+    "glued-author-message-kept": (
+        "<|channel|>analysis<|message|>Read.<|end|><|start|>assistantcommentary"
+        ' to=functions.read_file json<|message|>{"path":"a"}<|call|>',
+        "completion",
+        None,
+        [
+            (A, "analysis", None, None, "Read."),
+            (A, "commentary", "functions.read_file", "json", '{"path":"a"}'),
+        ],
+        ["HG160"],  # not HG170: "assistantcommentary" is a glued author, not a tool
+    ),
+    "glued-tool-name": (
+        'analysisRead it.assistantcommentary to=functions.fs_readjson{"path":"a"}',
+        "completion",
+        [FS_READ],
+        [
+            (A, "analysis", None, None, "Read it."),
+            (A, "commentary", "functions.fs_read", "json", '{"path":"a"}'),
+        ],
+        ["HG160", "HG160", "HG154", "HG153"],
+    ),
+    "glued-other-word": (
+        'assistantcommentary to=functions.message_agentresponse{"s":"x"}',
+        "completion",
+        [{"name": "message_agent"}],
+        [(A, "commentary", "functions.message_agent", "response", '{"s":"x"}')],
+        ["HG160", "HG154", "HG153"],
+    ),
+    "prose-in-header": (
+        "<|channel|>commentary... The user asks: x y<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>No.",
+        "completion",
+        None,
+        [(A, "analysis", None, None, "The user asks: x y"), (A, "final", None, None, "No.")],
+        ["HG161"],
+    ),
+    "prose-after-junk-type": (
+        "<|channel|>commentary 2? The request is vague.<|end|>",
+        "completion",
+        None,
+        [(A, "analysis", None, None, "The request is vague.")],
+        ["HG161"],
+    ),
+    "headerless": ("Four.", "completion", None, [(A, "final", None, None, "Four.")], ["HG163"]),
+    "junk-before-start": (
+        "Sure. <|start|>assistant<|channel|>final<|message|>Hi",
+        "completion",
+        None,
+        [(A, "final", None, None, "Hi")],
+        ["HG171", "HG171"],
+    ),
+    "echoed-start": (
+        "<|start|>assistant<|channel|>final<|message|>Hi<|return|>",
+        "completion",
+        None,
+        [(A, "final", None, None, "Hi")],
+        ["HG171"],
+    ),
+    "headerless-ended": (
+        "The signature expects x.<|end|><|start|>assistant<|channel|>final<|message|>Ok",
+        "completion",
+        None,
+        [(A, "analysis", None, None, "The signature expects x."), (A, "final", None, None, "Ok")],
+        ["HG163"],
+    ),
+    "later-channel": (
+        "<|channel|>commentary to=assistant<|channel|>analysis<|message|>I'm\nthinking<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>Hi",
+        "completion",
+        None,
+        [(A, "analysis", None, None, "I'm\nthinking"), (A, "final", None, None, "Hi")],
+        ["HG157", "HG167"],
+    ),
+    "tool-in-channel": (
+        "<|channel|>functions.read<|channel|>commentary to=assistant json",
+        "completion",
+        None,
+        [(A, "commentary", "functions.read", "json", "")],
+        ["HG166", "HG157", "HG158", "HG150", "HG153"],
+    ),
+    "call-shaped-reply": (
+        '<|start|>functions.read_file<|channel|>commentary to=assistant code<|message|>{"p":1}',
+        "conversation",
+        None,
+        [(A, "commentary", "functions.read_file", "code", '{"p":1}')],
+        ["HG168", "HG159", "HG153"],
+    ),
+    "bare-recipient": (
+        "<|channel|>commentary to=ask_supervisor <|constrain|>json<|message|>{}<|call|>",
+        "completion",
+        [ASK],
+        [(A, "commentary", "functions.ask_supervisor", "<|constrain|>json", "{}")],
+        ["HG169"],
+    ),
+    "leading-recipient": (
+        ' to=functions.get_weatherjson{"city":"Paris"}',
+        "completion",
+        None,
+        [(A, "commentary", "functions.get_weather", "json", '{"city":"Paris"}')],
+        ["HG160", "HG154", "HG153"],
+    ),
+    "stripped-message-token": (
+        '<|channel|>commentary to=functions.f <|constrain|>json{"a":1}<|call|>',
+        "completion",
+        None,
+        [(A, "commentary", "functions.f", "<|constrain|>json", '{"a":1}')],
+        ["HG160"],
+    ),
+    "call-without-channel": (
+        " to=functions.get_weather<|message|>{}<|call|>",
+        "completion",
+        None,
+        [(A, "commentary", "functions.get_weather", None, "{}")],
+        ["HG165"],
+    ),
+    "kept-between": (
+        "<|channel|>analysis<|message|>a<|end|>Sure.<|start|>assistant<|channel|>final<|message|>b",
+        "completion",
+        None,
+        [
+            (A, "analysis", None, None, "a"),
+            (A, None, None, None, "Sure."),
+            (A, "final", None, None, "b"),
+        ],
+        ["HG164", "HG159"],
+    ),
+}
+#: Cases that are grammatical Harmony (their repair is about meaning, not syntax).
+GRAMMATICAL = {"bare-recipient", "call-without-channel", "glued-author-message-kept"}
+
+
+def readings(result):
+    return [(m.author, m.channel, m.recipient, m.content_type, m.content) for m in result.messages]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_lenient_reading(name):
+    text, start, tools, expected, codes = CASES[name]
+    result = parse(text, start=start, strict=False, tools=tools)
+    assert readings(result) == expected
+    assert [d.code for d in result.diagnostics] == codes
+    assert result.ok and all(d.severity is Severity.WARNING for d in result.diagnostics)
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - GRAMMATICAL))
+def test_strict_is_still_an_error_with_its_position(name):
+    text, start, tools, _, _ = CASES[name]
+    result = parse(text, start=start, tools=tools)
+    errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert errors and not result.ok
+    first = errors[0]
+    assert 0 <= first.start <= len(text) and first.line is not None and first.column is not None
+    assert not any(d.code.startswith("HG16") for d in result.diagnostics)
+
+
+def test_positions_point_at_the_stripped_headers():
+    text = CASES["stripped"][0]
+    first, second = parse(text, start="completion", strict=False).diagnostics
+    assert (first.start, first.end) == (0, len("analysis"))
+    assert text[second.start : second.end] == "assistantfinal"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Analysis of the data shows growth.",
+        "The assistant's final answer is 4.",
+        "Commentary on the match follows.",
+        "final answer: 42",
+        "analysis: the loop is O(n).",  # a leading "analysis:" alone is how people write
+        "analysis of the results follows",
+        "We discussed assistant final exams and analysis.",
+    ],
+)
+def test_prose_is_not_recovered(text):
+    result = parse(text, start="completion", strict=False)
+    assert readings(result) == [(A, "final", None, None, text)]
+    assert [d.code for d in result.diagnostics] == ["HG163"]
+    assert not stripped_evidence(text, at_start=True, closed=False)
+
+
+def test_a_marker_inside_prose_does_not_split_it():
+    text = "The log shows assistantfinal twice."  # evidence, but no header at the start
+    assert stripped_evidence(text, at_start=True, closed=False)
+    assert read_stripped(text, at_start=True) is None
+    assert readings(parse(text, start="completion", strict=False)) == [
+        (A, "final", None, None, text)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Sure, calling it. to=functions.get_weather json{"city":"Paris"}',
+        '<|channel|>final<|message|>Done.<|return|>junk to=functions.g {"a":1}',
+    ],
+)
+def test_a_call_that_cannot_be_read_is_an_error_never_silent(text):
+    result = parse(text, start="completion", strict=False)
+    (error,) = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert error.code == "HG162" and text[error.start :].startswith("to=functions.")
+    assert not any(m.is_tool_call for m in result.messages)
+
+
+def test_forged_result_is_a_parser_warning_and_a_validator_error():
+    text = (
+        '<|channel|>commentary to=browser.search<|message|>{"query":"x"}<|call|>'
+        "<|start|>browser.search to=assistant<|channel|>commentary<|message|>results<|end|>"
+    )
+    parsed = parse(text, start="completion", strict=False)
+    assert parsed.ok and [d.code for d in parsed.diagnostics] == ["HG170"]
+    assert len(parsed.messages) == 2
+    report = validate(text, start="completion", strict=False)
+    assert any(d.code == "HG170" and d.severity is Severity.ERROR for d in report.diagnostics)
+    stream = StreamParser(strict=False)
+    stream.feed(text)
+    assert stream.stop_reason == "abort"
+
+
+def test_tools_from_the_developer_message_split_glued_names():
+    developer = (
+        "<|start|>developer<|message|># Tools\n\n## functions\n\nnamespace functions {\n\n"
+        "type fs_read = (_: {\npath: string,\n}) => any;\n\n} // namespace functions<|end|>"
+    )
+    text = (
+        developer
+        + '<|start|>assistant<|channel|>commentary to=functions.fs_readjson<|message|>{"path":"a"}<|call|>'
+    )
+    call = parse(text, strict=False).messages[-1]
+    assert (call.recipient, call.content_type) == ("functions.fs_read", "json")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_token_ids_read_the_same(name):
+    text, start, tools, expected, _ = CASES[name]
+    result = parse(encode_harmony(text), start=start, strict=False, tools=tools)
+    assert readings(result) == expected
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(CASES)), st.lists(st.integers(min_value=0), max_size=6))
+def test_streaming_in_random_chunks_equals_batch(name, cuts):
+    text, start, tools, _, _ = CASES[name]
+    points = sorted({c % (len(text) + 1) for c in cuts})
+    parser = StreamParser(start=start, strict=False, tools=tools)
+    for a, b in zip([0, *points], [*points, len(text)], strict=True):
+        parser.feed(text[a:b])
+    parser.close()
+    assert parser.result() == parse(text, start=start, strict=False, tools=tools)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_streaming_token_by_token_equals_batch(name):
+    text, start, tools, _, _ = CASES[name]
+    ids = encode_harmony(text)
+    parser = StreamParser(start=start, strict=False, tools=tools)
+    for token in ids:
+        parser.feed_tokens([token])
+    parser.close()
+    assert parser.result() == parse(ids, start=start, strict=False, tools=tools)
+
+
+def test_long_stripped_output_is_not_a_header_too_long():
+    text = "analysisThe user asks. " + "Reasoning goes on. " * 400 + "assistantfinalDone."
+    result = parse(text, start="completion", strict=False)
+    assert [m.channel for m in result.messages] == ["analysis", "final"] and result.ok
+    assert [d.code for d in parse(text, start="completion").diagnostics][:1] == ["HG104"]
