@@ -21,6 +21,15 @@ warning code; anything else is an error, after which everything is skipped up to
 What a terminal *means* (this one is the author, that one the channel) is the table
 ``_ACTIONS``: one small function per terminal. The order in which terminals may come is the
 grammar's alone.
+
+Lenient readings of real output (:mod:`.readings`: stripped control tokens, prose in a
+header) re-read pending header text before it is lexed; they too only feed terminals.
+
+Why this module stays whole (about 550 lines): the feeding loop, the action table and the
+message state they mutate change together, and moving the actions out would need a protocol
+as wide as the class. The parts that change on their own live apart:
+the recovery table (:mod:`.recoveries`), the readings (:mod:`.readings`), the draft
+(:mod:`.draft`) and call checks (:mod:`.call_check`).
 """
 
 from __future__ import annotations
