@@ -174,6 +174,8 @@ def test_unsupported_requests_are_skipped_and_exceptions_errored():
     assert run_case(parse_only, parse_case).status == "passed"
     assert run_case(lambda request: 1 / 0, parse_case).status == "errored"
     assert run_case(lambda request: ["not", "an", "object"], parse_case).status == "errored"
+    malformed = run_case(lambda request: {**TEXT(request), "codes": 5}, parse_case)
+    assert (malformed.status, malformed.reason[:18]) == ("errored", "malformed response")
 
 
 def test_strict_only_leaves_the_lenient_check_out():

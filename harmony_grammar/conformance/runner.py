@@ -147,7 +147,10 @@ def run_case(adapter: Adapter, case: Case, *, strict_only: bool = False) -> Case
         ran += 1
         if not isinstance(response, Mapping):
             return CaseResult(case, "errored", check.name, "the response is not an object")
-        problem = compare(check, response)
+        try:
+            problem = compare(check, response)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a malformed answer
+            return CaseResult(case, "errored", check.name, f"malformed response: {exc}")
         if problem is not None:
             return CaseResult(case, "failed", check.name, problem)
     return CaseResult(case, "passed" if ran else "skipped")
