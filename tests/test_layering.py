@@ -50,7 +50,8 @@ LAYERS: dict[str, int] = {
     "rendering": 4,  # conversation model, renderer, openai-harmony and Chat Completions bridges
     "validation": 5,  # rule table, validate, datasets
     "generation": 6,  # turn grammars, outlines export, hf, sampling
-    "cli": 7,  # the command line, one module per command
+    "conformance": 7,  # the conformance suite's cases, adapters and scorecard
+    "cli": 8,  # the command line, one module per command
 }
 
 # The package's own __init__ (the curated public API) and __main__ sit above every layer

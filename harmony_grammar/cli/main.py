@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "grammar",
     "schema_grammar",
     "leaks",
+    "conformance",
 )
 
 

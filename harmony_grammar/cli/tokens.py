@@ -6,24 +6,10 @@ import argparse
 import json
 from typing import Any
 
-from ..format.lexer import split_text
-from ..format.vocabulary import load_encoding
+from ..format.harmony_ids import encode_harmony
 from .inputs import read_text
 
 __all__ = ["encode_harmony", "register"]
-
-
-def encode_harmony(text: str) -> list[int]:
-    """Token ids of Harmony text: control-token spellings as their special ids, the rest as
-    ordinary text (so ``<|endoftext|>`` or ``<|reserved_200010|>`` stay text)."""
-    encoding = load_encoding()
-    ids: list[int] = []
-    for control, piece, _start, _end in split_text(text):
-        if control is not None:
-            ids.append(control.id)
-        else:
-            ids.extend(encoding.encode_ordinary(piece))
-    return ids
 
 
 def register(subparsers: Any) -> None:

@@ -243,9 +243,13 @@ class Engine:
         if self._skipping:
             return
         draft = self.draft
-        if not self._strict and draft is not None and draft.content is None:
+        # A prompt's trailing <|start|>{author} is complete input (next_turn), not a header
+        # cut short: only a header the grammar cannot end here is repaired.
+        accepted = self.parser.feed_eof()
+        if not accepted and not self._strict and draft is not None and draft.content is None:
             header_at_end(self, end)
-        if not self.parser.feed_eof():
+            accepted = self.parser.feed_eof()
+        if not accepted:
             if not self._strict and draft is not None and draft.content is not None:
                 self.diagnose("HG159", "the input ended before the message's terminator", end, end)
                 self.finish(None, end)

@@ -1,0 +1,261 @@
+"""Running the cases through an adapter and scoring the answers by topic.
+
+A parse case holds up to two checks: ``expected`` (strict parsing, always) and ``lenient``
+(the recovery a lenient parser should make; left out with ``strict_only``). A render case
+holds one. Each check becomes a request (:func:`requests_for`); the adapter's response is
+compared with the check's expectation (:func:`compare`). A case *passes* when every check it
+ran agrees, *fails* when one disagrees, is *errored* when the adapter raised, and *skipped*
+when the adapter raised :class:`~.adapters.Unsupported` for every check.
+
+What is compared: ``valid``; for a valid expectation the messages, field by field
+(:data:`~.adapters.MESSAGE_FIELDS`), and ``next_turn`` where given; for an invalid one the
+first error's position, in the unit the response gives (``offset`` into the text or
+``token`` index into the ids) when both sides give it. ``codes`` (harmony-grammar's own
+diagnostic codes) are compared only when the response carries them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cases import Case
+from .interface import MESSAGE_FIELDS, Adapter, Json, Unsupported
+
+__all__ = [
+    "CaseResult",
+    "Check",
+    "Scorecard",
+    "compare",
+    "comparison_table",
+    "requests_for",
+    "run_case",
+    "run_suite",
+]
+
+_PARSE_INPUTS = ("text", "tokens", "chunks", "token_chunks", "tools")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One request of a case and what its response must say."""
+
+    name: str  # "strict", "lenient" or "render"
+    request: Json
+    expected: Mapping[str, Any]
+
+
+def requests_for(case: Case, *, strict_only: bool = False) -> list[Check]:
+    """The checks of ``case``: strict (and lenient) parsing, or rendering."""
+    data = case.data
+    if case.is_render:
+        request: Json = {
+            "kind": "render",
+            "conversation": data["conversation"],
+            "mode": data["mode"],
+        }
+        for key in ("next_turn", "auto_drop_analysis"):
+            if key in data:
+                request[key] = data[key]
+        return [Check("render", request, data["expected"])]
+    base: Json = {"kind": "parse", "mode": data["mode"], "role": data.get("role", "assistant")}
+    base.update({key: data[key] for key in _PARSE_INPUTS if key in data})
+    checks = [Check("strict", {**base, "strict": True}, data["expected"])]
+    if "lenient" in data and not strict_only:
+        checks.append(Check("lenient", {**base, "strict": False}, data["lenient"]))
+    return checks
+
+
+def _show(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _compare_messages(expected: Sequence[Mapping[str, Any]], got: Any) -> str | None:
+    if not isinstance(got, list):
+        return "no messages in the response"
+    for index, (want, have) in enumerate(zip(expected, got, strict=False)):
+        if not isinstance(have, Mapping):
+            return f"message {index} is not an object"
+        for name in MESSAGE_FIELDS:
+            if want.get(name) != have.get(name):
+                return (
+                    f"message {index} {name}: expected {_show(want.get(name))}, "
+                    f"got {_show(have.get(name))}"
+                )
+    if len(expected) != len(got):
+        return f"expected {len(expected)} messages, got {len(got)}"
+    return None
+
+
+def compare(check: Check, response: Mapping[str, Any]) -> str | None:
+    """Why ``response`` disagrees with the check's expectation, or None when it agrees."""
+    want = check.expected
+    if check.name == "render":
+        if "text" not in response and "tokens" not in response:
+            return "the response has neither text nor tokens"
+        for key in ("text", "tokens"):
+            if key in response and response[key] != want[key]:
+                return f"{key} differ: expected {_show(want[key])}, got {_show(response[key])}"
+        return None
+    valid = response.get("valid")
+    if valid is not want["valid"]:
+        return f"expected valid={want['valid']}, got valid={valid}"
+    if not want["valid"] and "error" in want and isinstance(response.get("error"), Mapping):
+        for unit in ("offset", "token"):
+            if unit in want["error"] and unit in response["error"]:
+                if want["error"][unit] != response["error"][unit]:
+                    return (
+                        f"first error at {unit} {response['error'][unit]}, "
+                        f"expected {want['error'][unit]}"
+                    )
+                break
+    if "messages" in want:
+        problem = _compare_messages(want["messages"], response.get("messages"))
+        if problem:
+            return problem
+    if "next_turn" in want and response.get("next_turn") != want["next_turn"]:
+        got = _show(response.get("next_turn"))
+        return f"expected next_turn {_show(want['next_turn'])}, got {got}"
+    if "codes" in want and "codes" in response and list(response["codes"]) != want["codes"]:
+        return f"codes: expected {want['codes']}, got {response['codes']}"
+    return None
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The outcome of one case: ``passed``, ``failed``, ``errored`` or ``skipped``."""
+
+    case: Case
+    status: str
+    check: str | None = None
+    reason: str | None = None
+
+
+def run_case(adapter: Adapter, case: Case, *, strict_only: bool = False) -> CaseResult:
+    """Run every check of ``case`` through ``adapter``; the first problem decides."""
+    ran = 0
+    for check in requests_for(case, strict_only=strict_only):
+        try:
+            response = adapter(dict(check.request))
+        except Unsupported:
+            continue
+        except Exception as exc:  # the implementation under test raised: errored, never fatal
+            return CaseResult(case, "errored", check.name, f"{type(exc).__name__}: {exc}")
+        ran += 1
+        if not isinstance(response, Mapping):
+            return CaseResult(case, "errored", check.name, "the response is not an object")
+        try:
+            problem = compare(check, response)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a malformed answer
+            return CaseResult(case, "errored", check.name, f"malformed response: {exc}")
+        if problem is not None:
+            return CaseResult(case, "failed", check.name, problem)
+    return CaseResult(case, "passed" if ran else "skipped")
+
+
+_STATUSES = ("passed", "failed", "errored", "skipped")
+
+
+@dataclass
+class Scorecard:
+    """Results by topic, for one implementation."""
+
+    implementation: str
+    strict_only: bool = False
+    results: list[CaseResult] = field(default_factory=list)
+
+    def topics(self) -> list[str]:
+        """The topics, in name order."""
+        return sorted({r.case.topic for r in self.results})
+
+    def count(self, status: str, topic: str | None = None) -> int:
+        """How many cases of ``topic`` (or of all) ended with ``status``."""
+        return sum(
+            1
+            for r in self.results
+            if r.status == status and (topic is None or r.case.topic == topic)
+        )
+
+    @property
+    def ok(self) -> bool:
+        """True when no case failed or errored."""
+        return not any(r.status in ("failed", "errored") for r in self.results)
+
+    def to_dict(self) -> Json:
+        """The stable JSON form: totals, then each topic's counts and case ids in order."""
+        topics: Json = {}
+        for topic in self.topics():
+            mine = [r for r in self.results if r.case.topic == topic]
+            entry: Json = {status: self.count(status, topic) for status in _STATUSES}
+            for status in _STATUSES:
+                entry[f"{status}_cases"] = [
+                    r.case.id
+                    if status in ("passed", "skipped")
+                    else {"id": r.case.id, "check": r.check, "reason": r.reason}
+                    for r in mine
+                    if r.status == status
+                ]
+            topics[topic] = entry
+        return {
+            "implementation": self.implementation,
+            "strict_only": self.strict_only,
+            "cases": len(self.results),
+            "totals": {status: self.count(status) for status in _STATUSES},
+            "topics": topics,
+        }
+
+    def to_text(self, *, verbose: bool = True) -> str:
+        """A readable scorecard: a table by topic, then each failed or errored case."""
+        width = max([len("topic"), *(len(t) for t in self.topics())])
+        mode = " (strict only)" if self.strict_only else ""
+        lines = [f"conformance of {self.implementation}{mode}: {len(self.results)} cases", ""]
+        lines.append(f"{'topic':<{width}}  passed  failed  errored  skipped")
+        for topic in [*self.topics(), None]:
+            counts = [self.count(s, topic) for s in _STATUSES]
+            label = topic or "total"
+            lines.append(
+                f"{label:<{width}}  {counts[0]:>6}  {counts[1]:>6}  {counts[2]:>7}  {counts[3]:>7}"
+            )
+        if verbose:
+            for status in ("failed", "errored"):
+                bad = [r for r in self.results if r.status == status]
+                if bad:
+                    lines += ["", f"{status}:"]
+                    lines += [f"  {r.case.id} ({r.check}): {r.reason}" for r in bad]
+        return "\n".join(lines)
+
+
+def run_suite(
+    adapter: Adapter,
+    cases: Iterable[Case],
+    *,
+    implementation: str,
+    strict_only: bool = False,
+) -> Scorecard:
+    """Run every case through ``adapter``; the scorecard lists them in the given order."""
+    card = Scorecard(implementation, strict_only)
+    card.results = [run_case(adapter, case, strict_only=strict_only) for case in cases]
+    return card
+
+
+def comparison_table(cards: Sequence[Scorecard]) -> str:
+    """A Markdown table of cases passed by topic, one column per scorecard, then the total.
+
+    Each cell reads ``passed/cases``; the README's scorecard is this table.
+    """
+    topics = sorted({t for card in cards for t in card.topics()})
+    names = [card.implementation + (" (strict only)" if card.strict_only else "") for card in cards]
+    header = "| topic | " + " | ".join(names) + " |"
+    rule = "|---|" + "---:|" * len(cards)
+    rows = [header, rule]
+    for topic in [*topics, None]:
+        cells = []
+        for card in cards:
+            ran = sum(1 for r in card.results if topic is None or r.case.topic == topic)
+            cells.append(f"{card.count('passed', topic)}/{ran}")
+        label = topic or "**total**"
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
