@@ -173,6 +173,34 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         [(A, "commentary", "functions.get_weather", None, "{}")],
         ["HG165"],
     ),
+    "content-type-before-recipient": (
+        "<|channel|>commentary <|constrain|>json to=functions.f<|message|>{}<|call|>",
+        "completion",
+        None,
+        [(A, "commentary", "functions.f", "<|constrain|>json", "{}")],
+        ["HG172"],  # the call is kept: never a call lost and a <|call|> ending a non-call
+    ),
+    "content-type-before-recipient-in-conversation": (
+        "<|start|>assistant<|channel|>commentary json to=functions.f<|message|>{}<|call|>",
+        "conversation",
+        None,
+        [(A, "commentary", "functions.f", "json", "{}")],
+        ["HG172"],
+    ),
+    "non-ascii-channel": (
+        "<|start|>assistant<|channel|>réponse<|message|>x<|end|>",
+        "conversation",
+        None,
+        [(A, "réponse", None, None, "x")],  # the whole word, never the fragment "r"
+        ["HG173"],
+    ),
+    "non-ascii-channel-then-garbage": (
+        "<|channel|>café?<|message|>x",
+        "completion",
+        None,
+        [(A, "café", None, None, "x")],
+        ["HG173", "HG156"],
+    ),
     "kept-between": (
         "<|channel|>analysis<|message|>a<|end|>Sure.<|start|>assistant<|channel|>final<|message|>b",
         "completion",
@@ -325,3 +353,62 @@ def test_long_stripped_output_is_not_a_header_too_long():
     result = parse(text, start="completion", strict=False)
     assert [m.channel for m in result.messages] == ["analysis", "final"] and result.ok
     assert [d.code for d in parse(text, start="completion").diagnostics][:1] == ["HG104"]
+
+
+def test_a_recipient_after_the_content_type_is_still_the_recipient_once():
+    text = "<|channel|>commentary to=functions.f json to=functions.g<|message|>{}<|call|>"
+    result = parse(text, start="completion", strict=False)
+    assert [d.code for d in result.diagnostics] == ["HG158"]  # a second recipient: dropped
+    assert result.messages[0].recipient == "functions.f"
+
+
+def test_strict_error_at_a_non_ascii_channel_name_points_at_the_whole_word():
+    text = "<|start|>assistant<|channel|>réponse<|message|>x<|end|>"
+    (error,) = parse(text).diagnostics
+    assert error.code == "HG101" and text[error.start : error.end] == "réponse"
+    lenient = parse(text, strict=False).diagnostics[0]
+    assert text[lenient.start : lenient.end] == "réponse"
+
+
+def _spelled_constrain_ids(encoding):
+    """A call whose ``<|constrain|>`` was encoded as ordinary text (a rendering bug)."""
+    head = encode_harmony("<|channel|>")
+    header = encoding.encode_ordinary("commentary to=functions.f <|constrain|>json")
+    return head + header + encode_harmony('<|message|>{"a":1}<|call|>')
+
+
+def test_a_spelled_constrain_in_a_token_header_reads_as_the_text_does(encoding):
+    ids = _spelled_constrain_ids(encoding)
+    text = '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":1}<|call|>'
+    lenient = parse(ids, start="completion", strict=False)
+    assert lenient.messages == parse(encode_harmony(text), start="completion").messages
+    assert lenient.messages[0].content_type == "<|constrain|>json"
+    assert [d.code for d in lenient.diagnostics] == ["HG110", "HG174"]
+    assert lenient.ok and all(d.severity is Severity.WARNING for d in lenient.diagnostics)
+    strict = parse(ids, start="completion")
+    assert [d.code for d in strict.diagnostics] == ["HG110", "HG101"] and not strict.ok
+    stream = StreamParser(start="completion", strict=False)
+    for token in ids:
+        stream.feed_tokens([token])
+    stream.close()
+    assert stream.result() == lenient
+
+
+def test_a_spelled_constrain_stays_content_in_a_body(encoding):
+    ids = (
+        encode_harmony("<|channel|>final<|message|>")
+        + encoding.encode_ordinary("use <|constrain|>json")
+        + encode_harmony("<|return|>")
+    )
+    result = parse(ids, start="completion", strict=False)
+    assert result.messages[0].content == "use <|constrain|>json"
+    assert [d.code for d in result.diagnostics] == ["HG110"]
+
+
+def test_positions_of_header_repairs_point_into_the_header():
+    text = '<|channel|>commentary to=functions.f <|constrain|>json{"a":1}<|call|>'
+    (stripped,) = parse(text, start="completion", strict=False).diagnostics
+    assert stripped.start == text.index("{")  # where <|message|> was stripped
+    late = "<|channel|>commentary json to=functions.f<|message|>{}<|call|>"
+    (moved,) = parse(late, start="completion", strict=False).diagnostics
+    assert late[moved.start : moved.end] == " to=functions.f"

@@ -37,6 +37,11 @@ _STRIPPED_STOP = Cause(
     'stop tokens not removed), or pass `start="completion"` for text after '
     "`<|start|>assistant`",
 )
+_SPELLED_TOKENS = Cause(
+    "control tokens were encoded as ordinary text (the spelling, not the special id)",
+    'encode with special tokens allowed (tiktoken: `allowed_special="all"`), or parse '
+    "the text instead of re-tokenised ids",
+)
 _MODEL_DRIFT_HEADER = Cause(
     "the model wrote a malformed header (sampling drift, often at high temperature or "
     "with a quantised model)",
@@ -51,11 +56,7 @@ CAUSES: dict[str, Cause] = {
         "token ids were cut in the middle of a UTF-8 character",
         "pass the complete id sequence, or decode only at token boundaries that end a character",
     ),
-    "HG110": Cause(
-        "control tokens were encoded as ordinary text (the spelling, not the special id)",
-        'encode with special tokens allowed (tiktoken: `allowed_special="all"`), or parse '
-        "the text instead of re-tokenised ids",
-    ),
+    "HG110": _SPELLED_TOKENS,
     "HG150": Cause(
         "the model stopped inside a header (a stop token before `<|message|>`)",
         "constrain the header with the turn grammar, or check that `<|message|>` is not a "
@@ -131,6 +132,14 @@ CAUSES: dict[str, Cause] = {
         "the output repeats the prompt's `<|start|>assistant`, or a client prefixed text to it",
         "pass only what the model generated after the prompt's `<|start|>assistant`",
     ),
+    "HG172": _MODEL_DRIFT_HEADER,
+    "HG173": Cause(
+        "the model wrote a channel name that is not one of Harmony's ASCII names (often a "
+        "translated `analysis`/`final` in a conversation in another language)",
+        "constrain the header with the turn grammar (`harmony-grammar grammar`); the name was "
+        "kept whole, and `validate` reports it if the system message does not declare it",
+    ),
+    "HG174": _SPELLED_TOKENS,
     "HG170": Cause(
         "the model went on past `<|call|>` and wrote the tool's result itself",
         "stop generation at `<|call|>` (add it to the engine's stop tokens) and run the tool",

@@ -26,7 +26,7 @@ class Code:
 
 _E, _W = Severity.ERROR, Severity.WARNING
 
-#: Every parser diagnostic. Lenient recoveries (HG15x, HG16x) are warnings: the input was
+#: Every parser diagnostic. Lenient recoveries (HG15x-HG17x) are warnings: the input was
 #: repaired. HG170 is a warning from the parser (the messages parsed) and an error from the
 #: validator: a model forging a tool's result is a safety problem, not a syntax one.
 CATALOGUE: dict[str, Code] = {
@@ -61,6 +61,9 @@ CATALOGUE: dict[str, Code] = {
         Code("HG169", "recipient-without-namespace", _W, "a declared function without functions."),
         Code("HG171", "junk-before-header", _W, "text or an echoed <|start|> before the header"),
         Code("HG170", "forged-tool-result", _W, "the model began writing a tool's result itself"),
+        Code("HG172", "recipient-after-content-type", _W, "a to= written after the content type"),
+        Code("HG173", "non-ascii-channel", _W, "a channel name with non-ASCII letters, kept whole"),
+        Code("HG174", "spelled-constrain", _W, "ordinary ids spelling <|constrain|> in a header"),
         Code(
             "HG180", "arguments-off-schema", _E, "tool-call arguments no valid document can follow"
         ),

@@ -26,7 +26,7 @@ from typing import Protocol
 from .draft import Draft
 from .grammar import HeaderLexer
 from .lalr import LalrDriver
-from .model import Message, Role, Terminator
+from .model import Message, RecipientPosition, Role, Terminator
 from .tokens import TERMINATORS, ControlToken
 
 __all__ = [
@@ -42,7 +42,11 @@ _START = ControlToken.START.terminal
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _TERMINATOR_TERMINALS = frozenset(token.terminal for token in TERMINATORS)
+_CONSTRAIN = ControlToken.CONSTRAIN.terminal
+_CONSTRAIN_SPELLING = ControlToken.CONSTRAIN.value
 _CHANNEL_WORD = re.compile(r"[^\s<>|]*")
+#: A word in any script (``\w`` is Unicode): what a channel name with non-ASCII letters is.
+_WORD = re.compile(r"[\w\-]+")
 #: A call's recipient with its arguments right after it: ``to=functions.f json{``.
 CALL_LIKE = re.compile(
     r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?(?:json|code)?[ \t]*[{\[]"
@@ -204,27 +208,47 @@ def _recover_stray_text(
     engine.diagnose(
         "HG152", f"text outside any message was dropped: {text[pos : pos + 40]!r}", start, end
     )
-    report_call_like(engine, text[pos:], start + pos if engine.exact_positions else start, end)
+    report_call_like(engine, text[pos:], start, end)
     return len(text)
 
 
-def _recover_duplicate_recipient(
+def _recover_misplaced_recipient(
     engine: Repairable, text: str, pos: int, start: int, end: int
 ) -> int | None:
-    """HG158: a second ``to=`` in one header is dropped."""
+    """HG158/HG172: a `` to=`` where the grammar takes no recipient.
+
+    A second recipient in one header is dropped: the first stands (HG158). One after the
+    content type (``commentary <|constrain|>json to=functions.f``) is the header's only
+    recipient, written out of order (HG172): it is kept, so the call is read as the call it
+    is; dropping it would lose the call and leave ``<|call|>`` ending a message to nobody.
+    """
     draft = engine.draft
-    if draft is None or draft.recipient is None:
+    if draft is None or (draft.recipient is None and draft.content_type is None):
         return None
     match = engine.lexer.terminal_regex("CHANNEL_RECIPIENT").match(text, pos)
     if match is None:
         return None
     length = len(match.group())
-    second = match.group().split("=", 1)[1]
+    recipient = match.group().split("=", 1)[1]
+    there = start + length if engine.exact_positions else end
+    if draft.recipient is not None:
+        engine.diagnose(
+            "HG158",
+            f"a second recipient {recipient!r} after {draft.recipient!r} was dropped",
+            start,
+            there,
+        )
+        return pos + length
     engine.diagnose(
-        "HG158",
-        f"a second recipient {second!r} after {draft.recipient!r} was dropped",
+        "HG172",
+        f"recipient {recipient!r} after the content type {draft.content_type!r}: read as"
+        f" 'to={recipient} {draft.content_type}'",
         start,
-        start + length if engine.exact_positions else end,
+        there,
+    )
+    draft.recipient = recipient
+    draft.recipient_position = (
+        RecipientPosition.CHANNEL if draft.channel is not None else RecipientPosition.ROLE
     )
     return pos + length
 
@@ -242,7 +266,7 @@ def _recover_stripped_message(
         return None
     if _MESSAGE not in engine.parser.choices():
         return None
-    here = start + pos if engine.exact_positions else start
+    here = start
     engine.diagnose(
         "HG160",
         f"control tokens were stripped: <|message|> before the arguments of {draft.recipient!r}",
@@ -252,6 +276,52 @@ def _recover_stripped_message(
     engine.feed(_MESSAGE, "", here, here)
     engine.route_text(text[pos:], here, end)
     return len(text)
+
+
+def _recover_channel_word(
+    engine: Repairable, text: str, pos: int, start: int, end: int
+) -> int | None:
+    """HG173: a channel name with non-ASCII letters (``réponse``) is kept whole.
+
+    The grammar's ``CHANNEL_NAME`` is ASCII and never matches a prefix of a longer word, so
+    the word reaches the recoveries whole; it is fed as the channel, never cut to a fragment.
+    Whether the channel is one the conversation declares is the validator's question (HG201).
+    """
+    if "CHANNEL_NAME" not in engine.parser.choices():
+        return None
+    word = _WORD.match(text, pos)
+    if word is None:
+        return None
+    there = start + len(word.group()) if engine.exact_positions else end
+    engine.diagnose(
+        "HG173", f"channel name {word.group()!r} has non-ASCII letters: kept whole", start, there
+    )
+    engine.feed("CHANNEL_NAME", word.group(), start, there)
+    return word.end()
+
+
+def _recover_spelled_constrain(
+    engine: Repairable, text: str, pos: int, start: int, end: int
+) -> int | None:
+    """HG174: ordinary token ids spelling ``<|constrain|>`` in a header, read as the token.
+
+    Only token-id input gets here (in text the spelling *is* the token). The ids are a
+    rendering bug (special tokens encoded as text, HG110); where a header takes
+    ``<|constrain|>``, the spelling means nothing else, so it is read as the same text would be
+    and text and token ids give the same message.
+    """
+    if not text.startswith(_CONSTRAIN_SPELLING, pos) or _CONSTRAIN not in engine.parser.choices():
+        return None
+    there = start + len(_CONSTRAIN_SPELLING) if engine.exact_positions else end
+    engine.diagnose(
+        "HG174",
+        f"ordinary token ids spelling {_CONSTRAIN_SPELLING} in the header were read as the"
+        " control token",
+        start,
+        there,
+    )
+    engine.feed(_CONSTRAIN, _CONSTRAIN_SPELLING, start, there)
+    return pos + len(_CONSTRAIN_SPELLING)
 
 
 def _recover_header_garbage(
@@ -278,10 +348,14 @@ TOKEN_RECOVERIES: tuple[Callable[[Repairable, str, str, int, int], bool], ...] =
     _recover_missing_start,
     _recover_duplicate_channel,
 )
+#: Each is called as ``(engine, text, pos, start, end)``: ``start`` is already the input offset
+#: of ``text[pos]`` (token ids: of the whole run), ``end`` the end of the text.
 TEXT_RECOVERIES: tuple[Callable[[Repairable, str, int, int, int], int | None], ...] = (
     _recover_stray_text,
-    _recover_duplicate_recipient,
+    _recover_misplaced_recipient,
     _recover_stripped_message,
+    _recover_channel_word,
+    _recover_spelled_constrain,
     _recover_header_garbage,
 )
 
@@ -318,7 +392,7 @@ def misplaced_recipient(text: str, pos: int, choices: object) -> bool:
     """A `` to=`` where no recipient may stand, though a separator may (lenient only).
 
     The contextual lexer would read its space as the separator before a content type and
-    only then fail; the duplicate-recipient repair needs the ``to=`` whole.
+    only then fail; the misplaced-recipient repair (HG158, HG172) needs the ``to=`` whole.
     """
     return (
         text.startswith(" to=", pos)
