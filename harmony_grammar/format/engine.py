@@ -26,11 +26,12 @@ grammar's alone.
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from .call_check import CallCheck
-from .diagnostics import LineIndex, make_diagnostic
+from .diagnostics import LineIndex, Overflow, make_diagnostic
 from .draft import Draft, PendingText
 from .events import (
     ContentDelta,
@@ -139,6 +140,8 @@ class Engine:
         self.duplicate_channel: tuple[int, int] | None = None
         self.messages: list[Message] = []
         self.diagnostics: list[Diagnostic] = []
+        #: Diagnostics past MAX_DIAGNOSTICS, counted only (bounded memory on hostile input).
+        self.overflow = Overflow()
         #: The author a prompt's trailing ``<|start|>{author}`` hands the turn to.
         self.next_turn: str | None = None
         #: ``call``, ``return`` or ``abort`` once generation must stop.
@@ -198,11 +201,18 @@ class Engine:
                 end,
             )
 
-    def special(self, token_id: int, index: int) -> None:
-        """A special id that is not a Harmony control token (token input only)."""
+    def special(self, token_id: object, index: int) -> None:
+        """A special id that is not a Harmony control token, or an element of the ids that
+        is not an integer at all (token input only)."""
+        if type(token_id) is not int:
+            what = f"{type(token_id).__name__} {reprlib.repr(token_id)} is not a token id (an int)"
+            self.diagnose("HG106", f"{what}; it was skipped", index, index + 1)
+            return
         if FIRST_SPECIAL_ID <= token_id <= LAST_SPECIAL_ID:
             spelling = special_token_spelling(token_id)
             what = f"special token {token_id} ({spelling}) is not part of Harmony"
+        elif token_id.bit_length() > 64:  # never convert a huge int to text (quadratic, limited)
+            what = f"an integer of {token_id.bit_length()} bits is not an o200k_harmony token id"
         else:
             what = f"{token_id} is not an o200k_harmony token id"
         self.diagnose("HG103", f"{what}; it was skipped", index, index + 1)
@@ -447,6 +457,8 @@ class Engine:
     def diagnose(
         self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
     ) -> None:
+        if self.overflow.full(len(self.diagnostics), code):
+            return
         diagnostic = make_diagnostic(
             code, message, start, end, lines=self._lines, expected=expected
         )

@@ -18,6 +18,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .json_limits import JsonLimitError, loads_bounded
+
 __all__ = ["ArgumentChecker", "ToolsArgument", "first_schema_error", "tool_schemas"]
 
 #: What ``tools=`` accepts: OpenAI-style or plain tool lists, or ``{name: schema}``.
@@ -73,7 +75,9 @@ class ArgumentChecker:
         """Consume more argument text; the character offset of the first bad one, if any."""
         if self.failed_at is not None:
             return None
-        data = text.encode("utf-8")
+        # A lone surrogate has no UTF-8 form: "?" stands in (one character for one, so offsets
+        # hold), and the complete document's limit check reports it (HG184).
+        data = text.encode("utf-8", errors="replace")
         tokens = self._tokenizer.tokenize_bytes(data)
         consumed = self._matcher.try_consume_tokens(tokens)
         if consumed < len(tokens):
@@ -93,19 +97,29 @@ class ArgumentChecker:
 
 
 def first_schema_error(schema: Mapping[str, Any], document: str) -> str | None:
-    """``"at /pointer: message"`` for the first violation, or None when ``document`` is valid."""
+    """``"at /pointer: message"`` for the first violation, or None when ``document`` is valid.
+
+    Callers report a document over the limits of :mod:`.json_limits` with its own code first;
+    here such a document is only described.
+    """
     import jsonschema
 
     try:
-        instance = json.loads(document)
+        instance = loads_bounded(document)
+    except JsonLimitError as exc:
+        return f"not readable ({exc.limit.message})"
     except json.JSONDecodeError as exc:
         return f"not JSON ({exc.msg} at character {exc.pos})"
     validator_class = jsonschema.validators.validator_for(
         schema, default=jsonschema.Draft202012Validator
     )
-    errors = sorted(
-        validator_class(schema).iter_errors(instance), key=lambda e: list(e.absolute_path)
-    )
+    try:
+        errors = sorted(
+            validator_class(schema).iter_errors(instance), key=lambda e: list(e.absolute_path)
+        )
+    except RecursionError:
+        # A recursive schema ($ref) over a document near the depth limit.
+        return "the document nests too deep for the schema check"
     if not errors:
         return None
     error = errors[0]

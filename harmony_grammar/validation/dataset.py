@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
+from ..tools.json_limits import JsonLimitError, loads_bounded
 from .validator import validate
 
 __all__ = [
@@ -95,11 +96,13 @@ def _field(record: Any, path: str) -> Any:
 
 def _record(line: bytes, number: int, field: str) -> Item:
     try:
-        record = json.loads(line)
+        record = loads_bounded(line.decode(json.detect_encoding(line)))
     except UnicodeDecodeError as exc:
         return Item(number, None, f"invalid UTF-8 at byte {exc.start}", len(line))
     except json.JSONDecodeError as exc:
         return Item(number, None, f"not JSON ({exc.msg} at column {exc.colno})", len(line))
+    except JsonLimitError as exc:  # nesting or a number Python's json would fail on
+        return Item(number, None, f"not readable: {exc.limit.message}", len(line))
     try:
         value = _field(record, field)
     except KeyError:
@@ -158,7 +161,15 @@ def _validate_one(item: Item, options: ValidationOptions) -> ItemResult:
     if item.source is None:
         problem = make_diagnostic("HG290", item.error or "no input", 0, 0)
         return ItemResult(item.key, (problem,), size=item.size)
-    report = validate(item.source, tools=options.tools, start=options.start, strict=options.strict)
+    try:
+        report = validate(
+            item.source, tools=options.tools, start=options.start, strict=options.strict
+        )
+    except Exception as exc:  # one record must never stop a dataset run: report it, go on
+        problem = make_diagnostic(
+            "HG290", f"the record could not be validated ({type(exc).__name__}: {exc})"[:500], 0, 0
+        )
+        return ItemResult(item.key, (problem,), size=item.size)
     return ItemResult(
         item.key, report.diagnostics, tokens=not isinstance(item.source, str), size=item.size
     )

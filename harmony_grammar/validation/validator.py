@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..format.diagnostics import LineIndex
+from ..format.diagnostics import LineIndex, Overflow
 from ..format.model import Diagnostic, Message, Role, Severity
 from ..format.parser import parse
 from ..tools.arguments import ToolsArgument, tool_schemas
@@ -79,4 +79,5 @@ def validate(
     ]
     found += run_rules(context, lines=lines)
     found.sort(key=lambda d: d.start)  # stable: the parser's first at one position
-    return ValidationReport(result.messages, tuple(found))
+    # The first MAX_DIAGNOSTICS by position, the rest (the parser's too) counted in one HG107.
+    return ValidationReport(result.messages, Overflow().cap(found, len(source)))
