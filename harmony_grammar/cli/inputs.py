@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
 
+from ..tools.arguments import tool_schemas
 from ..tools.json_limits import JsonLimitError, loads_bounded
 from .errors import CliError
 
@@ -56,16 +57,6 @@ def open_binary(path: str, stack: ExitStack) -> IO[bytes]:
         return sys.stdin.buffer
     try:
         return stack.enter_context(open(path, "rb"))
-    except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror or exc}") from None
-
-
-def read_bytes(path: str) -> bytes:
-    """The bytes of a file, or of stdin for ``-``."""
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
     except FileNotFoundError:
         raise CliError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -74,9 +65,31 @@ def read_bytes(path: str) -> bytes:
         raise CliError(f"{path}: {exc.strerror or exc}") from None
 
 
-def read_text(path: str) -> str:
-    """A file's text, which must be UTF-8."""
-    data = read_bytes(path)
+def read_bytes(path: str, limit: int | None = None) -> bytes:
+    """The bytes of a file, or of stdin for ``-``; more than ``limit`` bytes is an error
+    (exit 2) found without reading past the limit."""
+    try:
+        with ExitStack() as stack:
+            stream = open_binary(path, stack)
+            data = stream.read() if limit is None else stream.read(limit + 1)
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror or exc}") from None
+    if limit is not None and len(data) > limit:
+        raise CliError(f"{_display(path)}: larger than {limit:,} bytes")
+    return data
+
+
+def _display(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def read_text(path: str, limit: int | None = None) -> str:
+    """A file's text, which must be UTF-8 (at most ``limit`` bytes, when given)."""
+    data = read_bytes(path, limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -148,11 +161,18 @@ def read_tools(path: str) -> list[Any] | dict[str, Any]:
     value = read_json(path, "the tools file")
     if isinstance(value, dict) and isinstance(value.get("tools"), list):
         value = value["tools"]
-    if isinstance(value, list) and all(isinstance(tool, dict) for tool in value):
-        return value
-    if isinstance(value, dict) and all(isinstance(schema, dict) for schema in value.values()):
-        return value
-    raise CliError(f"{path}: expected a list of tools, {{name: schema}}, or an object with 'tools'")
+    if not (
+        (isinstance(value, list) and all(isinstance(tool, dict) for tool in value))
+        or (isinstance(value, dict) and all(isinstance(schema, dict) for schema in value.values()))
+    ):
+        raise CliError(
+            f"{path}: expected a list of tools, {{name: schema}}, or an object with 'tools'"
+        )
+    try:
+        tool_schemas(value)  # every parameters schema usable: one line naming the tool if not
+    except ValueError as exc:
+        raise CliError(f"{path}: {exc}") from None
+    return value
 
 
 def add_input_options(

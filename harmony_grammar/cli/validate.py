@@ -30,6 +30,7 @@ from ..validation.dataset import (
     ValidationOptions,
     read_jsonl,
     validate_items,
+    worker_count,
 )
 from .errors import CliError
 from .inputs import (
@@ -80,7 +81,7 @@ def register(subparsers: Any) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="validate in N processes (0: one per CPU)",
+        help="validate in N processes (0: one per CPU; at most one per CPU and per input)",
     )
     parser.set_defaults(func=run)
 
@@ -192,8 +193,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--jobs must be 0 or more")
     if args.tokens and args.jsonl:
         raise CliError("--tokens applies to plain files; a JSONL field may hold token ids")
-    jobs = args.jobs or os.cpu_count() or 1
     paths: list[str] = args.files
+    jobs = worker_count(args.jobs, None if args.jsonl is not None else len(paths))
     check_readable(paths)
     options = ValidationOptions(
         tools=_tool_schemas(args.tools) if args.tools else None,

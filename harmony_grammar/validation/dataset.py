@@ -10,6 +10,7 @@ depends on how a Python version pickles slotted dataclasses.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import deque
@@ -33,6 +34,7 @@ __all__ = [
     "ValidationOptions",
     "read_jsonl",
     "validate_items",
+    "worker_count",
 ]
 
 #: Records per task sent to a worker: enough to amortise the inter-process round trip.
@@ -212,11 +214,29 @@ def _batches(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
         yield batch
 
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the CPUs this process may run on
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(requested: int, inputs: int | None = None) -> int:
+    """How many processes to validate in: ``requested`` (0: one per CPU), at most one per CPU
+    and one per input (``inputs``, when known). More would only cost start-up time."""
+    cpus = _cpus()
+    jobs = min(requested or cpus, cpus)
+    if inputs is not None:
+        jobs = min(jobs, inputs)
+    return max(jobs, 1)
+
+
 def validate_items(
     items: Iterable[Item], options: ValidationOptions, *, jobs: int = 1
 ) -> Iterator[ItemResult]:
     """Validate ``items`` in order; with ``jobs > 1`` in that many worker processes, keeping
-    at most ``jobs * IN_FLIGHT_PER_JOB`` batches in flight."""
+    at most ``jobs * IN_FLIGHT_PER_JOB`` batches in flight (``jobs`` is capped at the CPUs)."""
+    jobs = worker_count(jobs) if jobs > 1 else 1
     if jobs <= 1:
         for item in items:
             yield _validate_one(item, options)
