@@ -34,6 +34,7 @@ from harmony_grammar.format.diagnostics import MAX_DIAGNOSTICS
 from harmony_grammar.tools.json_limits import (
     MAX_JSON_DEPTH,
     MAX_NUMBER_DIGITS,
+    DepthTracker,
     JsonLimitError,
     json_limit,
     loads_bounded,
@@ -107,6 +108,25 @@ def test_loads_bounded_agrees_with_json_within_limits_and_refuses_beyond(value, 
     else:
         with pytest.raises(JsonLimitError):
             loads_bounded(document)
+
+
+json_pieces = st.lists(
+    st.sampled_from(["[", "]", "{", "}", '"', "\\", '\\"', "a", ",", ":", "1", "[" * 60]),
+    max_size=80,
+).map("".join)
+
+
+@SETTINGS
+@given(json_pieces, st.integers(1, 7))
+def test_depth_tracked_in_pieces_agrees_with_the_whole_document(document, chunk):
+    tracker = DepthTracker()
+    found = None
+    for i in range(0, len(document), chunk):
+        found = tracker.feed(document[i : i + chunk])
+        if found is not None:
+            break
+    limit = json_limit(document)
+    assert found == (limit.offset if limit is not None else None)
 
 
 # -- token ids of the wrong type ----------------------------------------------------------

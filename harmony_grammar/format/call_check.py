@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..tools.arguments import ArgumentChecker
-from ..tools.json_limits import json_limit
+from ..tools.json_limits import MAX_JSON_DEPTH, json_limit
 
 __all__ = ["CallCheck", "Diagnose"]
 
@@ -57,10 +57,15 @@ class CallCheck:
         if bad is not None:
             within = bad - self._chars
             at = start + within if self._exact else start
+            what = (
+                f"the arguments nest deeper than {MAX_JSON_DEPTH} at character {bad}"
+                if self._checker.failure == "HG182"
+                else f"the arguments stop being a JSON object at character {bad}"
+            )
             self._diagnose(
-                "HG180",
-                f"the arguments stop being a JSON object at character {bad}"
-                f" ({text[within : within + 12]!r})",
+                self._checker.failure,
+                # Only the bad character: what follows depends on how the input was chunked.
+                f"{what} ({text[within : within + 1]!r})",
                 at,
                 at + 1 if self._exact else end,
             )

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from .json_limits import JsonLimitError, loads_bounded
+from .json_limits import DepthTracker, JsonLimitError, loads_bounded
 
 __all__ = [
     "ArgumentChecker",
@@ -192,12 +192,25 @@ class ArgumentChecker:
         self._tokenizer = _byte_tokenizer()
         self._matcher = llguidance.LLMatcher(self._tokenizer, _object_grammar())
         self._chars = 0
+        self._depth = DepthTracker()
         self.failed_at: int | None = None
+        #: Why it failed: HG180 (no JSON object can follow) or HG182 (nested too deep).
+        self.failure = "HG180"
 
     def feed(self, text: str) -> int | None:
         """Consume more argument text; the character offset of the first bad one, if any."""
         if self.failed_at is not None:
             return None
+        too_deep = self._depth.feed(text)
+        if too_deep is not None:
+            # Stop before the matcher: it would grind through every level first.
+            text = text[: too_deep - self._chars]
+            if self._consume(text) is None:
+                self.failed_at, self.failure = too_deep, "HG182"
+            return self.failed_at
+        return self._consume(text)
+
+    def _consume(self, text: str) -> int | None:
         # A lone surrogate has no UTF-8 form: "?" stands in (one character for one, so offsets
         # hold), and the complete document's limit check reports it (HG184).
         data = text.encode("utf-8", errors="replace")

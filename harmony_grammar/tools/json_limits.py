@@ -25,6 +25,7 @@ from typing import Any
 __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_NUMBER_DIGITS",
+    "DepthTracker",
     "JsonLimit",
     "JsonLimitError",
     "json_limit",
@@ -42,7 +43,7 @@ MAX_NUMBER_DIGITS = 4300
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LONG_DIGITS = re.compile(rf"\d{{{MAX_NUMBER_DIGITS + 1}}}")
 # Strings (unrolled, so no backtracking), brackets, and numbers; everything else is skipped.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[{]|[\]}]|-?\d[\d.eE+-]*')
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[{]|[\]}]|-?\d[\d.eE+-]*', re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +101,57 @@ def json_limit(document: str) -> JsonLimit | None:
                     match.start(),
                 )
     return None
+
+
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+_OUTSIDE = re.compile(r'[^"\[\]{}]*')
+
+
+class DepthTracker:
+    """The nesting depth of a JSON text fed in pieces, for a check while it streams.
+
+    :meth:`feed` returns the offset (in the whole text) of the first ``[`` or ``{`` beyond
+    :data:`MAX_JSON_DEPTH`, as :func:`json_limit` would report it, so a streaming check can
+    stop there instead of handing a matcher a thousand levels first. Strings are skipped with
+    a regular expression, so the cost is one step per bracket or quote.
+    """
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self._in_string = False
+        self._escaped = False  # the last piece ended on a backslash inside a string
+        self._offset = 0
+
+    def feed(self, text: str) -> int | None:
+        """Track ``text``; the whole text's offset of the first bracket too deep, if any."""
+        i, n = 0, len(text)
+        if self._escaped and n:
+            i, self._escaped = 1, False
+        while i < n:
+            if self._in_string:
+                i = _STRING_REST.match(text, i).end()  # type: ignore[union-attr]
+                if i >= n:
+                    break
+                if text[i] == "\\":  # a backslash at the piece's end escapes the next piece
+                    self._escaped = True
+                    break
+                self._in_string = False
+            else:
+                i = _OUTSIDE.match(text, i).end()  # type: ignore[union-attr]
+                if i >= n:
+                    break
+                char = text[i]
+                if char == '"':
+                    self._in_string = True
+                elif char in "[{":
+                    self.depth += 1
+                    if self.depth > MAX_JSON_DEPTH:
+                        return self._offset + i
+                else:
+                    self.depth = max(self.depth - 1, 0)
+            i += 1
+        self._offset += n
+        return None
 
 
 def loads_bounded(document: str) -> Any:
