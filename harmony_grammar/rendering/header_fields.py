@@ -5,7 +5,9 @@ A header is a few words between control tokens, and the grammar's terminals
 the ``<``, ``|`` and ``>`` of a control-token spelling, no ``=`` in an author, and channel
 names and content types from small alphabets. A field outside its terminal would render as
 text the parser reads differently (a recipient ``"f g"`` ends the header at the space and
-the message is dropped with HG100), so ``parse(render(c))`` would not give ``c`` back.
+the message is dropped with HG100), so ``parse(render(c))`` would not give ``c`` back. A
+lone surrogate is refused too: it has no UTF-8 form, so rendered as ids it would read back
+as U+FFFD.
 """
 
 from __future__ import annotations
@@ -26,10 +28,15 @@ _CONTENT_TYPE = re.compile(r"(?![A-Za-z0-9_.+/\-]*=)[A-Za-z0-9_.+/\-]+")
 _CONSTRAIN = ControlToken.CONSTRAIN.value
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _bad(value: str, pattern: re.Pattern[str], allowed: str) -> str | None:
+    shown = value if len(value) <= 40 else value[:37] + "..."
+    if _SURROGATE.search(value):  # no UTF-8 form: as ids it would come back as U+FFFD
+        return f"{shown!r} cannot be rendered and read back: it holds a lone surrogate"
     if pattern.fullmatch(value):
         return None
-    shown = value if len(value) <= 40 else value[:37] + "..."
     return f"{shown!r} cannot be rendered and read back: {allowed}"
 
 
