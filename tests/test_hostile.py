@@ -378,3 +378,18 @@ def test_render_error_names_the_path():
         )
         with pytest.raises(RenderError, match=r"messages\[1\]\.recipient"):
             render(conversation)
+
+
+# -- streaming equals batch on what the soak found ----------------------------------------
+
+
+@SETTINGS
+@given(st.integers(1, 60), st.sampled_from(["commentary", " json", " to=x"]))
+def test_a_runaway_header_is_reported_alike_however_it_is_chunked(chunk, word):
+    text = "<|start|>assistant<|channel|>" + word * 1000 + "<|message|>hi<|end|>"
+    stream = StreamParser(start="conversation")
+    for i in range(0, len(text), chunk):
+        stream.feed(text[i : i + chunk])
+    stream.close()
+    assert "HG104" in codes(stream.result().diagnostics)
+    assert stream.result() == parse(text)

@@ -194,11 +194,14 @@ class Engine:
         pending.end = end
         pending.length += len(text)
         if pending.length > self._max_header:
+            # In text, end at the first character past the limit: where the chunk that crossed
+            # it ends depends on how the input was fed, and stream must equal batch.
+            over = pending.start + self._max_header + 1 if self.exact_positions else end
             self._error(
                 "HG104",
                 f"header text is longer than {self._max_header} characters",
                 pending.start,
-                end,
+                over,
             )
 
     def special(self, token_id: object, index: int) -> None:

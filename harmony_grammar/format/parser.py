@@ -31,7 +31,8 @@ def parse(
     warning code. Bad input never
     raises: every problem is a :class:`~harmony_grammar.format.model.Diagnostic` in the result.
     With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),
-    each ``functions.*`` call's arguments are checked against its schema as they are read.
+    each ``functions.*`` call's arguments are checked against its schema as they are read;
+    a malformed ``tools`` raises ``ValueError`` with one line naming the tool.
 
     A ``source`` of the wrong type (bytes, a number, None, a mapping) raises ``TypeError``;
     a sequence holding something other than integers is bad input: each such element is an

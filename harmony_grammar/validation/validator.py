@@ -64,7 +64,9 @@ def validate(
     ``[{name, description, parameters}]`` lists) are the functions calls may address; without
     it they are recovered from the transcript's developer message when it has one.
     ``start``, ``role`` and ``strict`` are :func:`~harmony_grammar.format.parser.parse`'s. Bad input
-    never raises (a malformed ``tools`` list raises ValueError).
+    never raises: a ``source`` of the wrong type raises TypeError and a malformed ``tools``
+    list (or a parameters schema that cannot check anything) ValueError. At most 1,000
+    diagnostics are kept; one HG107 counts the rest.
     """
     schemas = tool_schemas(tools) if tools is not None else None
     result = parse(source, start=start, role=role, strict=strict)
