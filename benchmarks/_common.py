@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.vocabulary import find_vocabulary
 
 

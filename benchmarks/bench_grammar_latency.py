@@ -19,7 +19,7 @@ from typing import Any
 import llguidance
 import llguidance.numpy as llnp
 
-from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.tokens import ControlToken
 from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
 from harmony_grammar.generation.outlines_export import harmony_lltokenizer

@@ -101,7 +101,9 @@ def test_every_parser_diagnostic_is_exercised():
         for code in case.data.get(key, {}).get("codes", [])
     }
     parser_codes = {code for code in CATALOGUE if code.startswith("HG1")}
-    assert parser_codes - seen == set()
+    # HG184 (a lone surrogate in call arguments) exists only in text: token ids always decode
+    # to Unicode text, so no case could hold it in both forms; tests/test_hostile.py pins it.
+    assert parser_codes - seen == {"HG184"}
 
 
 def test_every_deviation_kind_of_the_real_output_corpus_is_represented():

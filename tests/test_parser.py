@@ -15,7 +15,7 @@ from harmony_grammar import (
     Terminator,
     parse,
 )
-from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.harmony_ids import encode_harmony
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

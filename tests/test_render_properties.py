@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ from harmony_grammar.rendering.conversation import (
     ToolSpec,
 )
 from harmony_grammar.rendering.interop import from_openai_harmony, to_openai_harmony
-from harmony_grammar.rendering.renderer import render, rendered_messages
+from harmony_grammar.rendering.renderer import RenderError, render, rendered_messages
 
 openai_harmony = pytest.importorskip("openai_harmony")
 
@@ -263,7 +264,13 @@ def test_tokens_match_openai_harmony(
     harmony_oracle: Any, encoding: Any, conversation: Conversation, mode: str, drop: bool
 ) -> None:
     expected = _oracle_ids(harmony_oracle, conversation, mode, drop)
-    ours = _ours(conversation, mode, drop, encoding)
+    try:
+        ours = _ours(conversation, mode, drop, encoding)
+    except RenderError as exc:
+        # Refused: a header field the parser cannot read back. openai-harmony writes it
+        # anyway; the parser never produces that value from what it wrote.
+        _assert_unreadable(str(exc), conversation, harmony_oracle.decode_utf8(expected))
+        return
     assert ours == expected
     # The text form is the same bytes as the ids decoded.
     text = render(
@@ -275,11 +282,29 @@ def test_tokens_match_openai_harmony(
     assert text == harmony_oracle.decode_utf8(expected)
 
 
+_REFUSED = re.compile(r"\Amessages\[(\d+)\]\.(name|recipient|channel|content_type): ")
+
+
+def _assert_unreadable(error: str, conversation: Conversation, oracle_text: str) -> None:
+    match = _REFUSED.match(error)
+    assert match is not None, error
+    item = conversation.messages[int(match.group(1))]
+    field = match.group(2)
+    value = getattr(item, field)
+    assert isinstance(value, str)
+    parsed = parse(oracle_text, start="prompt", strict=True).messages
+    assert all(getattr(m, field) != value for m in parsed)
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conversations())
 def test_interop_round_trip_renders_the_same(conversation: Conversation) -> None:
     # Equality up to what openai-harmony cannot hold apart (a namespace map keyed by name,
     # channel_config=None versus no channels): the rendering is what must survive.
+    try:
+        render(conversation)
+    except RenderError:
+        return  # header fields that cannot be read back (test_tokens_match_openai_harmony)
     back = from_openai_harmony(to_openai_harmony(conversation))
     assert render(back) == render(conversation)
     assert render(back, training=True) == render(conversation, training=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harmony_grammar.cli.tokens import encode_harmony
 from harmony_grammar.format.diagnostics import CATALOGUE
+from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.model import Severity
 from harmony_grammar.validation.dataset import read_jsonl
 from harmony_grammar.validation.rules import RULES

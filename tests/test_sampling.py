@@ -187,7 +187,7 @@ _WEATHER = TOOL_SETS["weather"]
 
 
 def _ids(text: str) -> list[int]:
-    from harmony_grammar.cli.tokens import encode_harmony
+    from harmony_grammar.format.harmony_ids import encode_harmony
 
     return encode_harmony(text)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from harmony_grammar import ControlToken, parse
-from harmony_grammar.cli.tokens import encode_harmony
 from harmony_grammar.format.events import (
     ContentDelta,
     DiagnosticEvent,
@@ -17,6 +16,7 @@ from harmony_grammar.format.events import (
     ToolCallEnd,
     ToolCallStart,
 )
+from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.stream import StreamParser
 from tests.test_parser import LENIENT_CASES, SPEC_TURN
 

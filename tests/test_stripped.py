@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar import parse, validate
-from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.model import Severity
 from harmony_grammar.format.stream import StreamParser
 from harmony_grammar.format.stripped import read_stripped, stripped_evidence

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.tokens import ControlToken
 from harmony_grammar.generation.turn_grammar import (
     TurnGrammarError,

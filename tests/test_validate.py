@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harmony_grammar.cli.tokens import encode_harmony
+from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.model import Severity
 from harmony_grammar.format.parser import parse
 from harmony_grammar.validation.validator import ValidationReport, validate

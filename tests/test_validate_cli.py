@@ -145,7 +145,7 @@ def test_completion_and_lenient(capsys, write):
 
 
 def test_token_id_files(capsys, write, encoding):
-    from harmony_grammar.cli.tokens import encode_harmony
+    from harmony_grammar.format.harmony_ids import encode_harmony
 
     ids = write("ids.json", json.dumps(encode_harmony(NO_CHANNEL)))
     status, out, _ = run(capsys, ids, "--tokens")
@@ -203,7 +203,7 @@ def test_jsonl_json_output(capsys, write):
 
 
 def test_jsonl_token_ids_and_jobs(capsys, write, encoding):
-    from harmony_grammar.cli.tokens import encode_harmony
+    from harmony_grammar.format.harmony_ids import encode_harmony
 
     records = [{"ids": encode_harmony(NO_CHANNEL if n % 5 == 0 else GOOD)} for n in range(200)]
     path = write("ids.jsonl", "\n".join(json.dumps(r) for r in records) + "\n")

@@ -1,18 +1,30 @@
-"""Reading CLI inputs: files or stdin, as text or token ids, with one-line errors."""
+"""Reading CLI inputs: files or stdin, as text or token ids, with one-line errors.
+
+Every command reads through here, so every command accepts the same inputs: regular files,
+``-`` for stdin, and anything else the system can open for reading (``/dev/null``, a FIFO, a
+shell's ``<(...)``); only what cannot be opened, or a directory, is refused (exit 2).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from ..tools.arguments import tool_schemas
+from ..tools.json_limits import JsonLimitError, loads_bounded
 from .errors import CliError
 
 __all__ = [
+    "MAX_TOKEN_ID_DIGITS",
     "add_input_options",
+    "check_readable",
+    "open_binary",
     "parse_token_ids",
     "read_bytes",
     "read_json",
@@ -22,12 +34,29 @@ __all__ = [
 ]
 
 
-def read_bytes(path: str) -> bytes:
-    """The bytes of a file, or of stdin for ``-``."""
+def check_readable(paths: list[str]) -> None:
+    """Fail before any output when an input cannot be read (exit 2, one line).
+
+    Existence is all that is checked (not "is a regular file"): a FIFO or a process
+    substitution is read like a file, and opening it here would consume it.
+    """
+    if paths.count("-") > 1:
+        raise CliError("stdin (-) can be read only once")
+    for path in paths:
+        if path == "-":
+            continue
+        if Path(path).is_dir():
+            raise CliError(f"{path}: is a directory")
+        if not os.path.exists(path):
+            raise CliError(f"{path}: no such file")
+
+
+def open_binary(path: str, stack: ExitStack) -> IO[bytes]:
+    """A file (or stdin for ``-``) opened for reading bytes, closed with ``stack``."""
     if path == "-":
-        return sys.stdin.buffer.read()
+        return sys.stdin.buffer
     try:
-        return Path(path).read_bytes()
+        return stack.enter_context(open(path, "rb"))
     except FileNotFoundError:
         raise CliError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -36,26 +65,61 @@ def read_bytes(path: str) -> bytes:
         raise CliError(f"{path}: {exc.strerror or exc}") from None
 
 
-def read_text(path: str) -> str:
-    """A file's text, which must be UTF-8."""
-    data = read_bytes(path)
+def read_bytes(path: str, limit: int | None = None) -> bytes:
+    """The bytes of a file, or of stdin for ``-``; more than ``limit`` bytes is an error
+    (exit 2) found without reading past the limit."""
+    try:
+        with ExitStack() as stack:
+            stream = open_binary(path, stack)
+            data = stream.read() if limit is None else stream.read(limit + 1)
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror or exc}") from None
+    if limit is not None and len(data) > limit:
+        raise CliError(f"{_display(path)}: larger than {limit:,} bytes")
+    return data
+
+
+def _display(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def read_text(path: str, limit: int | None = None) -> str:
+    """A file's text, which must be UTF-8 (at most ``limit`` bytes, when given)."""
+    data = read_bytes(path, limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CliError(f"{path}: invalid UTF-8 at byte {exc.start}") from None
 
 
+#: The most digits read as one token id: o200k_harmony's ids have six, and a longer number is
+#: reported, not converted (Python's int-string conversion is quadratic and limited).
+MAX_TOKEN_ID_DIGITS = 20
+
 _INTEGERS = re.compile(r"[\s,]*(-?\d+)[\s,]*")
+_LONG_NUMBER = re.compile(rf"\d{{{MAX_TOKEN_ID_DIGITS + 1},}}")
 
 
 def parse_token_ids(text: str, origin: str) -> list[int]:
     """Token ids from a JSON array or whitespace/comma separated integers."""
     stripped = text.strip()
+    long_number = _LONG_NUMBER.search(stripped)
+    if long_number is not None:
+        raise CliError(
+            f"{origin}: a number of {len(long_number.group())} digits at character"
+            f" {long_number.start()} is no token id (at most {MAX_TOKEN_ID_DIGITS} digits)"
+        )
     if stripped.startswith("["):
         try:
-            value = json.loads(stripped)
+            value = loads_bounded(stripped)
         except json.JSONDecodeError as exc:
             raise CliError(f"{origin}: not a JSON array of token ids ({exc.msg})") from None
+        except JsonLimitError as exc:
+            raise CliError(f"{origin}: not a JSON array of token ids ({exc})") from None
         if not isinstance(value, list) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in value
         ):
@@ -82,11 +146,13 @@ def read_json(path: str, what: str = "the input") -> Any:
     """A JSON document from a file or stdin; bad JSON is a one-line error with its position."""
     text = read_text(path)
     try:
-        return json.loads(text)
+        return loads_bounded(text)
     except json.JSONDecodeError as exc:
         raise CliError(
             f"{path}: {what} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         ) from None
+    except JsonLimitError as exc:
+        raise CliError(f"{path}: {what} is not readable JSON ({exc})") from None
 
 
 def read_tools(path: str) -> list[Any] | dict[str, Any]:
@@ -95,11 +161,18 @@ def read_tools(path: str) -> list[Any] | dict[str, Any]:
     value = read_json(path, "the tools file")
     if isinstance(value, dict) and isinstance(value.get("tools"), list):
         value = value["tools"]
-    if isinstance(value, list) and all(isinstance(tool, dict) for tool in value):
-        return value
-    if isinstance(value, dict) and all(isinstance(schema, dict) for schema in value.values()):
-        return value
-    raise CliError(f"{path}: expected a list of tools, {{name: schema}}, or an object with 'tools'")
+    if not (
+        (isinstance(value, list) and all(isinstance(tool, dict) for tool in value))
+        or (isinstance(value, dict) and all(isinstance(schema, dict) for schema in value.values()))
+    ):
+        raise CliError(
+            f"{path}: expected a list of tools, {{name: schema}}, or an object with 'tools'"
+        )
+    try:
+        tool_schemas(value)  # every parameters schema usable: one line naming the tool if not
+    except ValueError as exc:
+        raise CliError(f"{path}: {exc}") from None
+    return value
 
 
 def add_input_options(

@@ -1,15 +1,28 @@
-"""``harmony-grammar tokens``: the o200k_harmony token ids of a Harmony text."""
+"""``harmony-grammar tokens``: the o200k_harmony token ids of a Harmony text.
+
+Memory stays bounded: the input is at most :data:`MAX_INPUT_BYTES`, it is encoded in pieces
+cut where tiktoken's pre-tokenizer cuts anyway (:mod:`harmony_grammar.format.bounded_encode`,
+so the ids are those of encoding it whole), and the ids are written piece by piece. Text that
+tiktoken could only encode as one pre-tokenizer match of more than a million characters (a
+megabyte of NUL bytes) is refused with exit 2, before anything is written.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from typing import Any
 
-from ..format.harmony_ids import encode_harmony
+from ..format.bounded_encode import EncodeLimitError
+from ..format.harmony_ids import encode_plan, encode_planned
+from .errors import CliError
 from .inputs import read_text
 
-__all__ = ["encode_harmony", "register"]
+__all__ = ["MAX_INPUT_BYTES", "register"]
+
+#: The largest input ``tokens`` reads (64 MiB): with the text and one piece of tiktoken's
+#: work, memory stays under a few hundred megabytes.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 def register(subparsers: Any) -> None:
@@ -26,5 +39,18 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the ids."""
-    print(json.dumps(encode_harmony(read_text(args.file))))
+    text = read_text(args.file, MAX_INPUT_BYTES)
+    try:
+        plan = encode_plan(text)  # before any output: a refusal leaves stdout empty
+    except EncodeLimitError as exc:
+        raise CliError(f"{args.file}: {exc}") from None
+    # The JSON array, written a piece at a time: the ids are never all held at once.
+    out = sys.stdout
+    out.write("[")
+    separator = ""
+    for part in encode_planned(text, plan):
+        if part:
+            out.write(separator + ", ".join(map(str, part)))
+            separator = ", "
+    out.write("]\n")
     return 0

@@ -15,12 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from collections import Counter, deque
 from collections.abc import Iterator
 from contextlib import ExitStack
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ..format.causes import causes_of
 from ..format.diagnostics import CATALOGUE
@@ -33,9 +31,17 @@ from ..validation.dataset import (
     ValidationOptions,
     read_jsonl,
     validate_items,
+    worker_count,
 )
 from .errors import CliError
-from .inputs import add_input_options, read_text, read_token_ids, read_tools
+from .inputs import (
+    add_input_options,
+    check_readable,
+    open_binary,
+    read_text,
+    read_token_ids,
+    read_tools,
+)
 
 __all__ = ["register"]
 
@@ -76,7 +82,7 @@ def register(subparsers: Any) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="validate in N processes (0: one per CPU)",
+        help="validate in N processes (0: one per CPU; at most one per CPU and per input)",
     )
     parser.set_defaults(func=run)
 
@@ -85,34 +91,15 @@ def _display(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def _check_readable(paths: list[str]) -> None:
-    """Fail before any output when an input is missing (exit 2, one line)."""
-    if paths.count("-") > 1:
-        raise CliError("stdin (-) can be read only once")
-    for path in paths:
-        if path != "-" and not Path(path).is_file():
-            what = "is a directory" if Path(path).is_dir() else "no such file"
-            raise CliError(f"{path}: {what}")
-
-
 def _file_items(paths: list[str], tokens: bool) -> Iterator[Item]:
     for path in paths:
         source: str | list[int] = read_token_ids(path) if tokens else read_text(path)
         yield Item(path, source, size=1)
 
 
-def _open_binary(path: str, stack: ExitStack) -> IO[bytes]:
-    if path == "-":
-        return sys.stdin.buffer
-    try:
-        return stack.enter_context(open(path, "rb"))
-    except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror or exc}") from None
-
-
 def _jsonl_items(paths: list[str], field: str, stack: ExitStack) -> Iterator[tuple[str, Item]]:
     for path in paths:
-        stream = _open_binary(path, stack)
+        stream = open_binary(path, stack)
         try:
             for item in read_jsonl(stream, field):
                 yield path, item
@@ -215,9 +202,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--jobs must be 0 or more")
     if args.tokens and args.jsonl:
         raise CliError("--tokens applies to plain files; a JSONL field may hold token ids")
-    jobs = args.jobs or os.cpu_count() or 1
     paths: list[str] = args.files
-    _check_readable(paths)
+    jobs = worker_count(args.jobs, None if args.jsonl is not None else len(paths))
+    check_readable(paths)
     options = ValidationOptions(
         tools=_tool_schemas(args.tools) if args.tools else None,
         start="completion" if args.completion else "conversation",

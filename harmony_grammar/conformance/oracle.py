@@ -101,7 +101,9 @@ def _parse(oh: Any, encoding: Any, request: Json) -> Json:
                 terminators.append(_TERMINATORS.get(token))
         at = len(ids)
         parser.process_eos()
-    except oh.HarmonyError:
+    except (oh.HarmonyError, TypeError):
+        # TypeError: the binding refuses an id that is not an integer; that is a rejection
+        # of the input at that id, like any HarmonyError.
         response.update(valid=False, error={"token": at})
     else:
         response["valid"] = True

@@ -3,7 +3,8 @@
 The engine opens a :class:`CallCheck` when a call's header completes, feeds it each piece of
 the body, and closes it with the terminator. It reports through the engine's ``diagnose``:
 HG181 for a function that is not among the tools, HG180 at the first character after which
-no JSON object can follow, and HG180 with the schema's complaint when the body is complete.
+no JSON object can follow, HG182-HG184 when the complete body is beyond the limits of
+:mod:`harmony_grammar.tools.json_limits`, and HG180 with the schema's complaint otherwise.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..tools.arguments import ArgumentChecker
+from ..tools.json_limits import MAX_JSON_DEPTH, json_limit
 
 __all__ = ["CallCheck", "Diagnose"]
 
@@ -55,10 +57,15 @@ class CallCheck:
         if bad is not None:
             within = bad - self._chars
             at = start + within if self._exact else start
+            what = (
+                f"the arguments nest deeper than {MAX_JSON_DEPTH} at character {bad}"
+                if self._checker.failure == "HG182"
+                else f"the arguments stop being a JSON object at character {bad}"
+            )
             self._diagnose(
-                "HG180",
-                f"the arguments stop being a JSON object at character {bad}"
-                f" ({text[within : within + 12]!r})",
+                self._checker.failure,
+                # Only the bad character: what follows depends on how the input was chunked.
+                f"{what} ({text[within : within + 1]!r})",
                 at,
                 at + 1 if self._exact else end,
             )
@@ -68,6 +75,12 @@ class CallCheck:
         """The body ended; check it against the schema (unless it already failed)."""
         checker = self._checker
         if checker.failed_at is not None:
+            return
+        limit = json_limit(content)  # before Python's json reads it (HG182-HG184)
+        if limit is not None:
+            self._diagnose(
+                limit.code, f"the arguments are beyond a limit: {limit.message}", start, end
+            )
             return
         problem = (
             checker.schema_error(content)

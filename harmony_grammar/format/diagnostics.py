@@ -7,11 +7,18 @@ the validator's rules. A code keeps its meaning forever; retired codes are not r
 from __future__ import annotations
 
 import bisect
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .model import Diagnostic, Severity
 
-__all__ = ["CATALOGUE", "Code", "LineIndex", "make_diagnostic"]
+__all__ = ["CATALOGUE", "MAX_DIAGNOSTICS", "Code", "LineIndex", "Overflow", "make_diagnostic"]
+
+#: The most diagnostics one input keeps (parse, stream, validate, each dataset record): a flood
+#: of problems is one input's story told a thousand times, and keeping it all is unbounded
+#: memory. The rest are counted in one HG107 at the end.
+MAX_DIAGNOSTICS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +45,8 @@ CATALOGUE: dict[str, Code] = {
         Code("HG103", "unknown-special-token", _E, "a special token id that is not Harmony"),
         Code("HG104", "header-too-long", _E, "a header longer than the configured limit"),
         Code("HG105", "invalid-utf8", _W, "token ids whose bytes are not valid UTF-8"),
+        Code("HG106", "not-a-token-id", _E, "an element of the ids that is not an integer"),
+        Code("HG107", "too-many-diagnostics", _W, "diagnostics past the limit were counted only"),
         Code("HG110", "spelled-control-token", _W, "a control-token spelling in ordinary text"),
         Code("HG150", "missing-message-token", _W, "a header ended without <|message|>"),
         Code("HG151", "missing-start-token", _W, "a message began without <|start|>"),
@@ -68,6 +77,9 @@ CATALOGUE: dict[str, Code] = {
             "HG180", "arguments-off-schema", _E, "tool-call arguments no valid document can follow"
         ),
         Code("HG181", "unknown-tool", _E, "a call to a function that is not among the tools"),
+        Code("HG182", "arguments-too-deep", _E, "call arguments nested deeper than the limit"),
+        Code("HG183", "number-too-long", _E, "a number in call arguments with too many digits"),
+        Code("HG184", "lone-surrogate", _E, "call arguments holding a lone surrogate"),
         Code("HG200", "missing-channel", _E, "an assistant message without a channel"),
         Code("HG201", "unknown-channel", _E, "a channel the system message does not declare"),
         Code("HG202", "call-on-analysis", _W, "a function call on the analysis channel"),
@@ -137,3 +149,55 @@ def make_diagnostic(
         column=column,
         expected=expected,
     )
+
+
+_OVERFLOW_COUNT = re.compile(r"\A(\d+) more diagnostics \((\d+) errors\)")
+
+
+class Overflow:
+    """Keeps the first :data:`MAX_DIAGNOSTICS` diagnostics and counts the rest (HG107).
+
+    The HG107 diagnostic says how many were dropped and how many of those were errors; its
+    severity is error when any was, so ``ok`` answers as if nothing had been dropped.
+    """
+
+    def __init__(self, limit: int = MAX_DIAGNOSTICS) -> None:
+        self.limit = limit
+        self.dropped = 0
+        self.errors = 0
+
+    def full(self, kept: int, code: str) -> bool:
+        """True (and the diagnostic of ``code`` counted) when ``kept`` reached the limit."""
+        if kept < self.limit:
+            return False
+        self.dropped += 1
+        self.errors += CATALOGUE[code].severity is Severity.ERROR
+        return True
+
+    def cap(self, diagnostics: Iterable[Diagnostic], end: int) -> tuple[Diagnostic, ...]:
+        """The first ``limit`` of ``diagnostics`` (an earlier HG107 merged in), then HG107."""
+        kept: list[Diagnostic] = []
+        for diagnostic in diagnostics:
+            if diagnostic.code == "HG107":
+                match = _OVERFLOW_COUNT.match(diagnostic.message)
+                if match is not None:
+                    self.dropped += int(match.group(1))
+                    self.errors += int(match.group(2))
+                    continue
+            if len(kept) < self.limit:
+                kept.append(diagnostic)
+            else:
+                self.dropped += 1
+                self.errors += diagnostic.severity is Severity.ERROR
+        if self.dropped:
+            kept.append(
+                make_diagnostic(
+                    "HG107",
+                    f"{self.dropped} more diagnostics ({self.errors} errors) after the first"
+                    f" {self.limit} were counted, not kept",
+                    end,
+                    end,
+                    severity=Severity.ERROR if self.errors else None,
+                )
+            )
+        return tuple(kept)

@@ -34,12 +34,13 @@ the recovery table (:mod:`.recoveries`), the readings (:mod:`.readings`), the dr
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..tools.from_typescript import tools_from_typescript
 from .call_check import CallCheck
-from .diagnostics import LineIndex, make_diagnostic
+from .diagnostics import LineIndex, Overflow, make_diagnostic
 from .draft import Draft, PendingText
 from .events import (
     ContentDelta,
@@ -147,6 +148,8 @@ class Engine:
         self.duplicate_channel: tuple[int, int] | None = None
         self.messages: list[Message] = []
         self.diagnostics: list[Diagnostic] = []
+        #: Diagnostics past MAX_DIAGNOSTICS, counted only (bounded memory on hostile input).
+        self.overflow = Overflow()
         #: The author a prompt's trailing ``<|start|>{author}`` hands the turn to.
         self.next_turn: str | None = None
         #: ``call``, ``return`` or ``abort`` once generation must stop.
@@ -203,18 +206,28 @@ class Engine:
         pending.end = end
         pending.length += len(text)
         if pending.length > self._max_header and (self._strict or not self._may_be_prose()):
+            # In text, end at the first character past the limit: where the chunk that crossed
+            # it ends depends on how the input was fed, and stream must equal batch.
+            over = pending.start + self._max_header + 1 if self.exact_positions else end
             self._error(
                 "HG104",
                 f"header text is longer than {self._max_header} characters",
                 pending.start,
-                end,
+                over,
             )
 
-    def special(self, token_id: int, index: int) -> None:
-        """A special id that is not a Harmony control token (token input only)."""
+    def special(self, token_id: object, index: int) -> None:
+        """A special id that is not a Harmony control token, or an element of the ids that
+        is not an integer at all (token input only)."""
+        if type(token_id) is not int:
+            what = f"{type(token_id).__name__} {reprlib.repr(token_id)} is not a token id (an int)"
+            self.diagnose("HG106", f"{what}; it was skipped", index, index + 1)
+            return
         if FIRST_SPECIAL_ID <= token_id <= LAST_SPECIAL_ID:
             spelling = special_token_spelling(token_id)
             what = f"special token {token_id} ({spelling}) is not part of Harmony"
+        elif token_id.bit_length() > 64:  # never convert a huge int to text (quadratic, limited)
+            what = f"an integer of {token_id.bit_length()} bits is not an o200k_harmony token id"
         else:
             what = f"{token_id} is not an o200k_harmony token id"
         self.diagnose("HG103", f"{what}; it was skipped", index, index + 1)
@@ -511,6 +524,8 @@ class Engine:
     def diagnose(
         self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
     ) -> None:
+        if self.overflow.full(len(self.diagnostics), code):
+            return
         diagnostic = make_diagnostic(
             code, message, start, end, lines=self._lines, expected=expected
         )

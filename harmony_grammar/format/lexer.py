@@ -10,8 +10,9 @@ sequence) and otherwise cut exactly where the batch forms cut.
 from __future__ import annotations
 
 import codecs
+import operator
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -26,6 +27,7 @@ __all__ = [
     "TokenLexer",
     "partial_spelling_length",
     "split_text",
+    "token_sequence",
 ]
 
 _SPELLINGS = tuple(token.value for token in ControlToken)
@@ -181,8 +183,35 @@ class PieceSink(Protocol):
 
     def control(self, token: ControlToken, start: int, end: int) -> None: ...
     def text(self, text: str, start: int, end: int) -> None: ...
-    def special(self, token_id: int, index: int) -> None: ...
+    def special(self, token_id: object, index: int) -> None: ...
     def run_end(self, run: TextRun) -> None: ...
+
+
+def token_sequence(value: object, caller: str) -> Sequence[object]:
+    """``value`` when it can hold token ids (a sized, indexable sequence that is not text).
+
+    A wrong argument type raises ``TypeError``; a sequence holding something other than an
+    integer is bad input instead, reported per element (HG106) by :class:`TokenLexer`.
+    """
+    if (
+        isinstance(value, (str, bytes, bytearray, memoryview, Mapping))
+        or not hasattr(value, "__len__")
+        or not hasattr(value, "__getitem__")
+    ):
+        raise TypeError(
+            f"{caller} takes a sequence of token ids (ints), not {type(value).__name__}"
+        )
+    return value  # type: ignore[return-value]
+
+
+def _as_token_id(value: object) -> int | None:
+    """``value`` as an int when it is an integer (``numpy.int64`` too), else None (bool too)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
 
 
 class TokenLexer:
@@ -198,7 +227,10 @@ class TokenLexer:
         self._index = 0
 
     def feed(self, token_ids: Sequence[int]) -> None:
-        """Lex more ids."""
+        """Lex more ids; an element that is not an integer is passed to ``sink.special``."""
+        if not all(type(token_id) is int for token_id in token_ids):
+            self._feed_checked(token_ids)
+            return
         sink, decoder = self._sink, self._decoder
         index = self._index
         if len(token_ids) == 1 and 0 <= token_ids[0] < FIRST_SPECIAL_ID:
@@ -230,6 +262,23 @@ class TokenLexer:
             if text:
                 sink.text(text, decoder.text_start, index + len(token_ids))
         self._index = index + len(token_ids)
+
+    def _feed_checked(self, values: Sequence[object]) -> None:
+        # The rare path: convert integers of other types, report the rest one by one.
+        ids: list[int] = []
+        for value in values:
+            token_id = _as_token_id(value)
+            if token_id is not None:
+                ids.append(token_id)
+                continue
+            if ids:
+                self.feed(ids)
+                ids = []
+            self._end_run(self._index)
+            self._sink.special(value, self._index)
+            self._index += 1
+        if ids:
+            self.feed(ids)
 
     def _end_run(self, end: int) -> None:
         held_from = self._decoder.held_from

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..tools.arguments import ToolsArgument, tool_schemas
 from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
-from .lexer import TextLexer, TokenLexer
+from .lexer import TextLexer, TokenLexer, token_sequence
 from .model import ParseResult, Role
 from .vocabulary import load_encoding, token_bytes_table
 
@@ -31,10 +31,18 @@ def parse(
     warning code. Bad input never
     raises: every problem is a :class:`~harmony_grammar.format.model.Diagnostic` in the result.
     With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),
-    each ``functions.*`` call's arguments are checked against its schema as they are read.
+    each ``functions.*`` call's arguments are checked against its schema as they are read;
+    a malformed ``tools`` raises ``ValueError`` with one line naming the tool.
+
+    A ``source`` of the wrong type (bytes, a number, None, a mapping) raises ``TypeError``;
+    a sequence holding something other than integers is bad input: each such element is an
+    HG106 diagnostic. At most ``MAX_DIAGNOSTICS`` (1000) diagnostics are kept, then one HG107
+    counts the rest.
     """
     if isinstance(source, (bytes, bytearray)):
         raise TypeError("parse() takes str or a sequence of token ids; decode bytes first")
+    if not isinstance(source, str):
+        source = token_sequence(source, "parse()")  # type: ignore[assignment]
     engine = Engine(
         start=start,
         role=Role(role),
@@ -52,4 +60,5 @@ def parse(
         token_lexer.feed(source)
         end = token_lexer.close()
     engine.eof(end)
-    return ParseResult(tuple(engine.messages), tuple(engine.diagnostics), engine.next_turn)
+    diagnostics = engine.overflow.cap(engine.diagnostics, end)
+    return ParseResult(tuple(engine.messages), diagnostics, engine.next_turn)

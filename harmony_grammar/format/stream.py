@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from ..tools.arguments import ToolsArgument, tool_schemas
 from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
 from .events import Event
-from .lexer import TextLexer, TokenLexer
+from .lexer import TextLexer, TokenLexer, token_sequence
 from .model import ParseResult, Role
 from .vocabulary import load_encoding, token_bytes_table
 
@@ -57,6 +57,7 @@ class StreamParser:
         self._text: TextLexer | None = None
         self._tokens: TokenLexer | None = None
         self._closed = False
+        self._end: int | None = None  # the input's length, once closed
 
     def _start(self, token_units: bool) -> Engine:
         if self._closed:
@@ -80,14 +81,24 @@ class StreamParser:
         return events
 
     def feed(self, text: str) -> list[Event]:
-        """Parse a chunk of text; returns the events that became known."""
+        """Parse a chunk of text; returns the events that became known.
+
+        Raises ``TypeError`` for anything but ``str``, and when ids were fed before.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"feed() takes str, not {type(text).__name__}; ids go to feed_tokens()")
         self._start(token_units=False)
         assert self._text is not None
         self._text.feed(text)
         return self._take()
 
     def feed_tokens(self, token_ids: Sequence[int]) -> list[Event]:
-        """Parse more o200k_harmony token ids; returns the events that became known."""
+        """Parse more o200k_harmony token ids; returns the events that became known.
+
+        Raises ``TypeError`` for anything but a sequence (and when text was fed before); an
+        element that is not an integer is an HG106 diagnostic.
+        """
+        token_sequence(token_ids, "feed_tokens()")
         lexer = self._tokens
         if lexer is None or self._closed:  # the first call, or a misuse to report
             self._start(token_units=True)
@@ -103,6 +114,7 @@ class StreamParser:
         engine = self._start(token_units=self._tokens is not None)
         end = self._tokens.close() if self._tokens is not None else self._text_close()
         engine.eof(end)
+        self._end = end
         self._closed = True
         return self._take()
 
@@ -122,9 +134,12 @@ class StreamParser:
 
     def result(self) -> ParseResult:
         """Messages and diagnostics so far (after :meth:`close`, equal to ``parse()``)."""
-        if self._engine is None:
-            self._start(token_units=False)
-        assert self._engine is not None
+        engine = self._engine
+        if engine is None:  # nothing fed yet: the mode stays open
+            return ParseResult((), ())
+        end = self._end
+        if end is None:
+            end = engine.diagnostics[-1].end if engine.diagnostics else 0
         return ParseResult(
-            tuple(self._engine.messages), tuple(self._engine.diagnostics), self._engine.next_turn
+            tuple(engine.messages), engine.overflow.cap(engine.diagnostics, end), engine.next_turn
         )

@@ -35,6 +35,7 @@ from .conversation import (
     ResponseFormat,
     SystemContent,
 )
+from .header_fields import header_problem
 
 if TYPE_CHECKING:
     import tiktoken
@@ -247,6 +248,9 @@ def rendered_messages(
             message = item
         if message.role is Role.TOOL and message.name is None:
             raise RenderError(f"message {index}: a tool message needs the tool's name as name")
+        problem = header_problem(message)
+        if problem is not None:  # it would not read back: refuse rather than drop it later
+            raise RenderError(f"messages[{index}].{problem[0]}: {problem[1]}")
         # openai-harmony leaves "all" (everyone) out of the header, but still ends with a call.
         recipient = None if message.recipient == "all" else message.recipient
         terminator = _terminator(

@@ -15,30 +15,155 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import unquote
 
-__all__ = ["ArgumentChecker", "ToolsArgument", "first_schema_error", "tool_schemas"]
+from .json_limits import DepthTracker, JsonLimitError, loads_bounded
+
+__all__ = [
+    "ArgumentChecker",
+    "ToolsArgument",
+    "first_schema_error",
+    "schema_problem",
+    "tool_schemas",
+]
 
 #: What ``tools=`` accepts: OpenAI-style or plain tool lists, or ``{name: schema}``.
 ToolsArgument = Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
 
 
 def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
-    """``{name: parameters schema}`` from OpenAI-style or plain tool lists (or a mapping)."""
+    """``{name: parameters schema}`` from OpenAI-style or plain tool lists (or a mapping).
+
+    Raises ``ValueError`` with one line naming the tool for a malformed list or a parameters
+    schema that cannot check anything (see :func:`schema_problem`).
+    """
     if tools is None:
         return {}
     if isinstance(tools, Mapping):
-        return dict(tools)
-    schemas: dict[str, Any] = {}
-    for tool in tools:
-        spec = tool.get("function", tool) if tool.get("type", "function") == "function" else tool
-        name = spec.get("name")
-        if not isinstance(name, str):
-            raise ValueError(f"a tool without a name: {json.dumps(tool)[:80]}")
-        parameters = spec.get("parameters")
-        schemas[name] = parameters if parameters is not None else {"type": "object"}
+        schemas = dict(tools)
+    else:
+        schemas = {}
+        for tool in tools:
+            if not isinstance(tool, Mapping):
+                raise ValueError(f"a tool must be an object, not {type(tool).__name__}")
+            spec = (
+                tool.get("function", tool) if tool.get("type", "function") == "function" else tool
+            )
+            name = spec.get("name") if isinstance(spec, Mapping) else None
+            if not isinstance(name, str):
+                raise ValueError(f"a tool without a name: {_short(tool)}")
+            parameters = spec.get("parameters")
+            schemas[name] = parameters if parameters is not None else {"type": "object"}
+    for name, schema in schemas.items():
+        problem = schema_problem(schema)
+        if problem is not None:
+            raise ValueError(f"tool {name!r}: the parameters {problem}")
     return schemas
+
+
+def _short(value: Any) -> str:
+    try:
+        return json.dumps(value)[:80]
+    except (TypeError, ValueError, RecursionError):
+        return type(value).__name__
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` cannot serve as a tool's parameters (one line), or None when it can.
+
+    It must be a JSON Schema (an object or a boolean) valid against its metaschema, within the
+    JSON limits, and every ``$ref`` must point into the schema itself: nothing is fetched.
+    """
+    if isinstance(schema, bool):
+        return None
+    if not isinstance(schema, Mapping):
+        return f"must be a JSON Schema object, not {type(schema).__name__}"
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return f"are not JSON ({type(exc).__name__})"
+    return _schema_text_problem(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_text_problem(text: str) -> str | None:
+    # Cached by the schema's text: a dataset run checks the same tools for every record.
+    import jsonschema
+
+    try:
+        schema = loads_bounded(text)
+    except JsonLimitError as exc:
+        return f"schema is too large to check ({exc.limit.message})"
+    validator_class = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(part) for part in exc.absolute_path)
+        message = " ".join(exc.message.split())[:160]
+        return f"schema is invalid at /{where}: {message}"
+    except RecursionError:
+        return "schema nests too deep to check"
+    for ref in _refs(schema):
+        if not ref.startswith("#"):
+            return f"schema refers outside itself ($ref {ref[:80]!r}); only '#...' references"
+        if _pointer_target(schema, ref[1:]) is None:
+            return f"schema has an unresolvable $ref {ref[:80]!r}"
+    return None
+
+
+def _refs(schema: Any) -> Iterator[str]:
+    """Every ``$ref`` string in ``schema``, walked without recursion."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                yield ref
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+_MISSING = object()
+
+
+def _pointer_target(schema: Any, pointer: str) -> Any:
+    """The value a JSON pointer (``/a/b``, or ``""`` for the root) names, or None."""
+    node = schema
+    if not pointer:
+        return node
+    if not pointer.startswith("/"):
+        return _anchor(schema, pointer)
+    for raw in pointer[1:].split("/"):
+        part = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            node = node.get(part, _MISSING)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+        if node is _MISSING:
+            return None
+    return node
+
+
+def _anchor(schema: Any, name: str) -> Any:
+    """The subschema with ``$anchor`` (or a draft-07 ``$id`` of ``#name``) ``name``, or None."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("$anchor") == name or node.get("$id") == f"#{name}":
+                return node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,13 +192,28 @@ class ArgumentChecker:
         self._tokenizer = _byte_tokenizer()
         self._matcher = llguidance.LLMatcher(self._tokenizer, _object_grammar())
         self._chars = 0
+        self._depth = DepthTracker()
         self.failed_at: int | None = None
+        #: Why it failed: HG180 (no JSON object can follow) or HG182 (nested too deep).
+        self.failure = "HG180"
 
     def feed(self, text: str) -> int | None:
         """Consume more argument text; the character offset of the first bad one, if any."""
         if self.failed_at is not None:
             return None
-        data = text.encode("utf-8")
+        too_deep = self._depth.feed(text)
+        if too_deep is not None:
+            # Stop before the matcher: it would grind through every level first.
+            text = text[: too_deep - self._chars]
+            if self._consume(text) is None:
+                self.failed_at, self.failure = too_deep, "HG182"
+            return self.failed_at
+        return self._consume(text)
+
+    def _consume(self, text: str) -> int | None:
+        # A lone surrogate has no UTF-8 form: "?" stands in (one character for one, so offsets
+        # hold), and the complete document's limit check reports it (HG184).
+        data = text.encode("utf-8", errors="replace")
         tokens = self._tokenizer.tokenize_bytes(data)
         consumed = self._matcher.try_consume_tokens(tokens)
         if consumed < len(tokens):
@@ -93,19 +233,29 @@ class ArgumentChecker:
 
 
 def first_schema_error(schema: Mapping[str, Any], document: str) -> str | None:
-    """``"at /pointer: message"`` for the first violation, or None when ``document`` is valid."""
+    """``"at /pointer: message"`` for the first violation, or None when ``document`` is valid.
+
+    Callers report a document over the limits of :mod:`.json_limits` with its own code first;
+    here such a document is only described.
+    """
     import jsonschema
 
     try:
-        instance = json.loads(document)
+        instance = loads_bounded(document)
+    except JsonLimitError as exc:
+        return f"not readable ({exc.limit.message})"
     except json.JSONDecodeError as exc:
         return f"not JSON ({exc.msg} at character {exc.pos})"
     validator_class = jsonschema.validators.validator_for(
         schema, default=jsonschema.Draft202012Validator
     )
-    errors = sorted(
-        validator_class(schema).iter_errors(instance), key=lambda e: list(e.absolute_path)
-    )
+    try:
+        errors = sorted(
+            validator_class(schema).iter_errors(instance), key=lambda e: list(e.absolute_path)
+        )
+    except RecursionError:
+        # A recursive schema ($ref) over a document near the depth limit.
+        return "the document nests too deep for the schema check"
     if not errors:
         return None
     error = errors[0]

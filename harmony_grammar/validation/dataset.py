@@ -10,6 +10,7 @@ depends on how a Python version pickles slotted dataclasses.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import deque
@@ -20,6 +21,7 @@ from typing import IO, Any
 
 from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
+from ..tools.json_limits import JsonLimitError, loads_bounded
 from .validator import validate
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "ValidationOptions",
     "read_jsonl",
     "validate_items",
+    "worker_count",
 ]
 
 #: Records per task sent to a worker: enough to amortise the inter-process round trip.
@@ -95,11 +98,13 @@ def _field(record: Any, path: str) -> Any:
 
 def _record(line: bytes, number: int, field: str) -> Item:
     try:
-        record = json.loads(line)
+        record = loads_bounded(line.decode(json.detect_encoding(line)))
     except UnicodeDecodeError as exc:
         return Item(number, None, f"invalid UTF-8 at byte {exc.start}", len(line))
     except json.JSONDecodeError as exc:
         return Item(number, None, f"not JSON ({exc.msg} at column {exc.colno})", len(line))
+    except JsonLimitError as exc:  # nesting or a number Python's json would fail on
+        return Item(number, None, f"not readable: {exc.limit.message}", len(line))
     try:
         value = _field(record, field)
     except KeyError:
@@ -158,7 +163,15 @@ def _validate_one(item: Item, options: ValidationOptions) -> ItemResult:
     if item.source is None:
         problem = make_diagnostic("HG290", item.error or "no input", 0, 0)
         return ItemResult(item.key, (problem,), size=item.size)
-    report = validate(item.source, tools=options.tools, start=options.start, strict=options.strict)
+    try:
+        report = validate(
+            item.source, tools=options.tools, start=options.start, strict=options.strict
+        )
+    except Exception as exc:  # one record must never stop a dataset run: report it, go on
+        problem = make_diagnostic(
+            "HG290", f"the record could not be validated ({type(exc).__name__}: {exc})"[:500], 0, 0
+        )
+        return ItemResult(item.key, (problem,), size=item.size)
     return ItemResult(
         item.key, report.diagnostics, tokens=not isinstance(item.source, str), size=item.size
     )
@@ -201,11 +214,29 @@ def _batches(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
         yield batch
 
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the CPUs this process may run on
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(requested: int, inputs: int | None = None) -> int:
+    """How many processes to validate in: ``requested`` (0: one per CPU), at most one per CPU
+    and one per input (``inputs``, when known). More would only cost start-up time."""
+    cpus = _cpus()
+    jobs = min(requested or cpus, cpus)
+    if inputs is not None:
+        jobs = min(jobs, inputs)
+    return max(jobs, 1)
+
+
 def validate_items(
     items: Iterable[Item], options: ValidationOptions, *, jobs: int = 1
 ) -> Iterator[ItemResult]:
     """Validate ``items`` in order; with ``jobs > 1`` in that many worker processes, keeping
-    at most ``jobs * IN_FLIGHT_PER_JOB`` batches in flight."""
+    at most ``jobs * IN_FLIGHT_PER_JOB`` batches in flight (``jobs`` is capped at the CPUs)."""
+    jobs = worker_count(jobs) if jobs > 1 else 1
     if jobs <= 1:
         for item in items:
             yield _validate_one(item, options)

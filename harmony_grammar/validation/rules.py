@@ -31,6 +31,7 @@ from ..rendering.conversation import DEFAULT_CHANNELS
 from ..safety.signals import SIGNAL_PATTERNS, LeakSignal
 from ..tools.arguments import first_schema_error
 from ..tools.from_typescript import declared_namespaces, tools_from_typescript
+from ..tools.json_limits import json_limit
 
 __all__ = ["RULES", "Check", "Problem", "RuleContext", "run_rules"]
 
@@ -44,12 +45,14 @@ class Problem:
     """One finding of a check: the message's index and what is wrong.
 
     ``within`` narrows the position to ``(start, end)`` of the message's content; without it
-    the diagnostic covers the whole message.
+    the diagnostic covers the whole message. ``code`` reports it under another code than
+    the rule's (arguments beyond the JSON limits).
     """
 
     index: int
     message: str
     within: tuple[int, int] | None = None
+    code: str | None = None  # another catalogued code than the rule's (HG182-HG184)
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,14 @@ def arguments_off_schema(context: RuleContext) -> Iterator[Problem]:
         schema = _resolve(context, message.recipient or "").schema
         if schema is None:
             continue
-        problem = first_schema_error(schema, _unfenced(message.content))
+        document = _unfenced(message.content)
+        limit = json_limit(document)  # before Python's json reads it
+        if limit is not None:
+            yield Problem(
+                index, f"the arguments are beyond a limit: {limit.message}", code=limit.code
+            )
+            continue
+        problem = first_schema_error(schema, document)
         if problem is not None:
             yield Problem(index, f"the arguments do not match the tool's schema: {problem}")
 
@@ -491,5 +501,7 @@ def run_rules(
             content_start = _content_start(message) if lines is not None else None
             if problem.within is not None and content_start is not None:
                 start, end = content_start + problem.within[0], content_start + problem.within[1]
-            diagnostics.append(make_diagnostic(code, problem.message, start, end, lines=lines))
+            diagnostics.append(
+                make_diagnostic(problem.code or code, problem.message, start, end, lines=lines)
+            )
     return diagnostics

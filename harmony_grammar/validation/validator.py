@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..format.causes import Cause, causes_of
-from ..format.diagnostics import LineIndex
+from ..format.diagnostics import LineIndex, Overflow
 from ..format.model import Diagnostic, Message, Role, Severity
 from ..format.parser import parse
 from ..tools.arguments import ToolsArgument, tool_schemas
@@ -72,7 +72,9 @@ def validate(
     ``[{name, description, parameters}]`` lists) are the functions calls may address; without
     it they are recovered from the transcript's developer message when it has one.
     ``start``, ``role`` and ``strict`` are :func:`~harmony_grammar.format.parser.parse`'s. Bad input
-    never raises (a malformed ``tools`` list raises ValueError).
+    never raises: a ``source`` of the wrong type raises TypeError and a malformed ``tools``
+    list (or a parameters schema that cannot check anything) ValueError. At most 1,000
+    diagnostics are kept; one HG107 counts the rest.
     """
     schemas = tool_schemas(tools) if tools is not None else None
     result = parse(source, start=start, role=role, strict=strict)
@@ -87,4 +89,5 @@ def validate(
     ]
     found += run_rules(context, lines=lines)
     found.sort(key=lambda d: d.start)  # stable: the parser's first at one position
-    return ValidationReport(result.messages, tuple(found))
+    # The first MAX_DIAGNOSTICS by position, the rest (the parser's too) counted in one HG107.
+    return ValidationReport(result.messages, Overflow().cap(found, len(source)))

@@ -1,0 +1,473 @@
+"""Soak test (issue 14): many generated hostile inputs through every public entry point.
+
+    python benchmarks/soak.py [--inputs 100000] [--seed 14] [--subprocesses 60]
+
+Not part of the suite: it runs for minutes. Each input goes to the entry points of its class,
+and any exception that is not the documented one escapes into the count:
+
+* ``text``: Harmony-like text built from control spellings, header words, garbage, lone
+  surrogates and long runs: ``parse`` (strict and lenient, each start), ``validate``,
+  ``detect_leak``, ``repair_thinking``;
+* ``ids``: token ids mixed with negative, huge and non-integer elements: ``parse``,
+  ``validate``;
+* ``stream``: text or ids fed to ``StreamParser`` (with ``tools=``) in random chunks; the
+  result must equal ``parse`` of the whole (a mismatch counts as a failure too);
+* ``arguments``: call bodies nested deep, with long numbers, surrogates, broken JSON:
+  ``validate``, ``parse(tools=)``, ``to_chat_completion(tools=)`` (``ChatCompletionError`` is
+  its documented answer);
+* ``render``: conversations with hostile names, recipients and channels (``RenderError``);
+* ``cli``: ``harmony_grammar.cli.main(argv)`` in-process on files in a temporary folder,
+  hostile tools files included: the status must be 0, 1 or 2 and stderr never "internal
+  error"; plus ``--subprocesses`` real ``python -m harmony_grammar`` runs;
+* ``jsonl``: records of ``validate --jsonl`` (each record counts as one input).
+
+It prints the inputs tried per class, the exceptions that escaped (target 0, with the first
+few), the slowest input by time per MB (inputs of 64 KB or more) and the slowest overall,
+and the peak memory (``ru_maxrss``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harmony_grammar import (
+    ChatCompletionError,
+    Conversation,
+    Message,
+    RenderError,
+    Role,
+    StreamParser,
+    detect_leak,
+    parse,
+    render,
+    repair_thinking,
+    to_chat_completion,
+    user_message,
+    validate,
+)
+from harmony_grammar.cli.main import main as cli_main
+
+SPELLINGS = [
+    "<|start|>",
+    "<|end|>",
+    "<|message|>",
+    "<|channel|>",
+    "<|constrain|>",
+    "<|call|>",
+    "<|return|>",
+    "<|endoftext|>",
+    "<|reserved_200010|>",
+    "<|",
+    "|>",
+    "<|sta",
+]
+WORDS = [
+    "user",
+    "assistant",
+    "system",
+    "developer",
+    "functions.f",
+    "analysis",
+    "final",
+    "commentary",
+    " to=functions.f",
+    " to=",
+    "json",
+    " json",
+    "<|constrain|>json",
+    ":",
+    "=",
+    " ",
+    "\n",
+    "tool",
+    "browser.search",
+    "python",
+    "{}",
+    '{"a": 1}',
+    "```json\n{}\n```",
+]
+JUNK = ["\0", "\ud800", "\udfff", "😀", "\u200b", "\r", "\t", "&amp;", "\\u0000", "%", "é"]
+TOOLS = [{"name": "f", "parameters": {"type": "object", "properties": {"a": {}}}}]
+IDS = [200006, 200008, 200005, 200007, 200012, 200002, 1428, 173781, 24912, 200003, 199999]
+
+
+def hostile_text(rng: random.Random) -> str:
+    parts: list[str] = []
+    for _ in range(rng.randint(0, 40)):
+        kind = rng.random()
+        if kind < 0.35:
+            parts.append(rng.choice(SPELLINGS))
+        elif kind < 0.75:
+            parts.append(rng.choice(WORDS))
+        elif kind < 0.95:
+            parts.append(rng.choice(JUNK))
+        else:
+            parts.append(
+                rng.choice(JUNK + WORDS + ["[", "{", "9", "<|end|>"]) * rng.randint(1, 500)
+            )
+    return "".join(parts)
+
+
+def hostile_ids(rng: random.Random) -> list[Any]:
+    out: list[Any] = []
+    for _ in range(rng.randint(0, 60)):
+        kind = rng.random()
+        if kind < 0.6:
+            out.append(rng.choice(IDS))
+        elif kind < 0.8:
+            out.append(rng.randint(0, 201087))
+        else:
+            out.append(
+                rng.choice(
+                    [
+                        -1,
+                        2**40,
+                        10**50,
+                        1.5,
+                        float("nan"),
+                        "200006",
+                        None,
+                        True,
+                        [1],
+                        b"x",
+                        10**1000,
+                    ]
+                )
+            )
+    return out
+
+
+def hostile_arguments(rng: random.Random) -> str:
+    kind = rng.randrange(7)
+    n = rng.choice([10, 127, 128, 129, 500, 1000, 5000])
+    if kind == 0:
+        return '{"a": ' + "[" * n + "]" * n + "}"
+    if kind == 1:
+        return '{"a": ' + '{"b": ' * n + "1" + "}" * n + "}"
+    if kind == 2:
+        return '{"a": ' + "7" * rng.choice([4300, 4301, 5000, 50000]) + "}"
+    if kind == 3:
+        return '{"a": "' + rng.choice(JUNK) + '"}'
+    if kind == 4:
+        return "[" * n
+    if kind == 5:
+        return '{"a": 1e' + "9" * rng.randint(1, 400) + "}"
+    return '{"a": ' + rng.choice(['"x"', "-0", "1.5e-999", "[]", "null", '"\\ud800"']) + "}"
+
+
+def call_text(body: str, completion: bool) -> str:
+    head = "" if completion else "<|start|>assistant"
+    return f"{head}<|channel|>commentary to=functions.f <|constrain|>json<|message|>{body}<|call|>"
+
+
+class Soak:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.tried: Counter[str] = Counter()
+        self.escaped: Counter[str] = Counter()
+        self.examples: list[str] = []
+        self.mismatches: Counter[str] = Counter()
+        self.slowest_per_mb = (0.0, 0, "")
+        self.slowest = (0.0, 0, "")
+
+    def check(self, kind: str, size: int, func: Callable[[], object], *allowed: type) -> None:
+        self.tried[kind] += 1
+        start = time.perf_counter()
+        try:
+            func()
+        except allowed:
+            pass
+        except Exception as exc:  # what the soak is looking for
+            self.escaped[f"{kind}: {type(exc).__name__}"] += 1
+            if len(self.examples) < 8:
+                self.examples.append(f"{kind}: {''.join(traceback.format_exception_only(exc))}")
+        elapsed = time.perf_counter() - start
+        if elapsed > self.slowest[0]:
+            self.slowest = (elapsed, size, kind)
+        if size >= 65536 and elapsed / (size / 1e6) > self.slowest_per_mb[0]:
+            self.slowest_per_mb = (elapsed / (size / 1e6), size, kind)
+
+    # -- classes ------------------------------------------------------------------------
+    def text(self) -> None:
+        text = hostile_text(self.rng)
+        start = self.rng.choice(["conversation", "completion", "prompt"])
+        strict = self.rng.random() < 0.5
+        self.check("text", len(text), lambda: parse(text, start=start, strict=strict))
+        self.check("text", len(text), lambda: validate(text, start=start, strict=strict))
+        self.check("text", len(text), lambda: detect_leak(text))
+        self.check("text", len(text), lambda: repair_thinking(text))
+
+    def ids(self) -> None:
+        ids = hostile_ids(self.rng)
+        self.check("ids", len(ids), lambda: parse(ids))
+        self.check("ids", len(ids), lambda: validate(ids, start="completion"))
+
+    def stream(self) -> None:
+        use_ids = self.rng.random() < 0.4
+        source: Any = hostile_ids(self.rng) if use_ids else hostile_text(self.rng)
+        if not use_ids and self.rng.random() < 0.3:
+            source += call_text(hostile_arguments(self.rng), False)
+        chunk = self.rng.randint(1, 50)
+
+        def run() -> None:
+            parser = StreamParser(start="conversation", tools=TOOLS)
+            for i in range(0, len(source), chunk):
+                if use_ids:
+                    parser.feed_tokens(source[i : i + chunk])
+                else:
+                    parser.feed(source[i : i + chunk])
+            parser.close()
+            streamed, whole = parser.result(), parse(source, tools=TOOLS)
+            if streamed != whole:  # not an escaped exception: counted apart, by code
+                differing = {(d.code, d.start, d.end) for d in streamed.diagnostics} ^ {
+                    (d.code, d.start, d.end) for d in whole.diagnostics
+                }
+                what = ",".join(sorted({code for code, _, _ in differing})) or "messages"
+                self.mismatches[what] += 1
+
+        self.check("stream", len(source), run)
+
+    def arguments(self) -> None:
+        body = hostile_arguments(self.rng)
+        self.check("arguments", len(body), lambda: validate(call_text(body, False)))
+        self.check("arguments", len(body), lambda: parse(call_text(body, False), tools=TOOLS))
+        self.check(
+            "arguments",
+            len(body),
+            lambda: to_chat_completion(call_text(body, True), tools=TOOLS),
+            ChatCompletionError,
+        )
+
+    def render(self) -> None:
+        word = "".join(self.rng.choice(WORDS + JUNK + SPELLINGS) for _ in range(3))
+        field = self.rng.choice(["recipient", "channel", "name", "content_type"])
+        fields: dict[str, Any] = {"channel": "commentary", "recipient": "functions.f"}
+        fields[field] = word
+        message = Message(Role.ASSISTANT, hostile_text(self.rng), **fields)
+        conversation = Conversation.from_messages([user_message("hi"), message])
+
+        def run() -> None:
+            # As ids: content is then never structure, whatever it spells.
+            back = parse(render(conversation, tokens=True))
+            if len(back.messages) < 2 or getattr(back.messages[1], field) != word:
+                raise AssertionError(f"{field} {word!r} rendered but not read back")
+
+        self.check("render", len(word), run, RenderError)
+
+    def cli(self, folder: Path) -> None:
+        name = f"in{self.rng.randrange(50)}"
+        path = folder / name
+        kind = self.rng.random()
+        if kind < 0.5:
+            path.write_text(hostile_text(self.rng), encoding="utf-8", errors="surrogatepass")
+        elif kind < 0.8:
+            path.write_text(" ".join(str(i) for i in hostile_ids(self.rng) if type(i) is int))
+        else:
+            path.write_bytes(
+                bytes(self.rng.randrange(256) for _ in range(self.rng.randint(0, 200)))
+            )
+        tools = folder / "tools.json"
+        tools.write_text(
+            json.dumps(
+                [
+                    {
+                        "name": "f",
+                        "parameters": self.rng.choice(
+                            [
+                                {"type": "object"},
+                                5,
+                                {"type": "bogus"},
+                                {"$ref": "http://x/y"},
+                                True,
+                                [],
+                                {"properties": {"a": {"$ref": "#/nope"}}},
+                            ]
+                        ),
+                    }
+                ]
+            )
+        )
+        argv = self.rng.choice(
+            [
+                ["parse", str(path)],
+                ["parse", "--tokens", str(path)],
+                ["parse", "--lenient", str(path)],
+                ["validate", str(path)],
+                ["validate", "--tokens", str(path)],
+                ["validate", "--tools", str(tools), str(path)],
+                ["validate", "--jobs", "0", str(path)],
+                ["tokens", str(path)],
+                ["leaks", str(path)],
+                ["to-chat", str(path)],
+                ["to-chat", "--tools", str(tools), str(path)],
+                ["grammar", "--tools", str(tools), "--no-validate"],
+                ["validate", "/dev/null"],
+                ["validate", str(folder)],
+                ["parse", str(folder / "missing")],
+            ]
+        )
+        out, err = io.StringIO(), io.StringIO()
+
+        def run() -> None:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = cli_main(argv)
+            if status not in (0, 1, 2) or "internal error" in err.getvalue():
+                raise AssertionError(f"{argv[0]}: exit {status}: {err.getvalue()[:200]}")
+            if status == 2 and len(err.getvalue().strip().splitlines()) != 1:
+                raise AssertionError(f"{argv[0]}: exit 2 with {err.getvalue()[:200]!r}")
+
+        self.check("cli", path.stat().st_size, run)
+
+    def jsonl(self, folder: Path, records: int) -> None:
+        path = folder / "data.jsonl"
+        lines = []
+        for _ in range(records):
+            kind = self.rng.random()
+            if kind < 0.4:
+                lines.append(json.dumps({"text": hostile_text(self.rng)}))
+            elif kind < 0.6:
+                lines.append(json.dumps({"text": call_text(hostile_arguments(self.rng), False)}))
+            elif kind < 0.75:
+                lines.append(
+                    json.dumps({"text": [i for i in hostile_ids(self.rng) if type(i) is int]})
+                )
+            elif kind < 0.85:
+                lines.append('{"text": ' + "[" * self.rng.randint(100, 3000) + "]")
+            else:
+                lines.append(
+                    self.rng.choice(
+                        [
+                            '{"text": 5}',
+                            "not json",
+                            '{"text": ' + "9" * 5000 + "}",
+                            '{"other": 1}',
+                            "\ud800",
+                            "[]",
+                        ]
+                    )
+                )
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+        out, err = io.StringIO(), io.StringIO()
+        jobs = self.rng.choice(["1", "2"])
+
+        def run() -> None:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = cli_main(["validate", "--jsonl", "text", "--jobs", jobs, str(path)])
+            if status not in (0, 1) or f"{records} records checked" not in out.getvalue():
+                raise AssertionError(f"jsonl: exit {status}: {err.getvalue()[:200]}")
+
+        self.check("jsonl-run", path.stat().st_size, run)
+        self.tried["jsonl"] += records
+
+    def subprocess_run(self, folder: Path) -> None:
+        path = folder / "sub.txt"
+        path.write_text(hostile_text(self.rng), encoding="utf-8", errors="surrogatepass")
+        command = self.rng.choice(["parse", "validate", "tokens", "leaks", "to-chat"])
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+
+        def run() -> None:
+            done = subprocess.run(
+                [sys.executable, "-m", "harmony_grammar", command, str(path)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=env,
+            )
+            if (
+                done.returncode not in (0, 1, 2)
+                or "Traceback" in done.stderr
+                or "internal error" in done.stderr
+            ):
+                raise AssertionError(f"{command}: exit {done.returncode}: {done.stderr[:200]}")
+
+        self.check("subprocess", path.stat().st_size, run)
+
+    def big(self) -> None:
+        # A few large inputs for the time-per-MB figure.
+        size = self.rng.choice([1 << 17, 1 << 19, 1 << 21])
+        if self.rng.random() < 0.3:  # a big call body, checked against the tools
+            body = hostile_arguments(self.rng) + " " * size
+            self.check("big", len(body), lambda: parse(call_text(body, False), tools=TOOLS))
+            return
+        unit = self.rng.choice(
+            [
+                "<|start|>user<|message|>hi<|end|>",
+                "<|end|>",
+                "[",
+                "\0",
+                "a b\n",
+                "<|start|>assistant<|channel|>final<|message|>x",
+            ]
+        )
+        text = unit * (size // len(unit))
+        self.check("big", len(text), lambda: parse(text))
+        self.check("big", len(text), lambda: validate(text))
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--inputs", type=int, default=100_000)
+    options.add_argument("--seed", type=int, default=14)
+    options.add_argument("--subprocesses", type=int, default=60)
+    args = options.parse_args()
+    soak = Soak(args.seed)
+    began = time.perf_counter()
+    weights = [
+        ("text", 0.33),
+        ("ids", 0.2),
+        ("stream", 0.17),
+        ("arguments", 0.12),
+        ("render", 0.1),
+        ("cli", 0.06),
+        ("jsonl", 0.02),
+    ]
+    with tempfile.TemporaryDirectory(prefix="hg-soak-") as tmp:
+        folder = Path(tmp)
+        for _ in range(args.subprocesses):
+            soak.subprocess_run(folder)
+        for _ in range(12):
+            soak.big()
+        while sum(soak.tried.values()) - soak.tried["jsonl-run"] < args.inputs:
+            kind = soak.rng.choices([k for k, _ in weights], [w for _, w in weights])[0]
+            if kind == "cli":
+                soak.cli(folder)
+            elif kind == "jsonl":
+                soak.jsonl(folder, soak.rng.randint(100, 400))
+            else:
+                getattr(soak, kind)()
+    elapsed = time.perf_counter() - began
+    total = sum(n for k, n in soak.tried.items() if k != "jsonl-run")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"inputs tried: {total:,} in {elapsed:.0f} s (seed {args.seed})")
+    for kind, count in sorted(soak.tried.items()):
+        print(f"  {kind:<11} {count:>8,}")
+    print(f"exceptions escaped: {sum(soak.escaped.values())}")
+    for what, count in soak.escaped.most_common():
+        print(f"  {what}: {count}")
+    for example in soak.examples:
+        print(f"  e.g. {example.strip()[:300]}")
+    print(f"stream results that differ from parse (by differing codes): {dict(soak.mismatches)}")
+    per_mb, size, kind = soak.slowest_per_mb
+    print(f"slowest per MB (inputs >= 64 KB): {per_mb:.2f} s/MB ({kind}, {size:,} units)")
+    seconds, size, kind = soak.slowest
+    print(f"slowest input: {seconds:.2f} s ({kind}, {size:,} units)")
+    print(f"peak memory (ru_maxrss): {peak:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
