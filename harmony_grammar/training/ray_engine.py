@@ -18,7 +18,7 @@ from typing import Any
 
 from ..format.model import Diagnostic, Severity
 from .batch import COLUMNS, PrepareOptions, Problem, prepare_batch
-from .readers import input_kind
+from .readers import input_kind, parse_json_line
 
 __all__ = ["prepare_with_ray"]
 
@@ -35,12 +35,20 @@ def _problem_from_json(text: str) -> Problem:
     return Problem(row, Diagnostic(code, Severity(severity), message, 0, 0))
 
 
-def _map_batch(table: Any, options: PrepareOptions) -> Any:
-    """Ray side: one Arrow batch of records in, one Arrow table of results out."""
+def _map_batch(table: Any, options: PrepareOptions, lines: bool = False) -> Any:
+    """Ray side: one Arrow batch of records in, one Arrow table of results out.
+
+    With ``lines`` the batch holds JSONL lines (a ``text`` column) parsed here, so a bad line
+    is one record's problem and nested messages keep their exact shape (Arrow would unify
+    every record's message fields into one struct).
+    """
     import pyarrow as pa
 
-    records = table.drop_columns([_ROW_ID]).to_pylist()
     rows = [i + 1 for i in table.column(_ROW_ID).to_pylist()]
+    if lines:
+        records = [parse_json_line(line.encode()) for line in table.column("text").to_pylist()]
+    else:
+        records = table.drop_columns([_ROW_ID]).to_pylist()
     result = prepare_batch(records, rows, options)
     by_row: dict[int, list[str]] = {}
     for problem in result.problems:
@@ -60,7 +68,9 @@ def _read(source: str) -> Any:
     import ray.data
 
     kind = input_kind(source)
-    if kind in ("jsonl", "json"):
+    if kind == "jsonl":
+        return ray.data.read_text(source, drop_empty_lines=False)
+    if kind == "json":
         return ray.data.read_json(source)
     if kind == "parquet":
         return ray.data.read_parquet(source)
@@ -87,8 +97,11 @@ def prepare_with_ray(
     ray.data.DataContext.get_current().execution_options.preserve_order = True
     records = _read(source)
     numbered = records.zip(ray.data.range(records.count()).rename_columns({"id": _ROW_ID}))
+    lines = input_kind(source) == "jsonl"
+    if lines:
+        numbered = numbered.filter(lambda row: bool(row["text"].strip()))
     results = numbered.map_batches(
-        _map_batch, fn_args=(options,), batch_format="pyarrow", batch_size=batch_size
+        _map_batch, fn_args=(options, lines), batch_format="pyarrow", batch_size=batch_size
     ).materialize()
     with_problems = results.filter(lambda row: len(row["problems"]) > 0)
     for row in with_problems.select_columns(["problems"]).iter_rows():

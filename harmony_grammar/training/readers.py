@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["InputError", "Unreadable", "input_kind", "read_records"]
+__all__ = ["InputError", "Unreadable", "input_kind", "parse_json_line", "read_records"]
 
 #: Records read from Parquet per arrow batch.
 _PARQUET_BATCH = 1024
@@ -51,17 +51,21 @@ def input_kind(path: str) -> str:
     )
 
 
+def parse_json_line(line: bytes) -> Any:
+    """One JSONL line's record, or :class:`Unreadable` saying why it is none."""
+    try:
+        return json.loads(line)
+    except UnicodeDecodeError as exc:
+        return Unreadable(f"invalid UTF-8 at byte {exc.start}")
+    except json.JSONDecodeError as exc:
+        return Unreadable(f"not JSON ({exc.msg} at column {exc.colno})")
+
+
 def _jsonl(path: str) -> Iterator[tuple[int, Any]]:
     with open(path, "rb") as stream:
         for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except UnicodeDecodeError as exc:
-                yield number, Unreadable(f"invalid UTF-8 at byte {exc.start}")
-            except json.JSONDecodeError as exc:
-                yield number, Unreadable(f"not JSON ({exc.msg} at column {exc.colno})")
+            if line.strip():
+                yield number, parse_json_line(line)
 
 
 def _json(path: str) -> Iterator[tuple[int, Any]]:
