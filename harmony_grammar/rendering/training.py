@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Literal
 from ..format.model import Message, RecipientPosition, Role
 from ..format.tokens import ControlToken
 from .conversation import Conversation, ConversationItem, DeveloperContent, SystemContent
-from .renderer import DropRule, _dropped, encode_text, message_pieces, rendered_messages
+from .renderer import (
+    DropRule,
+    _dropped,
+    developer_text,
+    encode_text,
+    message_pieces,
+    rendered_messages,
+    system_text,
+)
 
 if TYPE_CHECKING:
     import tiktoken
@@ -144,6 +152,43 @@ def trained_turn_start(items: Sequence[ConversationItem | Message]) -> int:
     return 0
 
 
+#: Rendered system and developer texts by the ``repr`` of their content: a dataset repeats
+#: the same tools in every record, and their TypeScript is the costliest part of a render.
+_STRUCTURED_TEXTS: dict[str, str] = {}
+_STRUCTURED_TEXTS_MAX = 1024
+
+
+def _structured_text(item: SystemContent | DeveloperContent, has_functions: bool) -> str:
+    key = f"{has_functions}{item!r}"
+    text = _STRUCTURED_TEXTS.get(key)
+    if text is None:
+        if len(_STRUCTURED_TEXTS) >= _STRUCTURED_TEXTS_MAX:
+            _STRUCTURED_TEXTS.clear()
+        if isinstance(item, SystemContent):
+            text = system_text(item, has_function_tools=has_functions)
+        else:
+            text = developer_text(item)
+        _STRUCTURED_TEXTS[key] = text
+    return text
+
+
+def _resolved(items: Sequence[ConversationItem]) -> Conversation:
+    """The conversation with system and developer contents as the text messages the renderer
+    makes of them (``rendered_messages`` writes a text message as it is)."""
+    has_functions = any(isinstance(i, DeveloperContent) and i.has_function_tools for i in items)
+    return Conversation(
+        tuple(
+            Message(
+                Role.SYSTEM if isinstance(item, SystemContent) else Role.DEVELOPER,
+                _structured_text(item, has_functions),
+            )
+            if isinstance(item, (SystemContent, DeveloperContent))
+            else item
+            for item in items
+        )
+    )
+
+
 def _training_messages(
     conversation: Conversation,
     *,
@@ -155,7 +200,7 @@ def _training_messages(
 ) -> tuple[Message, ...]:
     if not auto_drop_analysis or drop_scope is DropScope.CONVERSATION:
         return rendered_messages(
-            conversation,
+            _resolved(conversation.messages),
             training=True,
             auto_drop_analysis=auto_drop_analysis,
             drop_rule=drop_rule,
@@ -165,7 +210,7 @@ def _training_messages(
     items = conversation.messages
     # The rule decides on the prompt of the last turn, as it did when the model wrote it.
     dropped = _dropped(items[: trained_turn_start(items)], DropRule(drop_rule))
-    kept = Conversation(tuple(item for i, item in enumerate(items) if i not in dropped))
+    kept = _resolved([item for i, item in enumerate(items) if i not in dropped])
     return rendered_messages(
         kept,
         training=True,
@@ -192,7 +237,7 @@ def _trained(messages: Sequence[Message], train_on: TrainOn) -> list[tuple[bool,
     return out
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=8192)
 def _cached_ids(encoding: tiktoken.Encoding, piece: str, trusted: bool) -> tuple[int, ...]:
     return tuple(encode_text(encoding, piece, trusted=trusted))
 
@@ -247,12 +292,14 @@ def render_training(
     for message, (trained, head) in zip(messages, _trained(messages, target), strict=True):
         start = len(ids)
         head_end = start
+        # System and developer texts repeat across a dataset's records: cache them whole.
+        cache_all = message.role in (Role.SYSTEM, Role.DEVELOPER)
         for index, piece in enumerate(message_pieces(message)):
             if isinstance(piece, ControlToken):
                 ids.append(piece.id)
                 texts.append(piece.value)
             elif piece:
-                if len(piece) <= _CACHED_PIECE:
+                if cache_all or len(piece) <= _CACHED_PIECE:
                     ids += _cached_ids(encoding, piece, trusted_text)
                 else:
                     ids += encode_text(encoding, piece, trusted=trusted_text)
