@@ -344,3 +344,53 @@ def test_bad_options_raise_value_error() -> None:
         render_training(Conversation(), train_on="everything")
     with pytest.raises(ValueError):
         render_training(Conversation(), drop_scope="nowhere")
+
+
+# -- goldens ------------------------------------------------------------------------------
+
+
+def test_cookbook_tool_loop_matches_openai_harmony(encoding: Any, harmony_oracle: Any) -> None:
+    from tests.test_render import _cookbook
+
+    conversation = _cookbook(
+        assistant_message("Need to use function get_weather.", channel="analysis"),
+        tool_call_message("functions.get_weather", '{"location":"San Francisco"}'),
+        tool_result_message("functions.get_weather", '{"sunny": true, "temperature": 20}'),
+        assistant_message("It is sunny.", channel="analysis"),
+        assistant_message("Sunny and 20 °C in San Francisco."),
+    )
+    for drop in (True, False):
+        example = render_training(
+            conversation, auto_drop_analysis=drop, drop_scope="conversation", encoding=encoding
+        )
+        assert example.input_ids == _oracle(harmony_oracle, conversation, drop)
+        _check_mask(
+            example,
+            _expected_trained(
+                conversation, "last", auto_drop_analysis=drop, drop_scope="conversation"
+            ),
+            encoding,
+        )
+
+
+@pytest.mark.parametrize(
+    "name", ["python_tool_conversation", "builtin_browser_completion", "readme_prompt"]
+)
+def test_spec_goldens_match_openai_harmony(encoding: Any, harmony_oracle: Any, name: str) -> None:
+    from pathlib import Path
+
+    from harmony_grammar.rendering.importers import import_record
+
+    text = (Path(__file__).parent / "data" / "spec" / f"{name}.harmony").read_text(encoding="utf-8")
+    imported = import_record(text.removesuffix("<|start|>assistant"), lenient=True)
+    if imported.conversation is None:  # a completion golden: read it after <|start|>assistant
+        imported = import_record("<|start|>assistant" + text, lenient=True)
+    assert imported.conversation is not None, imported.diagnostics
+    conversation = imported.conversation
+    # openai-harmony writes every to= in the role section (a golden's own position has no
+    # field in its classes).
+    options: dict[str, Any] = {"auto_drop_analysis": False, "recipient_position": "role"}
+    for train_on in TRAIN_ON:
+        example = render_training(conversation, train_on=train_on, encoding=encoding, **options)
+        assert example.input_ids == _oracle(harmony_oracle, conversation, False)
+        _check_mask(example, _expected_trained(conversation, train_on, **options), encoding)
