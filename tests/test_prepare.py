@@ -229,3 +229,15 @@ def test_cli_unreadable_input_is_one_line(
     assert main(["prepare", str(tmp_path / name), "-o", str(tmp_path / "o.parquet")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and name in err
+
+
+def test_a_saved_hugging_face_chat_dataset_is_an_input(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    # Arrow gives every message every field (None where a record had none): the importer
+    # must read those Nones as absent.
+    datasets.Dataset.from_list([GOOD, LONG]).save_to_disk(str(tmp_path / "chat"))
+    report = prepare(str(tmp_path / "chat"), str(tmp_path / "o.parquet"), PrepareOptions())
+    assert not report.problems
+    rows = _rows(tmp_path / "o.parquet")
+    expected = prepare_batch([GOOD, LONG], [1, 2], PrepareOptions())
+    assert [r["input_ids"] for r in rows] == expected.columns["input_ids"]
