@@ -241,3 +241,26 @@ def test_a_saved_hugging_face_chat_dataset_is_an_input(tmp_path: Path) -> None:
     rows = _rows(tmp_path / "o.parquet")
     expected = prepare_batch([GOOD, LONG], [1, 2], PrepareOptions())
     assert [r["input_ids"] for r in rows] == expected.columns["input_ids"]
+
+
+def test_arrow_nulls_do_not_add_other_records_tools_or_arguments(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+
+    def record(name: str, prop: str) -> dict[str, Any]:
+        schema = {"type": "object", "properties": {prop: {"type": "string"}}}
+        call = {"function": {"name": name, "arguments": {prop: "x"}}}
+        return {
+            "messages": [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "tool_calls": [call]},
+                {"role": "tool", "content": "r"},
+                {"role": "assistant", "content": "done"},
+            ],
+            "tools": [{"name": name, "description": "d", "parameters": schema}],
+        }
+
+    records = [record("f", "a"), record("g", "b")]
+    datasets.Dataset.from_list(records).save_to_disk(str(tmp_path / "chat"))
+    prepare(str(tmp_path / "chat"), str(tmp_path / "o.parquet"), PrepareOptions())
+    expected = prepare_batch(records, [1, 2], PrepareOptions())
+    assert [r["text"] for r in _rows(tmp_path / "o.parquet")] == expected.columns["text"]

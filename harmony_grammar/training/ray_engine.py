@@ -18,7 +18,7 @@ from typing import Any
 
 from ..format.model import Diagnostic, Severity
 from .batch import COLUMNS, PrepareOptions, Problem, prepare_batch
-from .readers import input_kind, parse_json_line
+from .readers import input_kind, parse_json_line, without_nulls
 
 __all__ = ["prepare_with_ray"]
 
@@ -48,7 +48,7 @@ def _map_batch(table: Any, options: PrepareOptions, lines: bool = False) -> Any:
     if lines:
         records = [parse_json_line(line.encode()) for line in table.column("text").to_pylist()]
     else:
-        records = table.drop_columns([_ROW_ID]).to_pylist()
+        records = [without_nulls(r) for r in table.drop_columns([_ROW_ID]).to_pylist()]
     result = prepare_batch(records, rows, options)
     by_row: dict[int, list[str]] = {}
     for problem in result.problems:

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["InputError", "Unreadable", "input_kind", "parse_json_line", "read_records"]
+__all__ = [
+    "InputError",
+    "Unreadable",
+    "input_kind",
+    "parse_json_line",
+    "read_records",
+    "without_nulls",
+]
 
 #: Records read from Parquet per arrow batch.
 _PARQUET_BATCH = 1024
@@ -61,6 +68,22 @@ def parse_json_line(line: bytes) -> Any:
         return Unreadable(f"not JSON ({exc.msg} at column {exc.colno})")
 
 
+def without_nulls(value: Any) -> Any:
+    """A record read from Arrow with every null-valued object key removed.
+
+    Arrow stores a column of objects as one struct type, the union of every record's keys,
+    and fills the keys a record lacks with null: a tool schema would gain the properties of
+    other records' tools, and call arguments other calls' arguments. Arrow cannot tell those
+    from a real null, so for Arrow inputs (Parquet, saved datasets) a null key reads as
+    absent; JSON inputs keep their nulls. Store tools and arguments as JSON text to keep both.
+    """
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
+
+
 def _jsonl(path: str) -> Iterator[tuple[int, Any]]:
     with open(path, "rb") as stream:
         for number, line in enumerate(stream, 1):
@@ -88,7 +111,7 @@ def _parquet(path: str) -> Iterator[tuple[int, Any]]:
         for batch in pq.ParquetFile(file).iter_batches(batch_size=_PARQUET_BATCH):
             for record in batch.to_pylist():
                 row += 1
-                yield row, record
+                yield row, without_nulls(record)
 
 
 def _hf(path: str) -> Iterator[tuple[int, Any]]:
@@ -97,7 +120,8 @@ def _hf(path: str) -> Iterator[tuple[int, Any]]:
     dataset = datasets.load_from_disk(path)
     if isinstance(dataset, datasets.DatasetDict):
         raise InputError(f"{path}: a DatasetDict; pass one split's folder")
-    yield from enumerate(dataset, 1)
+    for row, record in enumerate(dataset, 1):
+        yield row, without_nulls(record)
 
 
 _READERS = {"jsonl": _jsonl, "json": _json, "parquet": _parquet, "hf": _hf}
