@@ -117,7 +117,7 @@ def render_rates(count: int) -> None:
     print(f"speed-up with masks over openai-harmony without:        {same / theirs:9.1f}x")
 
 
-def prepare_rates(records: int, jobs: int, ray: bool) -> None:
+def prepare_rates(records: int, jobs: int, ray: bool, local: bool = True) -> None:
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "in.jsonl"
         with source.open("w", encoding="utf-8") as out:
@@ -125,8 +125,10 @@ def prepare_rates(records: int, jobs: int, ray: bool) -> None:
                 out.write(json.dumps(record(i)) + "\n")
         size = source.stat().st_size / 1e6
         print(f"\nprepare: {records:,} records, {size:.0f} MB of JSONL")
-        runs: list[tuple[str, dict[str, Any]]] = [("local, 1 process", {"jobs": 1})]
-        if jobs > 1:
+        runs: list[tuple[str, dict[str, Any]]] = []
+        if local:
+            runs.append(("local, 1 process", {"jobs": 1}))
+        if local and jobs > 1:
             runs.append((f"local, {jobs} processes", {"jobs": jobs}))
         if ray:
             runs.append(("ray", {"engine": "ray"}))
@@ -146,9 +148,11 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--ray", action="store_true", help="also run the Ray engine")
+    parser.add_argument("--only-ray", action="store_true", help="prepare with Ray only")
     args = parser.parse_args()
-    render_rates(args.conversations)
-    prepare_rates(args.records, args.jobs, args.ray)
+    if not args.only_ray:
+        render_rates(args.conversations)
+    prepare_rates(args.records, args.jobs, args.ray or args.only_ray, local=not args.only_ray)
 
 
 if __name__ == "__main__":
