@@ -10,6 +10,7 @@ kept by tests/test_layering.py):
 * ``format`` the Harmony format: tokens, vocabulary, grammar, engine, ``parse``, ``StreamParser``;
 * ``safety`` escaping, leaks, repair; ``rendering`` the renderer and its bridges;
 * ``validation`` rules, ``validate``, datasets; ``generation`` turn grammars and sampling;
+  ``training`` fine-tuning data (``prepare``: datasets in, TRL-ready Parquet out);
 * ``cli`` the command line.
 
 This module is the curated public API: every name in ``__all__`` is supported here.
