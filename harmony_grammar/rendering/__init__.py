@@ -28,6 +28,7 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
+from .importers import ImportResult, import_record
 from .interop import from_openai_harmony, to_openai_harmony
 from .renderer import DropRule, RenderError, render, rendered_messages
 from .training import DropScope, TrainingExample, TrainOn, render_training
@@ -38,6 +39,7 @@ __all__ = [
     "DeveloperContent",
     "DropRule",
     "DropScope",
+    "ImportResult",
     "ReasoningEffort",
     "RenderError",
     "ResponseFormat",
@@ -47,6 +49,7 @@ __all__ = [
     "assistant_message",
     "from_chat_completions",
     "from_openai_harmony",
+    "import_record",
     "render",
     "render_training",
     "rendered_messages",
