@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from harmony_grammar.cli.main import main
+from harmony_grammar.format.vocabulary import load_encoding
 from harmony_grammar.rendering.importers import import_record
 from harmony_grammar.rendering.training import IGNORE_INDEX, render_training
 from harmony_grammar.training import PrepareOptions, prepare, prepare_batch
@@ -104,6 +105,7 @@ def test_max_length_skips_or_truncates_never_silently(tmp_path: Path, mixed: Pat
     )
     rows = _rows(tmp_path / "b.parquet")
     assert [r["row"] for r in rows] == [1, 5, 7] and len(rows[-1]["input_ids"]) == limit
+    assert rows[-1]["text"] == load_encoding().decode(rows[-1]["input_ids"])
     (warning,) = [p for p in cut.problems if p.row == 7]
     assert warning.diagnostic.code == "HG302" and not warning.skipped
 

@@ -337,6 +337,9 @@ def test_truncation_cuts_ids_mask_and_spans_together(encoding: Any) -> None:
     assert cut.assistant_masks == example.assistant_masks[: len(cut)]
     assert cut.spans == ((example.spans[0][0], example.spans[0][0] + 3),)
     assert example.truncated(len(example)) is example
+    assert cut.text == example.text  # no encoding: the text stays whole
+    decoded = example.truncated(len(cut), encoding)
+    assert decoded.input_ids == cut.input_ids and decoded.text == encoding.decode(cut.input_ids)
 
 
 def test_bad_options_raise_value_error() -> None:

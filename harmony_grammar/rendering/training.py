@@ -115,16 +115,20 @@ class TrainingExample:
     def __len__(self) -> int:
         return len(self.input_ids)
 
-    def truncated(self, max_length: int) -> TrainingExample:
-        """The first ``max_length`` tokens (spans cut to fit; ``text`` is left whole)."""
+    def truncated(
+        self, max_length: int, encoding: tiktoken.Encoding | None = None
+    ) -> TrainingExample:
+        """The first ``max_length`` tokens, spans cut to fit. ``text`` becomes the kept ids
+        decoded with ``encoding`` (a character cut mid-way reads as U+FFFD), or stays whole
+        when no encoding is given."""
         if len(self.input_ids) <= max_length:
             return self
+        ids = self.input_ids[:max_length]
         spans = tuple(
             (start, min(end, max_length)) for start, end in self.spans if start < max_length
         )
-        return TrainingExample(
-            self.input_ids[:max_length], self.assistant_masks[:max_length], spans, self.text
-        )
+        text = self.text if encoding is None else encoding.decode(ids)
+        return TrainingExample(ids, self.assistant_masks[:max_length], spans, text)
 
 
 def _breaks_turn(item: ConversationItem | Message) -> bool:

@@ -116,7 +116,7 @@ def _example(
         out.problems.append(
             _problem(row, "HG302", f"cut from {len(example)} to {limit} tokens (--truncate)")
         )
-        example = example.truncated(limit)
+        example = example.truncated(limit, encoding)
     if not example.trained_tokens:
         where = " after truncation" if limit is not None and options.truncate else ""
         message = f"no token is masked in{where} (train_on={options.train_on.value}); skipped"
