@@ -14,6 +14,8 @@ read and write steps here are the ones to replace by it; the batch function stay
 from __future__ import annotations
 
 import json
+import logging
+import warnings
 from typing import Any
 
 from ..format.model import Diagnostic, Severity
@@ -93,20 +95,28 @@ def prepare_with_ray(
     import ray.data
 
     if not ray.is_initialized():
-        ray.init(include_dashboard=False, log_to_driver=False)
-    ray.data.DataContext.get_current().execution_options.preserve_order = True
+        ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    # Ray Data logs every operator at INFO on stderr, where prepare reports its problems.
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.execution_options.preserve_order = True
     records = _read(source)
-    numbered = records.zip(ray.data.range(records.count()).rename_columns({"id": _ROW_ID}))
-    lines = input_kind(source) == "jsonl"
-    if lines:
-        numbered = numbered.filter(lambda row: bool(row["text"].strip()))
-    results = numbered.map_batches(
-        _map_batch, fn_args=(options, lines), batch_format="pyarrow", batch_size=batch_size
-    ).materialize()
-    with_problems = results.filter(lambda row: len(row["problems"]) > 0)
-    for row in with_problems.select_columns(["problems"]).iter_rows():
-        report.problems += [_problem_from_json(text) for text in row["problems"]]
-    kept = results.filter(lambda row: bool(row["keep"])).select_columns(list(COLUMNS))
+    with warnings.catch_warnings():
+        # zip is deprecated for relying on order, which preserve_order above guarantees;
+        # the lambda filters are the only way to test a list column's length.
+        warnings.simplefilter("ignore")
+        numbered = records.zip(ray.data.range(records.count()).rename_columns({"id": _ROW_ID}))
+        lines = input_kind(source) == "jsonl"
+        if lines:
+            numbered = numbered.filter(lambda row: bool(row["text"].strip()))
+        results = numbered.map_batches(
+            _map_batch, fn_args=(options, lines), batch_format="pyarrow", batch_size=batch_size
+        ).materialize()
+        with_problems = results.filter(lambda row: len(row["problems"]) > 0)
+        for row in with_problems.select_columns(["problems"]).iter_rows():
+            report.problems += [_problem_from_json(text) for text in row["problems"]]
+        kept = results.filter(lambda row: bool(row["keep"])).select_columns(list(COLUMNS))
     report.records = results.count()
     report.written = kept.count()
     if report.written:
