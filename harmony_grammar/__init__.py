@@ -10,6 +10,7 @@ kept by tests/test_layering.py):
 * ``format`` the Harmony format: tokens, vocabulary, grammar, engine, ``parse``, ``StreamParser``;
 * ``safety`` escaping, leaks, repair; ``rendering`` the renderer and its bridges;
 * ``validation`` rules, ``validate``, datasets; ``generation`` turn grammars and sampling;
+  ``training`` fine-tuning data (``prepare``: datasets in, TRL-ready Parquet out);
 * ``cli`` the command line.
 
 This module is the curated public API: every name in ``__all__`` is supported here.
@@ -52,14 +53,20 @@ from .rendering import (
     Conversation,
     DeveloperContent,
     DropRule,
+    DropScope,
+    ImportResult,
     ReasoningEffort,
     RenderError,
     ResponseFormat,
     SystemContent,
+    TrainingExample,
+    TrainOn,
     assistant_message,
     from_chat_completions,
     from_openai_harmony,
+    import_record,
     render,
+    render_training,
     rendered_messages,
     to_chat_completion,
     to_openai_harmony,
@@ -106,9 +113,11 @@ __all__ = [
     "Diagnostic",
     "DiagnosticEvent",
     "DropRule",
+    "DropScope",
     "Event",
     "ForgedToolResult",
     "HeaderComplete",
+    "ImportResult",
     "LeakDetector",
     "LeakReport",
     "LeakSignal",
@@ -134,6 +143,8 @@ __all__ = [
     "ToolCallStart",
     "ToolNamespace",
     "ToolSpec",
+    "TrainOn",
+    "TrainingExample",
     "TurnGrammarError",
     "TypeScriptError",
     "UnsupportedSchemaError",
@@ -151,9 +162,11 @@ __all__ = [
     "from_openai_harmony",
     "grammar_path",
     "grammar_text",
+    "import_record",
     "load_encoding",
     "parse",
     "render",
+    "render_training",
     "rendered_messages",
     "repair_thinking",
     "schema_to_grammar",

@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "rendering": 4,  # conversation model, renderer, openai-harmony and Chat Completions bridges
     "validation": 5,  # rule table, validate, datasets
     "generation": 6,  # turn grammars, outlines export, hf, sampling
+    "training": 6,  # fine-tuning data: readers, batch, Parquet writer, prepare, Ray engine
     "conformance": 7,  # the conformance suite's cases, adapters and scorecard
     "cli": 8,  # the command line, one module per command
 }

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "validate",
     "repair",
     "render",
+    "prepare",
     "to_chat",
     "grammar",
     "schema_grammar",

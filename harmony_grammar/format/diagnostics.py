@@ -1,7 +1,8 @@
 """The catalogue of diagnostic codes: one table, documented in ``docs/diagnostics.md``.
 
 Codes are stable: ``HG1xx`` come from parsing (the grammar and its recoveries), ``HG2xx`` from
-the validator's rules. A code keeps its meaning forever; retired codes are not reused.
+the validator's rules, ``HG3xx`` from preparing fine-tuning data (docs/training.md). A code
+keeps its meaning forever; retired codes are not reused.
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ CATALOGUE: dict[str, Code] = {
         Code("HG212", "dropped-analysis", _W, "a pending call whose analysis was dropped"),
         Code("HG213", "call-token-without-call", _E, "<|call|> ending a message that is no call"),
         Code("HG290", "invalid-record", _E, "a dataset record that holds no Harmony input"),
+        Code("HG300", "unimportable-record", _E, "a record that cannot be read as a conversation"),
+        Code("HG301", "example-too-long", _E, "a training example over the length limit, skipped"),
+        Code("HG302", "example-truncated", _W, "a training example cut to the length limit"),
+        Code("HG303", "nothing-to-train", _E, "a training example with no token masked in"),
+        Code("HG304", "unrenderable-record", _E, "a conversation the renderer cannot render"),
     )
 }
 

@@ -1,0 +1,153 @@
+"""``harmony-grammar prepare``: a chat dataset in, TRL-ready training rows out.
+
+Each record left out (or truncated) is reported on stderr as ``IN:ROW: CODE severity:
+message``, then one summary line. Exit 0 when every record was written, 1 when some were left
+out (the output holds the rest), 2 on usage or I/O errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from ..rendering.renderer import DropRule
+from ..rendering.training import DropScope, TrainOn
+from ..training.batch import PrepareOptions, Problem
+from ..training.prepare import DEFAULT_BATCH_SIZE, ENGINES, prepare
+from ..training.readers import InputError
+from ..training.writers import OUTPUT_FORMATS
+from .errors import CliError
+
+__all__ = ["register"]
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``prepare`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "prepare",
+        help="render a chat dataset as TRL-ready token ids with assistant masks",
+        description="Import each record (OpenAI-style messages, a Hugging Face chat dataset, "
+        "or Harmony text), render it token-exact with openai-harmony, and write input_ids, "
+        "assistant_masks, labels, text and row as Parquet (or a saved Hugging Face dataset). "
+        "Every record left out is reported with its row. See docs/training.md.",
+    )
+    parser.add_argument("source", metavar="IN", help=".jsonl, .json, .parquet or a dataset folder")
+    parser.add_argument("--output", "-o", required=True, metavar="OUT", help="where to write")
+    parser.add_argument(
+        "--format", choices=OUTPUT_FORMATS, default="parquet", help="output format (parquet)"
+    )
+    parser.add_argument(
+        "--train-on",
+        choices=[t.value for t in TrainOn],
+        default=TrainOn.LAST.value,
+        help="which assistant tokens are masked in: the last turn (default), every turn, or "
+        "final answers only",
+    )
+    parser.add_argument(
+        "--keep-analysis", action="store_true", help="keep the analysis of earlier turns"
+    )
+    parser.add_argument(
+        "--drop-rule",
+        choices=[r.value for r in DropRule],
+        default=DropRule.HARMONY.value,
+        help="which earlier analysis is dropped: openai-harmony's rule (default) or vLLM's",
+    )
+    parser.add_argument(
+        "--drop-scope",
+        choices=[s.value for s in DropScope],
+        default=DropScope.EARLIER_TURNS.value,
+        help="drop only before the last turn (default) or over the whole conversation, as "
+        "openai-harmony's render_conversation_for_training does",
+    )
+    parser.add_argument(
+        "--max-length", type=_positive, metavar="N", help="report and skip longer examples"
+    )
+    parser.add_argument(
+        "--truncate", action="store_true", help="cut longer examples to --max-length instead"
+    )
+    parser.add_argument(
+        "--input-format",
+        choices=("auto", "messages", "harmony"),
+        default="auto",
+        help="how records are read (auto: a 'messages' list, else Harmony in 'text')",
+    )
+    parser.add_argument("--field", metavar="NAME", help="the field holding messages or Harmony")
+    parser.add_argument(
+        "--lenient", action="store_true", help="repair Harmony input, with warnings"
+    )
+    parser.add_argument("--engine", choices=ENGINES, default="local")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="local engine: N processes (0: one per CPU)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=_positive,
+        default=DEFAULT_BATCH_SIZE,
+        metavar="N",
+        help="records per batch",
+    )
+    parser.set_defaults(func=run)
+
+
+def _printer(source: str) -> Any:
+    def show(problem: Problem) -> None:
+        d = problem.diagnostic
+        print(f"{source}:{problem.row}: {d.code} {d.severity.value}: {d.message}", file=sys.stderr)
+
+    return show
+
+
+def run(args: argparse.Namespace) -> int:
+    """Prepare the dataset; report problems and a summary on stderr."""
+    if args.truncate and args.max_length is None:
+        raise CliError("--truncate needs --max-length")
+    options = PrepareOptions(
+        train_on=TrainOn(args.train_on),
+        auto_drop_analysis=not args.keep_analysis,
+        drop_rule=DropRule(args.drop_rule),
+        drop_scope=DropScope(args.drop_scope),
+        max_length=args.max_length,
+        truncate=args.truncate,
+        input_format=args.input_format,
+        field=args.field,
+        lenient=args.lenient,
+    )
+    jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+    try:
+        report = prepare(
+            args.source,
+            args.output,
+            options,
+            engine=args.engine,
+            output_format=args.format,
+            jobs=jobs,
+            batch_size=args.batch_size,
+            on_problem=_printer(args.source),
+        )
+    except InputError as exc:
+        raise CliError(str(exc)) from None
+    except ImportError as exc:
+        raise CliError(f"{exc} (install harmony-grammar[scale])") from None
+    except OSError as exc:
+        raise CliError(f"{args.output}: {exc.strerror or exc}") from None
+    rate = report.records / report.seconds if report.seconds else 0.0
+    print(
+        f"{report.records} records: {report.written} written, {report.skipped} skipped; "
+        f"{report.tokens} tokens, {report.trained_tokens} trained, longest {report.longest}; "
+        f"{report.seconds:.1f} s ({rate:,.0f} records/s)",
+        file=sys.stderr,
+    )
+    return 1 if report.skipped else 0
