@@ -269,10 +269,12 @@ def render_training(
     ends with ``<|return|>``). With ``drop_scope="conversation"`` they are token-exact with
     openai-harmony's ``render_conversation_for_training``; the default differs from it only
     where openai-harmony would drop the trained turn's own analysis (docs/training.md).
+
     ``train_on`` is ``"last"`` (the last turn's generations, default), ``"all"`` (every
-    generation) or ``"final"`` (``final`` messages only). ``auto_drop_analysis`` and ``drop_rule`` are the renderer's options; ``drop_scope``
-    (:class:`DropScope`) says they apply to the turns before the last one (default) or, as in
-    openai-harmony, to the whole conversation. The remaining options are :func:`render`'s.
+    generation) or ``"final"`` (``final`` messages only). ``auto_drop_analysis`` and
+    ``drop_rule`` are the renderer's options; ``drop_scope`` (:class:`DropScope`) says they
+    apply to the turns before the last one (default) or, as in openai-harmony, to the whole
+    conversation. The remaining options are :func:`render`'s.
 
     Raises :class:`~.renderer.RenderError` for a conversation the renderer cannot render and
     ValueError for an unknown option value.
