@@ -32,6 +32,7 @@ from ..validation.dataset import (
     validate_items,
     worker_count,
 )
+from .dataset_run import add_dataset_options, is_dataset_run, run_dataset
 from .errors import CliError
 from .inputs import (
     add_input_options,
@@ -61,7 +62,9 @@ def register(subparsers: Any) -> None:
         "catalogue (docs/rules.md). Exit 0 when every input is valid, 1 when errors were "
         "found, 2 on usage or I/O errors.",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="input files, or - for stdin")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="input files (datasets with --field), or -"
+    )
     add_input_options(parser)
     parser.add_argument(
         "--tools",
@@ -83,6 +86,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="validate in N processes (0: one per CPU; at most one per CPU and per input)",
     )
+    add_dataset_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -194,13 +198,20 @@ def run(args: argparse.Namespace) -> int:
     if args.tokens and args.jsonl:
         raise CliError("--tokens applies to plain files; a JSONL field may hold token ids")
     paths: list[str] = args.files
+    dataset = is_dataset_run(args)
     jobs = worker_count(args.jobs, None if args.jsonl is not None else len(paths))
-    check_readable(paths)
+    if not dataset:
+        check_readable(paths)
     options = ValidationOptions(
         tools=_tool_schemas(args.tools) if args.tools else None,
         start="completion" if args.completion else "conversation",
         strict=not args.lenient,
     )
+    if dataset:  # --field: Parquet, Arrow and JSONL datasets, on an engine (dataset_run.py)
+        report = _Report(args.format, args.field or args.jsonl, Progress(0, "records"))
+        run_dataset(args, options, report)
+        report.summary()
+        return 1 if report.errors() else 0
     with ExitStack() as stack:
         if args.jsonl is not None:
             progress = Progress(_total_bytes(paths), "records")
