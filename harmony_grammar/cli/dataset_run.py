@@ -123,6 +123,11 @@ def _results(
     )
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
 def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: Summary) -> None:
     """Validate the datasets in ``args.files``, feeding ``summary``, ``--output`` and
     ``--report``."""
@@ -147,8 +152,14 @@ def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: S
                     report.add(batch)
         except RayUnavailableError as exc:  # raised when the generator first runs
             raise CliError(str(exc)) from None
-        except OSError as exc:
-            raise CliError(f"{exc.filename or field}: {exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:  # a file that turns unreadable part way through
+            raise CliError(
+                f"{getattr(exc, 'filename', None) or field}: {_first_line(exc)}"
+            ) from None
+        except Exception as exc:  # a Ray task or cluster failure: one line, not a traceback
+            if args.engine != "ray":
+                raise
+            raise CliError(f"ray: {type(exc).__name__}: {_first_line(exc)}") from None
         finally:
             summary.progress.clear()
     if report is not None:

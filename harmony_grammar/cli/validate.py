@@ -8,6 +8,8 @@ Text output is a compiler's, one line per diagnostic, then a count per rule::
 A JSONL diagnostic names the record's line; the position inside the record's Harmony field
 follows in parentheses (``at L:C`` for text, ``at token N`` for token ids). ``--format json``
 prints JSON Lines: one object per input that has diagnostics, then one summary object.
+``--field`` reads datasets (Parquet, shards, ``save_to_disk``, JSONL) on an engine, with
+``--output`` and ``--report``: see :mod:`.dataset_run` and docs/datasets.md.
 """
 
 from __future__ import annotations
