@@ -196,6 +196,7 @@ def test_jobs_2_writes_what_jobs_1_writes(capsys, dataset_files):
         (["{root}/data.jsonl", "--output", "{root}/o.parquet"], "need --field"),
         (["{root}/data.jsonl", "--field", "text", "--tools-field", "t"], "Parquet or Arrow"),
         (["{root}", "--field", "text"], "neither .parquet shards"),
+        (["{root}/data.jsonl", "--field", "text", "--report", "{root}/no/r.html"], "no such dir"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(capsys, tmp_path, argv, message):

@@ -140,6 +140,8 @@ def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: S
     )
     summary.progress = Progress(count_records(units) or 0, "records")
     report = ReportData() if args.report else None
+    if args.report and not Path(args.report).resolve().parent.is_dir():
+        raise CliError(f"{args.report}: no such directory")  # found now, not after the run
     with ExitStack() as stack:
         output = _Output(args.output, stack) if args.output else None
         try:
