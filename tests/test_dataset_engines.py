@@ -129,3 +129,27 @@ def test_the_cli_on_ray_writes_what_the_local_engine_writes(ray_local, shards, t
     assert outputs[0] == outputs[1]
     assert summaries[0] == summaries[1]
     assert json.loads(summaries[0].splitlines()[-1])["summary"]["records"] == RECORDS
+
+
+def test_ray_reads_jsonl_and_save_to_disk_as_the_local_engine_does(ray_local, tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    texts = completions(50, seed=21)
+    with (tmp_path / "d.jsonl").open("w", encoding="utf-8") as f:
+        for i, text in enumerate(texts):
+            f.write(("not json" if i == 3 else json.dumps({"text": text})) + "\n\n")
+    datasets.Dataset.from_dict({"text": texts}).save_to_disk(str(tmp_path / "saved"))
+    found = {}
+    for data in ("d.jsonl", "saved"):
+        outputs = []
+        for engine in ("local", "ray"):
+            output = tmp_path / f"{data}-{engine}.parquet"
+            main(["validate", str(tmp_path / data), "--field", "text", "--completion",
+                  "--engine", engine, "--output", str(output)])  # fmt: skip
+            capsys.readouterr()
+            outputs.append(pq.read_table(output).to_pylist())
+        assert len(outputs[0]) == 50 and outputs[0] == outputs[1]
+        found[data] = outputs[0]
+    assert [r["record"] for r in found["d.jsonl"]] == list(range(1, 100, 2))  # line numbers
+    assert found["d.jsonl"][3]["codes"] == ["HG290"]  # the line that is not JSON
+    assert [r["record"] for r in found["saved"]] == list(range(50))  # row indexes
