@@ -100,10 +100,11 @@ def _parquet_units(paths: list[Path], needed: list[str]) -> list[Unit]:
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
             raise DataSourceError(f"{path}: not a readable Parquet file ({exc})") from None
         _columns(metadata.schema.to_arrow_schema().names, needed, str(path))
+        first = 0
         for group in range(metadata.num_row_groups):
             rows = metadata.row_group(group).num_rows
-            first = sum(metadata.row_group(g).num_rows for g in range(group))
             units.append(Unit("parquet", str(path), str(path), group, first, rows))
+            first += rows
     return units
 
 
