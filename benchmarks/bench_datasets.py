@@ -18,9 +18,10 @@ files, consuming every record's results as the CLI does:
   ``parse_messages_from_completion_tokens`` in one process, end to end and on pre-encoded ids
   (a parse alone), over the first ``--oh-sample`` records.
 
-Per configuration it prints records/s, records/s per worker, the driver's peak RSS
-(VmHWM of the process that drives the engine; workers are not the driver) and the
-machine's load average when it started, so a reader can tell how busy the machine was.
+Per configuration it prints records/s, records/s per worker, the driver's peak memory (VmHWM
+of the process that drives the engine, and its peak RssAnon, the part that is not mapped
+files; workers are not the driver) and the machine's load average when it started, so a
+reader can tell how busy the machine was.
 """
 
 from __future__ import annotations
@@ -117,6 +118,40 @@ def _peak_mb() -> float:
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+class _AnonPeak:
+    """The peak of RssAnon (heap, not memory-mapped files), sampled every 0.2 s: VmHWM also
+    counts the pages of mapped files (``datasets`` maps its Arrow cache), which the kernel
+    can drop at will."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _now() -> float:
+        try:
+            with open("/proc/self/status", encoding="ascii") as status:
+                for line in status:
+                    if line.startswith("RssAnon:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, self._now())
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return max(self.peak, self._now())
 
 
 def _rss_mb() -> float:
@@ -245,11 +280,13 @@ def _run_openai_harmony(root: str, sample: int) -> dict[str, Any]:
 
 def _child(config: str, root: str, sample: int) -> None:
     load = os.getloadavg()[0]
+    anon = _AnonPeak()
     if config == "openai-harmony":
         result = _run_openai_harmony(root, sample)
     else:
         result = _run_engine(config, root)
     result["peak_mb"] = round(_peak_mb(), 1)
+    result["anon_peak_mb"] = round(anon.stop(), 1)
     result["load_before"] = round(load, 2)
     print("RESULT " + json.dumps(result), flush=True)
 
@@ -267,7 +304,8 @@ def _line(r: dict[str, Any], reference: float | None) -> str:
     return (
         f"{r['config']:<15} {r['records']:>9,} {r['seconds']:>8.1f}s {rate:>9,.0f}/s "
         f"{per_worker:>9,.0f}/s/worker {ratio} peak {r['peak_mb']:>7.1f} MB "
-        f"(base {r['baseline_mb']:.0f}) load {r['load_before']:.2f} {' '.join(notes)}"
+        f"(anon {r['anon_peak_mb']:.0f}, base {r['baseline_mb']:.0f}) "
+        f"load {r['load_before']:.2f} {' '.join(notes)}"
     )
 
 
@@ -313,7 +351,7 @@ def main() -> None:
             print(_line(result, reference if config != "openai-harmony" else None), flush=True)
         print(
             "vs OH: records/s per worker over openai-harmony's end-to-end records/s in one "
-            "process (encode + parse); peak = the driver's VmHWM"
+            "process (encode + parse); peak = the driver's VmHWM, anon = its peak RssAnon"
         )
 
 
