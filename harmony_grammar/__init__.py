@@ -99,7 +99,7 @@ from .tools import (
     schema_to_typescript,
     tools_from_typescript,
 )
-from .validation import ValidationReport, validate
+from .validation import ValidationReport, validate, validate_batch
 
 __all__ = [
     "DEFAULT_MAX_HEADER_LENGTH",
@@ -181,6 +181,7 @@ __all__ = [
     "unescape_control_tokens_in_json",
     "user_message",
     "validate",
+    "validate_batch",
 ]
 
 __version__ = "0.1.0"

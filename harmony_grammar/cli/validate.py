@@ -8,6 +8,8 @@ Text output is a compiler's, one line per diagnostic, then a count per rule::
 A JSONL diagnostic names the record's line; the position inside the record's Harmony field
 follows in parentheses (``at L:C`` for text, ``at token N`` for token ids). ``--format json``
 prints JSON Lines: one object per input that has diagnostics, then one summary object.
+``--field`` reads datasets (Parquet, shards, ``save_to_disk``, JSONL) on an engine, with
+``--output`` and ``--report``: see :mod:`.dataset_run` and docs/datasets.md.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..validation.dataset import (
     validate_items,
     worker_count,
 )
+from .dataset_run import add_dataset_options, is_dataset_run, run_dataset
 from .errors import CliError
 from .inputs import (
     add_input_options,
@@ -62,7 +65,9 @@ def register(subparsers: Any) -> None:
         "catalogue (docs/rules.md). Exit 0 when every input is valid, 1 when errors were "
         "found, 2 on usage or I/O errors.",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="input files, or - for stdin")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="input files (datasets with --field), or -"
+    )
     add_input_options(parser)
     parser.add_argument(
         "--tools",
@@ -84,6 +89,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="validate in N processes (0: one per CPU; at most one per CPU and per input)",
     )
+    add_dataset_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -203,13 +209,20 @@ def run(args: argparse.Namespace) -> int:
     if args.tokens and args.jsonl:
         raise CliError("--tokens applies to plain files; a JSONL field may hold token ids")
     paths: list[str] = args.files
+    dataset = is_dataset_run(args)
     jobs = worker_count(args.jobs, None if args.jsonl is not None else len(paths))
-    check_readable(paths)
+    if not dataset:
+        check_readable(paths)
     options = ValidationOptions(
         tools=_tool_schemas(args.tools) if args.tools else None,
         start="completion" if args.completion else "conversation",
         strict=not args.lenient,
     )
+    if dataset:  # --field: Parquet, Arrow and JSONL datasets, on an engine (dataset_run.py)
+        report = _Report(args.format, args.field or args.jsonl, Progress(0, "records"))
+        run_dataset(args, options, report)
+        report.summary()
+        return 1 if report.errors() else 0
     with ExitStack() as stack:
         if args.jsonl is not None:
             progress = Progress(_total_bytes(paths), "records")

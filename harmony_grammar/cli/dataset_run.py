@@ -1,0 +1,171 @@
+"""``validate DATA --field FIELD``: datasets (JSONL, Parquet, shard and ``save_to_disk``
+directories) on the local engine or on Ray, with ``--output`` and ``--report``.
+
+``validate`` hands over here when ``--field`` is given (or ``--jsonl`` with one of this
+module's options). Results from either engine stream through the same consumers: the
+command's summary (diagnostic lines and counts, as for ``--jsonl``), the ``--output`` Parquet
+writer and the report's accumulator; none of them keeps records, so the driver's memory does
+not grow with the dataset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Protocol
+
+from ..validation.batch import BatchOptions
+from ..validation.dataset import ItemResult, Progress, ValidationOptions, worker_count
+from ..validation.html_report import ReportData, render_html
+from ..validation.local_engine import validate_local
+from ..validation.ray_engine import RayUnavailableError, validate_ray
+from ..validation.results import ResultBatch, output_schema
+from ..validation.sources import DataSourceError, Unit, count_records, plan
+from .errors import CliError
+
+__all__ = ["add_dataset_options", "is_dataset_run", "run_dataset"]
+
+
+class Summary(Protocol):
+    """What ``validate``'s report offers: a result per record, and its progress bar."""
+
+    progress: Progress
+
+    def add(self, path: str, result: ItemResult) -> None: ...
+
+
+def add_dataset_options(parser: argparse.ArgumentParser) -> None:
+    """The dataset options: ``--field``, ``--tools-field``, ``--engine``, ``--ray-address``,
+    ``--output``, ``--report``."""
+    group = parser.add_argument_group("datasets (docs/datasets.md)")
+    group.add_argument(
+        "--field",
+        metavar="FIELD",
+        help="FILEs are datasets (.jsonl, .parquet, a directory of Parquet shards or a "
+        "datasets save_to_disk directory) whose column FIELD holds Harmony text or token ids",
+    )
+    group.add_argument(
+        "--tools-field",
+        metavar="COLUMN",
+        help="a Parquet/Arrow column of per-record tools (a tool list or its JSON text)",
+    )
+    group.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="validate here (--jobs processes) or on Ray Data (default: local)",
+    )
+    group.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="a running Ray cluster (default: start a local Ray instance)",
+    )
+    group.add_argument(
+        "--output",
+        metavar="RESULTS.parquet",
+        help="write every record's results with its file and record number",
+    )
+    group.add_argument(
+        "--report",
+        metavar="REPORT.html",
+        help="write a self-contained HTML report (charts, causes, samples)",
+    )
+
+
+def is_dataset_run(args: argparse.Namespace) -> bool:
+    """Whether the arguments ask for this module (else ``validate`` runs as before)."""
+    extras = (args.output, args.report, args.tools_field, args.ray_address)
+    wants = any(x is not None for x in extras) or args.engine != "local"
+    if args.field is None and args.jsonl is None and wants:
+        raise CliError("--output, --report, --engine and --tools-field need --field")
+    if args.field is not None and args.jsonl is not None and args.field != args.jsonl:
+        raise CliError("--field and --jsonl name different fields; give one")
+    return args.field is not None or (args.jsonl is not None and wants)
+
+
+def _units(paths: list[str], field: str, tools_field: str | None) -> list[Unit]:
+    try:
+        return [unit for path in paths for unit in plan(path, field, tools_field)]
+    except DataSourceError as exc:
+        raise CliError(str(exc)) from None
+
+
+class _Output:
+    """``--output``: results appended to one Parquet file as they arrive."""
+
+    def __init__(self, path: str, stack: ExitStack) -> None:
+        import pyarrow.parquet as pq
+
+        try:
+            self._writer = stack.enter_context(pq.ParquetWriter(path, output_schema()))
+        except OSError as exc:
+            raise CliError(f"{path}: {exc}") from None
+
+    def write(self, batch: ResultBatch) -> None:
+        self._writer.write_table(batch.to_arrow())
+
+
+def _results(
+    args: argparse.Namespace, units: list[Unit], options: BatchOptions, progress: Progress
+) -> Iterator[ResultBatch]:
+    if args.engine == "local":
+        return validate_local(units, options, jobs=worker_count(args.jobs))
+    progress.enabled = False  # Ray draws its own bars: never both
+    return validate_ray(
+        units,
+        options,
+        address=args.ray_address,
+        jobs=args.jobs,
+        progress=bool(sys.stderr.isatty()),
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: Summary) -> None:
+    """Validate the datasets in ``args.files``, feeding ``summary``, ``--output`` and
+    ``--report``."""
+    field: str = args.field if args.field is not None else args.jsonl
+    if args.tokens:
+        raise CliError("--tokens applies to plain files; a dataset field may hold token ids")
+    units = _units(args.files, field, args.tools_field)
+    batch_options = BatchOptions(
+        field, options.tools, args.tools_field, options.start, options.strict
+    )
+    summary.progress = Progress(count_records(units) or 0, "records")
+    report = ReportData() if args.report else None
+    if args.report and not Path(args.report).resolve().parent.is_dir():
+        raise CliError(f"{args.report}: no such directory")  # found now, not after the run
+    with ExitStack() as stack:
+        output = _Output(args.output, stack) if args.output else None
+        try:
+            for batch in _results(args, units, batch_options, summary.progress):
+                for result in batch.item_results():
+                    summary.add(batch.file, result)
+                if output is not None:
+                    output.write(batch)
+                if report is not None:
+                    report.add(batch)
+        except RayUnavailableError as exc:  # raised when the generator first runs
+            raise CliError(str(exc)) from None
+        except (OSError, ValueError) as exc:  # a file that turns unreadable part way through
+            raise CliError(
+                f"{getattr(exc, 'filename', None) or field}: {_first_line(exc)}"
+            ) from None
+        except Exception as exc:  # a Ray task or cluster failure: one line, not a traceback
+            if args.engine != "ray":
+                raise
+            raise CliError(f"ray: {type(exc).__name__}: {_first_line(exc)}") from None
+        finally:
+            summary.progress.clear()
+    if report is not None:
+        try:
+            Path(args.report).write_text(render_html(report), encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"{args.report}: {exc.strerror or exc}") from None

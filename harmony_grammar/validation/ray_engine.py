@@ -1,0 +1,112 @@
+"""The Ray engine: the same units and the same batch function, run as Ray Data tasks.
+
+Theory of operation
+-------------------
+The driver plans the dataset (:func:`.sources.plan`: metadata only) and makes a Ray Dataset of
+the units themselves, one block each. ``map_batches`` runs :func:`_validate_units` on them in
+Ray's workers: each reads its unit (:func:`.sources.read_unit`) and validates it chunk by chunk
+with :func:`.batch.validate_values`, yielding result tables of :func:`.results.output_schema`
+(identity and results; never the records' text). The driver streams those back with
+``iter_batches``, so its memory holds a few blocks whatever the dataset's size.
+
+Units rather than ``ray.data.read_parquet``: a unit is read where it is validated, like
+``read_parquet``'s own tasks, but it knows its file and first row, so every result carries
+the input's row identity without ordering tricks on the driver, and JSON Lines and
+``save_to_disk`` directories (Arrow streams, which Ray has no reader for) take the same path.
+The files must be readable at the same path on every node (a shared file system), as for
+``read_parquet``.
+
+Ray is imported only here, and only when the engine runs: everything else works without it.
+Usage statistics stay off (no network at all) unless the caller set
+``RAY_USAGE_STATS_ENABLED`` themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .batch import BatchOptions
+from .local_engine import validate_chunk
+from .results import ResultBatch
+from .sources import DEFAULT_CHUNK, Unit, read_unit
+
+__all__ = ["RayUnavailableError", "validate_ray"]
+
+
+class RayUnavailableError(ImportError):
+    """Ray Data is not installed; the message says what to install."""
+
+
+def _import_ray() -> Any:
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        import ray
+        import ray.data  # Ray Data is a separate extra of ray
+    except ImportError as exc:
+        raise RayUnavailableError(
+            f"the ray engine needs Ray Data: pip install 'harmony-grammar[scale]' ({exc})"
+        ) from None
+    return ray
+
+
+def _validate_units(batch: Any, options: BatchOptions, chunk_size: int) -> Iterator[Any]:
+    """Ray task: read and validate the units in ``batch`` (a pyarrow table of unit rows)."""
+    for row in batch.to_pylist():
+        unit = Unit(**row)
+        for chunk in read_unit(unit, options.field, options.tools_field, chunk_size):
+            yield validate_chunk(chunk, options).to_arrow()
+
+
+def validate_ray(
+    units: Sequence[Unit],
+    options: BatchOptions,
+    *,
+    address: str | None = None,
+    jobs: int = 0,
+    chunk_size: int = DEFAULT_CHUNK,
+    progress: bool = False,
+) -> Iterator[ResultBatch]:
+    """Validate every record of ``units`` on Ray Data, in input order.
+
+    ``address`` is a running cluster's (``ray://host:10001`` or ``auto``); without it a local
+    Ray instance is started with ``jobs`` CPUs (0: all) and shut down at the end. ``jobs``
+    also caps the tasks running at once. ``progress`` shows Ray's progress bars.
+    """
+    ray = _import_ray()
+    started = False
+    if not ray.is_initialized():
+        local = {"num_cpus": jobs} if address is None and jobs > 0 else {}
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+            **local,
+        )
+        started = True
+    try:
+        context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True  # results in input order
+        context.enable_progress_bars = progress
+        if not progress:  # Ray Data's per-run INFO lines are its progress report too
+            logging.getLogger("ray.data").setLevel(logging.WARNING)
+        if not units:
+            return
+        dataset = ray.data.from_items(
+            [dataclasses.asdict(unit) for unit in units], override_num_blocks=len(units)
+        ).map_batches(
+            _validate_units,
+            fn_kwargs={"options": options, "chunk_size": chunk_size},
+            batch_size=1,
+            batch_format="pyarrow",
+            compute=ray.data.TaskPoolStrategy(size=jobs or None),
+        )
+        for table in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
+            yield from ResultBatch.from_arrow(table)
+    finally:
+        if started:
+            ray.shutdown()

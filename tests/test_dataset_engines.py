@@ -1,0 +1,155 @@
+"""One batch function, three engines: the local engine, ``datasets.Dataset.map`` and Ray Data
+give the same results, record for record, on the same generated Parquet shards.
+
+A real local Ray (``ray.init(num_cpus=2)``, started once per session, usage statistics off so
+nothing reaches the network), real ``datasets`` and real Parquet files; no mocks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import pytest
+
+from harmony_grammar import validate_batch
+from harmony_grammar.cli.main import main
+from harmony_grammar.validation.batch import RESULT_COLUMNS, BatchOptions
+from harmony_grammar.validation.local_engine import validate_local
+from harmony_grammar.validation.sources import plan
+from tests.dataset_records import TOOLS, completions
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+RECORDS = 240
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """A local Ray instance with two CPUs for the whole session."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray.data")
+    ray.init(
+        num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING
+    )
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    """Completions in three Parquet shards of two row groups each, half with per-record tools,
+    a few records holding no text or the wrong type."""
+    root = tmp_path_factory.mktemp("shards")
+    texts: list[object] = list(completions(RECORDS, seed=11))
+    texts[7] = None
+    tools = [json.dumps(TOOLS) if i % 2 else None for i in range(RECORDS)]
+    tools[12] = "[{]"  # unusable tools: that record alone is HG290
+    table = pa.table({"id": list(range(RECORDS)), "text": texts, "tools": tools})
+    for n, start in enumerate(range(0, RECORDS, RECORDS // 3)):
+        pq.write_table(
+            table.slice(start, RECORDS // 3), root / f"part-{n}.parquet", row_group_size=40
+        )
+    return root
+
+
+def _local(root):
+    options = BatchOptions("text", tools_field="tools", start="completion")
+    return [
+        {"record": record, **{name: batch.columns[name][i] for name in RESULT_COLUMNS}}
+        for batch in validate_local(plan(str(root), "text", "tools"), options, jobs=1)
+        for i, record in enumerate(batch.records)
+    ]
+
+
+def _comparable(row):
+    """The results that must agree (``first_error``/``excerpt`` as JSON: ``datasets`` may spell
+    a null struct as a struct of nulls)."""
+    return (
+        row["ok"], row["errors"], row["warnings"], list(row["codes"]), row["recovered"],
+        row["diagnostics"], row["length"],
+        json.dumps(row["first_error"] if row["ok"] is False else None),
+        json.dumps(row["excerpt"] if row["ok"] is False else None),
+    )  # fmt: skip
+
+
+def test_local_datasets_map_and_ray_agree_record_for_record(ray_local, shards, tmp_path):
+    from harmony_grammar.validation.ray_engine import validate_ray
+
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    local = _local(shards)
+    assert len(local) == RECORDS
+    assert {False, True} <= {row["ok"] for row in local}
+    assert ["HG290"] in [row["codes"] for row in local]
+    assert any("HG180" in row["codes"] for row in local)  # per-record tools were applied
+
+    files = sorted(str(p) for p in shards.glob("*.parquet"))
+    dataset = datasets.Dataset.from_parquet(files, cache_dir=str(tmp_path / "hf"))
+    mapped = dataset.map(
+        validate_batch,
+        batched=True,
+        batch_size=64,
+        num_proc=2,
+        fn_kwargs={"field": "text", "tools_field": "tools", "start": "completion"},
+        cache_file_name=str(tmp_path / "hf" / "mapped.arrow"),
+    )
+    assert mapped["id"] == list(range(RECORDS))  # the same rows, in order
+    hf_rows = mapped.remove_columns(["id", "text", "tools"]).to_list()
+    assert [_comparable(r) for r in hf_rows] == [_comparable(r) for r in local]
+
+    options = BatchOptions("text", tools_field="tools", start="completion")
+    ray_rows = [
+        {"file": batch.file, "record": record,
+         **{name: batch.columns[name][i] for name in RESULT_COLUMNS}}
+        for batch in validate_ray(plan(str(shards), "text", "tools"), options, jobs=2)
+        for i, record in enumerate(batch.records)
+    ]  # fmt: skip
+    assert [r["record"] for r in ray_rows] == [r["record"] for r in local]
+    assert [r["file"] for r in ray_rows] == [f for f in files for _ in range(RECORDS // 3)]
+    assert [_comparable(r) for r in ray_rows] == [_comparable(r) for r in local]
+
+
+def test_the_cli_on_ray_writes_what_the_local_engine_writes(ray_local, shards, tmp_path, capsys):
+    outputs, summaries = [], []
+    for engine in ("local", "ray"):
+        output = tmp_path / f"{engine}.parquet"
+        status = main(
+            ["validate", str(shards), "--field", "text", "--tools-field", "tools",
+             "--completion", "--engine", engine, "--jobs", "2", "--output", str(output),
+             "--format", "json"]
+        )  # fmt: skip
+        out, err = capsys.readouterr()
+        assert status == 1 and err == ""
+        outputs.append(pq.read_table(output).to_pylist())
+        summaries.append(out)
+    assert outputs[0] == outputs[1]
+    assert summaries[0] == summaries[1]
+    assert json.loads(summaries[0].splitlines()[-1])["summary"]["records"] == RECORDS
+
+
+def test_ray_reads_jsonl_and_save_to_disk_as_the_local_engine_does(ray_local, tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    texts = completions(50, seed=21)
+    with (tmp_path / "d.jsonl").open("w", encoding="utf-8") as f:
+        for i, text in enumerate(texts):
+            f.write(("not json" if i == 3 else json.dumps({"text": text})) + "\n\n")
+    datasets.Dataset.from_dict({"text": texts}).save_to_disk(str(tmp_path / "saved"))
+    found = {}
+    for data in ("d.jsonl", "saved"):
+        outputs = []
+        for engine in ("local", "ray"):
+            output = tmp_path / f"{data}-{engine}.parquet"
+            main(["validate", str(tmp_path / data), "--field", "text", "--completion",
+                  "--engine", engine, "--output", str(output)])  # fmt: skip
+            capsys.readouterr()
+            outputs.append(pq.read_table(output).to_pylist())
+        assert len(outputs[0]) == 50 and outputs[0] == outputs[1]
+        found[data] = outputs[0]
+    assert [r["record"] for r in found["d.jsonl"]] == list(range(1, 100, 2))  # line numbers
+    assert found["d.jsonl"][3]["codes"] == ["HG290"]  # the line that is not JSON
+    assert [r["record"] for r in found["saved"]] == list(range(50))  # row indexes
