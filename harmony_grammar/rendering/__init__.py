@@ -7,7 +7,8 @@ openai-harmony). :mod:`.renderer` writes it as Harmony text or o200k_harmony tok
 byte-exact with openai-harmony, with untrusted text escaped (:mod:`harmony_grammar.safety`).
 The bridges convert to and from other shapes: :mod:`.interop` openai-harmony's own objects,
 :mod:`.chat` Chat Completions requests and responses (parsing completions with the format
-layer's lenient parser).
+layer's lenient parser), :mod:`.responses` Responses API requests and response objects, and
+:mod:`.streaming` both as a stream (chunks and events over the streaming parser).
 
 Imports: this package may use :mod:`harmony_grammar.safety`, :mod:`harmony_grammar.format`,
 :mod:`harmony_grammar.tools` and :mod:`harmony_grammar.schema`.
@@ -29,23 +30,30 @@ from .conversation import (
 )
 from .interop import from_openai_harmony, to_openai_harmony
 from .renderer import DropRule, RenderError, render, rendered_messages
+from .responses import ResponsesError, from_responses, to_responses
+from .streaming import ChatCompletionStream, ResponsesStream
 
 __all__ = [
     "ChatCompletionError",
+    "ChatCompletionStream",
     "Conversation",
     "DeveloperContent",
     "DropRule",
     "ReasoningEffort",
     "RenderError",
     "ResponseFormat",
+    "ResponsesError",
+    "ResponsesStream",
     "SystemContent",
     "assistant_message",
     "from_chat_completions",
     "from_openai_harmony",
+    "from_responses",
     "render",
     "rendered_messages",
     "to_chat_completion",
     "to_openai_harmony",
+    "to_responses",
     "tool_call_message",
     "tool_result_message",
     "user_message",
