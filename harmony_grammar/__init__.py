@@ -46,7 +46,7 @@ from .format import (
     load_encoding,
     parse,
 )
-from .generation import TurnGrammarError, completion_grammar, to_outlines
+from .generation import TurnGrammarError, completion_grammar, to_outlines, xgrammar_structural_tag
 from .rendering import (
     ChatCompletionError,
     ChatCompletionStream,
@@ -178,6 +178,7 @@ __all__ = [
     "unescape_control_tokens_in_json",
     "user_message",
     "validate",
+    "xgrammar_structural_tag",
 ]
 
 __version__ = "0.1.0"
