@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "validate",
     "render",
     "to_chat",
+    "to_responses",
     "grammar",
     "schema_grammar",
     "leaks",
