@@ -228,3 +228,61 @@ def test_the_limit_a_special_id_inside_json_counts_as_its_spelling(
     # Everywhere else (headers, terminators, free text) the special id is told apart.
     text_ids = encode_harmony("<|channel|>final<|message|>a<|end|>b<|return|>")
     assert not xg_accepts(compiler, completion_grammar(TOOLS, target="xgrammar"), text_ids)
+
+
+# emit_xgrammar reshapes the GBNF for xgrammar's speed; the language must stay the same.
+RESHAPE_SCHEMAS = [
+    {"type": "string"},
+    {"type": "string", "minLength": 2, "maxLength": 4},
+    {"type": "array", "items": {"type": "integer", "minimum": -3}, "maxItems": 3},
+    {"type": "array", "items": {"enum": ["a", "b\u00e9"]}, "minItems": 1},
+    {"type": "number"},
+    {"type": "object", "properties": {"k": {"type": "boolean"}, "n": {"type": "null"}}},
+]
+RESHAPE_TEXTS = [
+    '""',
+    '"a"',
+    '"ab"',
+    '"abcd"',
+    '"abcde"',
+    '"\\u00e9x"',
+    '"\\ud83d\\ude00"',
+    '"\\ud83d"',
+    '"\\ude00"',
+    '"\\q"',
+    '"a\\"b"',
+    "[]",
+    "[1]",
+    "[-3,0,12]",
+    "[-4]",
+    "[1,2,3,4]",
+    '["a"]',
+    '["b\\u00e9","a"]',
+    '["bé"]',
+    "0",
+    "-0.5e+3",
+    "01",
+    "1.",
+    '{"k":true}',
+    '{"n":null,"k":false}',
+    '{"k":true,"n":null}',
+    "{}",
+    '{"x":1}',
+]
+
+
+@pytest.mark.parametrize("schema", RESHAPE_SCHEMAS, ids=lambda s: json.dumps(s)[:40])
+def test_the_xgrammar_emitter_keeps_the_language(schema: Any) -> None:
+    from harmony_grammar.schema import compile_schema
+    from harmony_grammar.schema.emit_gbnf import emit_gbnf
+    from harmony_grammar.schema.emit_xgrammar import emit_xgrammar
+
+    grammar = compile_schema(schema, whitespace="compact", closed_objects=True)
+    plain = xgrammar.Grammar.from_ebnf(emit_gbnf(grammar))
+    reshaped = xgrammar.Grammar.from_ebnf(emit_xgrammar(grammar))
+    verdicts = []
+    for text in RESHAPE_TEXTS:
+        ours = xgrammar.testing._is_grammar_accept_string(reshaped, text)
+        assert ours == xgrammar.testing._is_grammar_accept_string(plain, text), text
+        verdicts.append(ours)
+    assert any(verdicts)  # each schema accepts some of the texts: the check is not vacuous

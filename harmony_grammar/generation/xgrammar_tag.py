@@ -50,14 +50,14 @@ Format = dict[str, Any]
 def _schema_ebnf(schema_json: str, whitespace: str, closed: bool) -> str:
     # A server sees the same tools on request after request: compile each schema once.
     from ..schema import compile_schema
-    from ..schema.emit_gbnf import emit_gbnf
+    from ..schema.emit_xgrammar import emit_xgrammar
 
     grammar = compile_schema(
         json.loads(schema_json),
         whitespace=whitespace,  # type: ignore[arg-type]
         closed_objects=closed,
     )
-    return emit_gbnf(grammar)
+    return emit_xgrammar(grammar)
 
 
 def _message(kind: MessageKind, body: Format, *, first: bool) -> Format:
