@@ -186,3 +186,18 @@ def test_streaming_equals_whole_for_any_chunking(text: str, cuts: list[int]) -> 
         return  # an error the lenient parse cannot repair: the whole bridge refuses it
     assert collected["finish_reason"] == expected["finish_reason"]
     assert collected["message"] == {k: expected["message"][k] for k in collected["message"]}
+
+
+def test_the_serving_loop_of_docs_serving_md_stops_at_the_call() -> None:
+    ids = _tokens(FIXTURES[2]) + _tokens("<|start|>assistant<|channel|>final<|message|>never")
+    stream = ResponsesStream(ids=_ids(), created_at=1.0)
+    events, fed = [], 0
+    for token_id in ids:
+        events += stream.feed_tokens([token_id])
+        fed += 1
+        if stream.should_stop:
+            break
+    events += stream.close()
+    assert fed == len(_tokens(FIXTURES[2]))  # stopped right after <|call|>
+    assert events[-1]["type"] == "response.completed"
+    assert events[-1]["response"] == to_responses(ids[:fed], ids=_ids(), created_at=1.0)

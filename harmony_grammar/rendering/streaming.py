@@ -54,6 +54,12 @@ class _Adapter:
         """Parse more o200k_harmony token ids; returns the payloads that became known."""
         return self._payloads(self.parser.feed_tokens(token_ids))
 
+    @property
+    def should_stop(self) -> bool:
+        """True once generation must stop (``<|call|>``, ``<|return|>``, or a message the model
+        should not write)."""
+        return self.parser.should_stop or self.ended
+
     def _payloads(self, events: list[Event]) -> list[dict[str, Any]]:
         out = self._opening()
         for event in events:
