@@ -216,3 +216,17 @@ def test_every_wild_output_gives_a_valid_response() -> None:
         check_response(response)
         statuses.add(response["status"])
     assert "completed" in statuses
+
+
+def test_non_function_tools_in_the_request_are_not_checked() -> None:
+    request = _request(tools=[*TOOLS, {"type": "web_search"}])
+    response = to_responses("<|channel|>final<|message|>ok<|return|>", request=request, ids=_ids())
+    assert response["status"] == "completed"
+
+
+def test_encrypted_reasoning_alone_renders_nothing() -> None:
+    item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "x"}
+    check_responses_request({"input": [item]})
+    conversation = from_responses({"input": [item, {"role": "user", "content": "Hi"}]})
+    assert conversation.messages[-1] == Message(Role.USER, "Hi")
+    assert len(conversation.messages) == 2

@@ -48,6 +48,7 @@ __all__ = [
     "new_item",
     "output_items",
     "random_id",
+    "request_tools",
     "response_object",
     "to_responses",
 ]
@@ -171,7 +172,9 @@ def _input_item(
         raise ResponsesError(f"role {role!r} is not supported", path)
     if kind == "reasoning":
         parts = item.get("content") or item.get("summary") or []
-        return [assistant_message(_text(parts, f"{path}.content"), channel="analysis")]
+        text = _text(parts, f"{path}.content")
+        # Encrypted reasoning alone has no text to render: the item is dropped.
+        return [assistant_message(text, channel="analysis")] if text else []
     if kind == "function_call":
         name, arguments = item.get("name"), item.get("arguments", "")
         if not isinstance(name, str) or not isinstance(arguments, str):
@@ -236,6 +239,15 @@ def from_responses(
 
 
 # -- completion -> response object -------------------------------------------------------
+
+
+def request_tools(request: Mapping[str, Any] | None) -> list[Mapping[str, Any]] | None:
+    """The request's function tools (the ones whose calls can be checked), or None."""
+    tools = (request or {}).get("tools")
+    if not isinstance(tools, list):
+        return None
+    functions = [t for t in tools if isinstance(t, Mapping) and t.get("type") == "function"]
+    return functions or None
 
 
 def random_id(prefix: str) -> str:
@@ -376,8 +388,8 @@ def to_responses(
     """
     from ..format.parser import parse
 
-    if tools is None and request is not None:
-        tools = request.get("tools") or None
+    if tools is None:
+        tools = request_tools(request)
     result = parse(source, start="completion", role=Role.ASSISTANT, strict=strict, tools=tools)
     make_id = ids or random_id
     response_id = make_id("resp")

@@ -32,7 +32,15 @@ from ..format.model import Message
 from ..format.stream import StreamParser
 from ..tools.arguments import ToolsArgument
 from .chat import _finish_reason, _random_call_id
-from .responses import IdFactory, append_text, item_kind, new_item, random_id, response_object
+from .responses import (
+    IdFactory,
+    append_text,
+    item_kind,
+    new_item,
+    random_id,
+    request_tools,
+    response_object,
+)
 
 __all__ = ["ChatCompletionStream", "ResponsesStream"]
 
@@ -207,9 +215,7 @@ class ResponsesStream(_Adapter):
         model: str = "gpt-oss",
         created_at: float | None = None,
     ) -> None:
-        if tools is None and request is not None:
-            tools = request.get("tools") or None
-        super().__init__(tools, strict)
+        super().__init__(request_tools(request) if tools is None else tools, strict)
         self._ids = ids or random_id
         self._request = request
         self._model = model
