@@ -69,34 +69,33 @@ def test_grammar_routes_to_llguidance_with_special_tokens():
     assert "<|call|>" in grammar and "<|return|>" in grammar
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        call_text(),
-        ANALYSIS + call_text(),
-        ANALYSIS + "<|channel|>commentary<|message|>Let me look.<|end|><|start|>assistant" + call_text(),
-        PREAMBLE + PREAMBLE + call_text(tool="get_location", body="{}"),
-        "<|channel|>final<|message|>Hello!<|return|>",
-        ANALYSIS + "<|channel|>final<|message|>It is sunny.<|return|>",
-    ],
-)
+# Shared with tests/test_xgrammar_tag.py: the xgrammar tag must agree on every one.
+WELL_FORMED = [
+    call_text(),
+    ANALYSIS + call_text(),
+    ANALYSIS + "<|channel|>commentary<|message|>Let me look.<|end|><|start|>assistant" + call_text(),
+    PREAMBLE + PREAMBLE + call_text(tool="get_location", body="{}"),
+    "<|channel|>final<|message|>Hello!<|return|>",
+    ANALYSIS + "<|channel|>final<|message|>It is sunny.<|return|>",
+]
+MALFORMED = [
+    call_text(body='{"town":"Paris"}'),  # not in the schema
+    call_text(body='{"city":"Paris","unit":"kelvin"}'),
+    call_text(tool="get_time"),  # not a tool
+    call_text().replace("<|channel|>commentary", "<|channel|>analysis"),  # call on analysis
+    call_text().replace("<|call|>", "<|end|>"),  # a call must end in <|call|>
+    "<|channel|>final<|message|>Hello!<|end|>",  # a final answer ends in <|return|>
+    ANALYSIS + ANALYSIS + "<|channel|>final<|message|>x<|return|>",  # one analysis only
+    "<|channel|>final<|message|>Hi<|return|><|start|>assistant<|channel|>final<|message|>again<|return|>",
+]
+
+
+@pytest.mark.parametrize("text", WELL_FORMED)
 def test_accepts_well_formed_turns(tokenizer, text):
     assert accepts(tokenizer, completion_grammar(TOOLS), encode_harmony(text))
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        call_text(body='{"town":"Paris"}'),  # not in the schema
-        call_text(body='{"city":"Paris","unit":"kelvin"}'),
-        call_text(tool="get_time"),  # not a tool
-        call_text().replace("<|channel|>commentary", "<|channel|>analysis"),  # call on analysis
-        call_text().replace("<|call|>", "<|end|>"),  # a call must end in <|call|>
-        "<|channel|>final<|message|>Hello!<|end|>",  # a final answer ends in <|return|>
-        ANALYSIS + ANALYSIS + "<|channel|>final<|message|>x<|return|>",  # one analysis only
-        "<|channel|>final<|message|>Hi<|return|><|start|>assistant<|channel|>final<|message|>again<|return|>",
-    ],
-)
+@pytest.mark.parametrize("text", MALFORMED)
 def test_rejects_malformed_turns(tokenizer, text):
     assert not accepts(tokenizer, completion_grammar(TOOLS), encode_harmony(text))
 

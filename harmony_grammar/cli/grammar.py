@@ -15,13 +15,15 @@ def register(subparsers: Any) -> None:
     """Add the ``grammar`` subcommand."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "grammar",
-        help="print the llguidance grammar of an assistant turn calling the given tools",
+        help="print the llguidance grammar (or xgrammar structural tag) of an assistant turn",
         description="Print the grammar of the model's output after '<|start|>assistant': "
         "optional analysis, optional preambles, then a schema-bound tool call or a final "
-        "answer. It is validated by llguidance against the o200k_harmony tokenizer first.",
+        "answer. llguidance grammars are validated by llguidance against the o200k_harmony "
+        "tokenizer first; --target xgrammar prints the structural tag's JSON (compiled by "
+        "xgrammar first, when it is installed).",
     )
     parser.add_argument("--tools", required=True, metavar="TOOLS.json", help="the tools")
-    parser.add_argument("--target", default="llguidance", choices=("llguidance",))
+    parser.add_argument("--target", default="llguidance", choices=("llguidance", "xgrammar"))
     parser.add_argument(
         "--tool-choice", default="auto", metavar="auto|required|none|NAME", help="default auto"
     )
@@ -63,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     }
     tools = read_tools(args.tools)
     build = completion_grammar if args.no_validate else validated_grammar
+    if args.target == "xgrammar":
+        build = completion_grammar if args.no_validate else _validated_tag
     try:
         print(build(tools, **options), end="")
     except (TurnGrammarError, UnsupportedSchemaError) as exc:
@@ -70,3 +74,19 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a malformed tool list
         raise CliError(f"{args.tools}: {exc}") from None
     return 0
+
+
+def _validated_tag(tools: Any, **options: Any) -> str:
+    """The structural tag's JSON and a newline, after xgrammar compiled it (if installed)."""
+    from ..generation.turn_grammar import TurnGrammarError, completion_grammar
+
+    tag = completion_grammar(tools, **options)
+    try:
+        import xgrammar
+    except ImportError:
+        return tag + "\n"
+    try:
+        xgrammar.Grammar.from_structural_tag(tag)
+    except Exception as exc:  # xgrammar raises its own error types
+        raise TurnGrammarError(f"xgrammar rejected the structural tag: {exc}") from None
+    return tag + "\n"

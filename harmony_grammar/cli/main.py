@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "render",
     "prepare",
     "to_chat",
+    "to_responses",
     "grammar",
     "schema_grammar",
     "leaks",

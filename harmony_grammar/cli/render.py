@@ -1,4 +1,4 @@
-"""``harmony-grammar render``: render a Chat Completions request body as Harmony."""
+"""``harmony-grammar render``: render a Chat Completions or Responses request as Harmony."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from ..rendering.chat import ChatCompletionError, from_chat_completions
 from ..rendering.renderer import DropRule, RenderError, render
+from ..rendering.responses import from_responses
 from .errors import CliError
 from .inputs import read_json
 
@@ -19,10 +20,12 @@ def register(subparsers: Any) -> None:
     """Add the ``render`` subcommand."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "render",
-        help="render a Chat Completions request as Harmony text or token ids",
+        help="render a Chat Completions or Responses request as Harmony text or token ids",
         description="Render a Chat Completions request body (messages, tools, tool_choice, "
-        "reasoning_effort) exactly as openai-harmony does. The text is written as is, with no "
-        "newline added; --tokens prints a JSON array of o200k_harmony ids.",
+        "reasoning_effort) exactly as openai-harmony does, or a Responses API request body "
+        "(instructions, input, tools, tool_choice, text.format, reasoning): one with 'input' "
+        "and no 'messages'. The text is written as is, with no newline added; --tokens prints "
+        "a JSON array of o200k_harmony ids.",
     )
     parser.add_argument("request", metavar="REQUEST.json", help="request body, or - for stdin")
     parser.add_argument(
@@ -50,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     """Render the request and write it to stdout."""
     request = read_json(args.request, "the request")
     try:
-        conversation = from_chat_completions(request)
+        responses = isinstance(request, dict) and "input" in request and "messages" not in request
+        conversation = from_responses(request) if responses else from_chat_completions(request)
         output = render(
             conversation,
             next_turn=args.next_turn,

@@ -8,8 +8,10 @@ import sys
 from typing import Any
 
 from ..rendering.chat import ChatCompletionError, to_chat_completion
+from ..rendering.streaming import ChatCompletionStream
 from .errors import CliError
 from .inputs import add_input_options, read_text, read_token_ids, read_tools
+from .streams import completion_ids, stream_json_lines
 
 __all__ = ["register"]
 
@@ -30,13 +32,20 @@ def register(subparsers: Any) -> None:
         metavar="JSON",
         help="a request body or tools list: calls must name these tools and fit their schemas",
     )
+    parser.add_argument(
+        "--stream",
+        action="store_true",
+        help="print the chat.completion.chunk objects a server would stream, one per line",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Convert the completion and print the response JSON."""
-    source = read_token_ids(args.file) if args.tokens else read_text(args.file)
     tools = read_tools(args.tools) if args.tools else None
+    if args.stream:
+        return _stream(args, tools)
+    source = read_token_ids(args.file) if args.tokens else read_text(args.file)
     try:
         response = to_chat_completion(source, tools=tools, strict=not args.lenient)
     except ChatCompletionError as exc:
@@ -45,4 +54,21 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a malformed tools list
         raise CliError(f"{args.tools}: {exc}") from None
     print(json.dumps(response, ensure_ascii=False, indent=2))
+    return 0
+
+
+def _stream(args: argparse.Namespace, tools: Any) -> int:
+    try:
+        stream = ChatCompletionStream(tools=tools, strict=not args.lenient)
+    except ValueError as exc:  # a malformed tools list
+        raise CliError(f"{args.tools}: {exc}") from None
+    stream_json_lines(stream, completion_ids(args.file, args.tokens))
+    errors = [d for d in stream.diagnostics if d["severity"] == "error"]
+    if errors:
+        first = errors[0]
+        print(
+            f"harmony-grammar: error: {args.file}: {first['code']}: {first['message']}",
+            file=sys.stderr,
+        )
+        return 1
     return 0

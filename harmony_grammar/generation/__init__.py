@@ -2,9 +2,11 @@
 
 Theory of operation
 -------------------
-:mod:`.turn_grammar` derives the grammar of an assistant turn from ``harmony.lark``'s message
-shapes (analysis, preambles, then a schema-bound call or a final answer), with control tokens
-as llguidance special tokens and call bodies compiled by :mod:`harmony_grammar.schema`.
+:mod:`.turn_plan` derives what an assistant turn may hold from ``harmony.lark``'s message
+shapes (analysis, preambles, then a schema-bound call or a final answer); :mod:`.turn_grammar`
+writes it as an llguidance grammar (control tokens as special tokens) and
+:mod:`.xgrammar_tag` as an xgrammar structural tag (control tokens by id), call bodies compiled
+by :mod:`harmony_grammar.schema` for both.
 :mod:`.outlines_export` hands it to outlines after llguidance has validated it. The ``generate``
 extra's modules are imported from their own paths: :mod:`.hf` (an offline Hugging Face
 tokenizer checked id for id, a tiny random model) and :mod:`.sampling` (a torch-free sampling
@@ -18,5 +20,6 @@ from __future__ import annotations
 
 from .outlines_export import to_outlines
 from .turn_grammar import TurnGrammarError, completion_grammar
+from .xgrammar_tag import xgrammar_structural_tag
 
-__all__ = ["TurnGrammarError", "completion_grammar", "to_outlines"]
+__all__ = ["TurnGrammarError", "completion_grammar", "to_outlines", "xgrammar_structural_tag"]

@@ -7,8 +7,10 @@ openai-harmony). :mod:`.renderer` writes it as Harmony text or o200k_harmony tok
 byte-exact with openai-harmony, with untrusted text escaped (:mod:`harmony_grammar.safety`).
 The bridges convert to and from other shapes: :mod:`.interop` openai-harmony's own objects,
 :mod:`.chat` Chat Completions requests and responses (parsing completions with the format
-layer's lenient parser). :mod:`.training` renders fine-tuning examples: the ids with the mask
-of what the model samples; :mod:`.importers` reads chat datasets into conversations.
+layer's lenient parser), :mod:`.responses` Responses API requests and response objects, and
+:mod:`.streaming` both as a stream (chunks and events over the streaming parser).
+:mod:`.training` renders fine-tuning examples: the ids with the mask of what the model
+samples; :mod:`.importers` reads chat datasets into conversations.
 
 Imports: this package may use :mod:`harmony_grammar.safety`, :mod:`harmony_grammar.format`,
 :mod:`harmony_grammar.tools` and :mod:`harmony_grammar.schema`.
@@ -31,10 +33,13 @@ from .conversation import (
 from .importers import ImportResult, import_record
 from .interop import from_openai_harmony, to_openai_harmony
 from .renderer import DropRule, RenderError, render, rendered_messages
+from .responses import ResponsesError, from_responses, to_responses
+from .streaming import ChatCompletionStream, ResponsesStream
 from .training import DropScope, TrainingExample, TrainOn, render_training
 
 __all__ = [
     "ChatCompletionError",
+    "ChatCompletionStream",
     "Conversation",
     "DeveloperContent",
     "DropRule",
@@ -43,18 +48,22 @@ __all__ = [
     "ReasoningEffort",
     "RenderError",
     "ResponseFormat",
+    "ResponsesError",
+    "ResponsesStream",
     "SystemContent",
     "TrainOn",
     "TrainingExample",
     "assistant_message",
     "from_chat_completions",
     "from_openai_harmony",
+    "from_responses",
     "import_record",
     "render",
     "render_training",
     "rendered_messages",
     "to_chat_completion",
     "to_openai_harmony",
+    "to_responses",
     "tool_call_message",
     "tool_result_message",
     "user_message",

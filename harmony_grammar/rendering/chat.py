@@ -33,7 +33,14 @@ from .conversation import (
     user_message,
 )
 
-__all__ = ["ChatCompletionError", "from_chat_completions", "to_chat_completion"]
+__all__ = [
+    "ChatCompletionError",
+    "finish_reason",
+    "from_chat_completions",
+    "random_call_id",
+    "to_chat_completion",
+    "tokens_stripped",
+]
 
 FUNCTIONS_PREFIX = "functions."
 
@@ -223,7 +230,8 @@ def from_chat_completions(
 # -- completion -> response message ------------------------------------------------------
 
 
-def _random_call_id(index: int) -> str:
+def random_call_id(index: int) -> str:
+    """A fresh call id in OpenAI's shape (``call_`` and 24 hex digits); ``index`` is unused."""
     return f"call_{secrets.token_hex(12)}"
 
 
@@ -231,7 +239,7 @@ def _first_error(diagnostics: Sequence[Diagnostic]) -> Diagnostic | None:
     return next((d for d in diagnostics if d.severity is Severity.ERROR), None)
 
 
-def _tokens_stripped(diagnostics: Sequence[Diagnostic]) -> bool:
+def tokens_stripped(diagnostics: Sequence[Diagnostic]) -> bool:
     """True when the parser read the stripped-token dialect (HG160).
 
     There every terminator is gone, so a message without one says nothing about a cut.
@@ -239,7 +247,8 @@ def _tokens_stripped(diagnostics: Sequence[Diagnostic]) -> bool:
     return any(d.code == "HG160" for d in diagnostics)
 
 
-def _finish_reason(last: Message | None, calls: int, stripped: bool) -> str:
+def finish_reason(last: Message | None, calls: int, stripped: bool) -> str:
+    """``tool_calls``, ``length`` or ``stop`` for a completion's last message and its calls."""
     if calls:
         # A recovered call is one the host must run, whether or not its <|call|> survived.
         return "tool_calls"
@@ -293,7 +302,7 @@ def to_chat_completion(
             f"line {error.line}, column {error.column}" if error.line else f"token {error.start}"
         )
         raise ChatCompletionError(f"{error.code} at {where}: {error.message}")
-    make_id = id_factory or _random_call_id
+    make_id = id_factory or random_call_id
     reasoning: list[str] = []
     content: list[str] = []
     calls: list[dict[str, Any]] = []
@@ -324,7 +333,7 @@ def to_chat_completion(
             "reasoning_content": _joined(reasoning),
             "tool_calls": calls,
         },
-        "finish_reason": _finish_reason(last, len(calls), _tokens_stripped(result.diagnostics)),
+        "finish_reason": finish_reason(last, len(calls), tokens_stripped(result.diagnostics)),
     }
     if result.diagnostics:
         response["diagnostics"] = [d.to_dict() for d in result.diagnostics]

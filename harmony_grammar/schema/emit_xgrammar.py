@@ -1,0 +1,116 @@
+"""IR to xgrammar's EBNF: GBNF, reshaped for xgrammar's matcher.
+
+xgrammar reads GBNF, so :func:`~.emit_gbnf.emit_gbnf` already gives a grammar it accepts, but
+one it masks slowly: in xgrammar 0.2.9 a repetition of a parenthesised alternative (the
+characters of a JSON string: a class or one of the escapes) costs 150-300 ms per token inside
+the string, and an alternative whose branches share a leading literal (``"\\u"``, ``"\\n"``,
+...) tens of microseconds. This emitter rewrites the IR first, keeping the language exactly:
+
+* ``x*`` and ``x+`` become right-recursive rules (``r ::= x r | ""``, an alternative ``x``
+  distributed over the branches), the shape of xgrammar's own JSON grammar;
+* every alternative inside a rule gets a rule of its own (xgrammar masks a parenthesised
+  alternative in a recursive rule at hundreds of milliseconds a token);
+* branches of an alternative that start with the same character are left-factored
+  (``"\\n" | "\\t"`` becomes ``"\\" ("n" | "t")``);
+* tokens are inlined (GBNF has no lexer), so their repetitions get rules too.
+
+benchmarks/bench_xgrammar_tag.py measures the result.
+"""
+
+from __future__ import annotations
+
+from .emit_gbnf import emit_gbnf
+from .ir import Alt, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
+
+__all__ = ["emit_xgrammar"]
+
+
+def _head(expr: Expr) -> str | None:
+    """The first character every string of ``expr`` starts with, when a literal fixes it."""
+    if isinstance(expr, Lit) and expr.text:
+        return expr.text[0]
+    if isinstance(expr, Seq) and expr.items:
+        return _head(expr.items[0])
+    return None
+
+
+def _tail(expr: Expr) -> Expr:
+    """``expr`` without its first character (``_head`` is not None)."""
+    if isinstance(expr, Lit):
+        return Lit(expr.text[1:]) if len(expr.text) > 1 else Seq(())
+    assert isinstance(expr, Seq)
+    first = _tail(expr.items[0])
+    rest = expr.items[1:]
+    return Seq((first, *rest)) if first != Seq(()) else (Seq(rest) if len(rest) != 1 else rest[0])
+
+
+class _Reshaper:
+    def __init__(self, grammar: Grammar, prefix: str) -> None:
+        self.rules = dict(grammar.rules)
+        self.prefix = prefix
+        self.named: dict[Expr, str] = {}
+
+    def rule(self, body: Expr) -> Ref:
+        """A rule holding ``body`` (one per distinct body)."""
+        name = self.named.get(body)
+        if name is None:
+            name = f"{self.prefix}{len(self.named)}"
+            self.named[body] = name
+            self.rules[name] = body
+        return Ref(name)
+
+    def nested(self, expr: Expr) -> Expr:
+        # xgrammar masks a parenthesised alternative inside a rule slowly (hundreds of
+        # milliseconds per token inside a recursive rule); a rule of its own is fast.
+        return self.rule(expr) if isinstance(expr, Alt) else expr
+
+    def loop(self, item: Expr) -> Ref:
+        """The rule ``r ::= item r | ""``, an alternative ``item`` distributed over it
+        (``r ::= [a-z] r | "\\" e r | ""``: xgrammar is fast on a class repeated so)."""
+        name = self.named.get(Repeat(item, 0, None))
+        if name is None:
+            name = f"{self.prefix}{len(self.named)}"
+            self.named[Repeat(item, 0, None)] = name
+            branches = item.items if isinstance(item, Alt) else (item,)
+            self.rules[name] = Alt((*(Seq((b, Ref(name))) for b in branches), Seq(())))
+        return Ref(name)
+
+    def expr(self, expr: Expr, *, top: bool = False) -> Expr:
+        if isinstance(expr, Token):
+            return self.expr(expr.item, top=top)
+        if isinstance(expr, Seq):
+            return Seq(tuple(self.expr(item) for item in expr.items))
+        if isinstance(expr, Alt):
+            factored = self.factor(tuple(self.expr(item) for item in expr.items))
+            return factored if top else self.nested(factored)
+        if isinstance(expr, Repeat):
+            if expr.max is None:
+                item = self.expr(expr.item, top=True)
+                first = self.nested(item)
+                return Seq((*([first] * expr.min), self.loop(item)))
+            item = self.expr(expr.item)
+            if isinstance(item, Seq) and len(item.items) > 1:
+                item = self.rule(item)
+            return Repeat(item, expr.min, expr.max)
+        return expr  # Chars, Lit, Ref; Both, which emit_gbnf refuses by keyword
+
+    def factor(self, items: tuple[Expr, ...]) -> Expr:
+        groups: dict[str | None, list[Expr]] = {}
+        for item in items:
+            groups.setdefault(_head(item), []).append(item)
+        out: list[Expr] = []
+        for head, members in groups.items():
+            if head is None or len(members) == 1:
+                out += members
+            else:
+                tails = self.factor(tuple(_tail(m) for m in members))
+                out.append(Seq((Lit(head), self.nested(tails))))
+        return out[0] if len(out) == 1 else Alt(tuple(out))
+
+
+def emit_xgrammar(grammar: Grammar, prefix: str = "xr") -> str:
+    """xgrammar EBNF text with ``root ::= start`` (rule names for loops start with ``prefix``)."""
+    reshaper = _Reshaper(grammar, prefix)
+    for name, body in grammar.rules.items():
+        reshaper.rules[name] = reshaper.expr(body, top=True)
+    return emit_gbnf(Grammar(reshaper.rules, grammar.start))
