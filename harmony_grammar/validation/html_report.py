@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..format.causes import cause_of
 from ..format.diagnostics import CATALOGUE
 from .results import ResultBatch
 
@@ -31,9 +32,11 @@ _POSITION_BINS = 10
 
 
 def cause_hint(code: str) -> tuple[str, str | None]:
-    """What a code means and the fix, or None when no fix is known. For now the catalogue's
-    summary and no fix; the cause-and-fix table (``format/causes.py``, issue 13) plugs in
-    here once both are merged: ``cause_of(code)`` gives the summary and the fix."""
+    """The likely cause of ``code`` and the fix at its source (``format/causes.py``); for a
+    code with no known cause, what the code means (the catalogue's summary) and no fix."""
+    cause = cause_of(code)
+    if cause is not None:
+        return cause.summary, cause.fix
     entry = CATALOGUE.get(code)
     return (entry.summary if entry else code), None
 
