@@ -41,6 +41,7 @@ __all__ = [
     "IdFactory",
     "ResponsesError",
     "append_text",
+    "end_item",
     "from_responses",
     "item_kind",
     "new_item",
@@ -280,6 +281,14 @@ def append_text(item: dict[str, Any], text: str) -> None:
         item["content"][0]["text"] += text
 
 
+def end_item(item: dict[str, Any], message: Message) -> bool:
+    """Set the status of ``message``'s item: ``incomplete`` when the message was cut before its
+    stop token, else ``completed``. Returns whether it was cut (the turn's last one decides)."""
+    cut = message.terminator is None
+    item["status"] = "incomplete" if cut else "completed"
+    return cut
+
+
 def response_object(
     response_id: str,
     items: Sequence[dict[str, Any]],
@@ -387,7 +396,6 @@ def output_items(messages: Sequence[Message], ids: IdFactory) -> tuple[list[dict
             break
         item = new_item(kind, ids, recipient=message.recipient, channel=message.channel)
         append_text(item, message.content)
-        cut = message.terminator is None
-        item["status"] = "incomplete" if cut else "completed"
+        cut = end_item(item, message)
         items.append(item)
     return items, cut
