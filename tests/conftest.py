@@ -42,3 +42,15 @@ def shared_data_dir(name: str) -> Path:
     if not path.is_dir():
         pytest.skip(f"{path} is absent (third-party data is read from ../shared, not shipped)")
     return path
+
+
+@pytest.fixture
+def write(tmp_path):
+    """``write(name, text)``: a UTF-8 file of ``text`` in the test's folder; its path."""
+
+    def write(name, text):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    return write

@@ -9,15 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from harmony_grammar.cli.main import main
+from .cli_helpers import run_cli
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "weather.harmony"
 
 
-def run(capsys, *argv):
-    status = main(list(argv))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+run = run_cli
 
 
 def test_parse_example_ok(capsys):

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from harmony_grammar.cli.main import main
 from harmony_grammar.format.causes import CAUSES
 from harmony_grammar.format.parser import parse
 
+from .cli_helpers import run_cli
 from .wild_corpus import load_records
 
 CLEAN = (
@@ -23,20 +23,8 @@ STRIPPED = "analysisThe user wants a word. Answer four.assistantfinalfour"
 GLUED = '<|channel|>commentary to=functions.message_agentresponse<|message|>{"s":"x"}<|call|>'
 
 
-@pytest.fixture
-def write(tmp_path):
-    def write(name, text):
-        path = tmp_path / name
-        path.write_text(text, encoding="utf-8")
-        return str(path)
-
-    return write
-
-
 def run(capsys, *argv):
-    status = main(["repair", *argv])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return run_cli(capsys, "repair", *argv)
 
 
 def test_clean_input_is_printed_unchanged_and_exits_0(capsys, write):

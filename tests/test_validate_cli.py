@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from harmony_grammar.cli.main import main
+from .cli_helpers import run_cli
 
 GOOD = "<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>final<|message|>Hello.<|end|>"
 NO_CHANNEL = "<|start|>user<|message|>hi<|end|>\n<|start|>assistant<|message|>Hello.<|end|>"
@@ -24,20 +24,8 @@ TOOLS = [
 ]
 
 
-@pytest.fixture
-def write(tmp_path):
-    def write(name, text):
-        path = tmp_path / name
-        path.write_text(text, encoding="utf-8")
-        return str(path)
-
-    return write
-
-
 def run(capsys, *argv):
-    status = main(["validate", *argv])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return run_cli(capsys, "validate", *argv)
 
 
 def test_a_valid_file_exits_0(capsys, write):

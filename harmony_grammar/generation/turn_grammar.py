@@ -128,14 +128,10 @@ def completion_grammar(
         body_rules += rules
 
     # start: [analysis] preamble* end — the first message has no <|start|>assistant.
-    kinds, leading = plan.kinds, plan.leading
+    kinds = plan.kinds
     alternatives = []
-    for first in leading + plan.ends:
-        rest = []
-        if (first == "analysis" and "preamble" in kinds) or first == "preamble":
-            rest.append("preamble_next*")
-        if first in leading:
-            rest.append("end_next")
+    for first, preambles, end in plan.openings:
+        rest = (["preamble_next*"] if preambles else []) + (["end_next"] if end else [])
         alternatives.append(" ".join([f"{first}_first", *rest]))
     lines.append("start: " + "\n     | ".join(alternatives))
     lines.append("end_next: " + " | ".join(f"{k}_next" for k in plan.ends))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..format.grammar import harmony_parser
 from ..format.tokens import ControlToken
@@ -30,6 +30,7 @@ from ..tools.arguments import ToolsArgument, tool_schemas
 __all__ = [
     "CONTROL_TERMINALS",
     "MessageKind",
+    "Opening",
     "TurnGrammarError",
     "TurnPlan",
     "message_shape",
@@ -151,6 +152,32 @@ class TurnPlan:
     def leading(self) -> tuple[str, ...]:
         """The kinds that may come before the end: ``analysis`` and ``preamble``, if allowed."""
         return tuple(k for k in ("analysis", "preamble") if k in self.kinds)
+
+    @property
+    def openings(self) -> tuple[Opening, ...]:
+        """The turn's alternatives, one per kind its first message may be (leading, then ends).
+
+        ``[analysis] preamble* end`` spelled out: after a leading message come the
+        preambles (when allowed) and then one end message; an end message is the whole turn.
+        Both emitters write these, each in its own syntax.
+        """
+        return tuple(
+            Opening(
+                first,
+                preambles=first in self.leading and "preamble" in self.kinds,
+                end=first in self.leading,
+            )
+            for first in self.leading + self.ends
+        )
+
+
+class Opening(NamedTuple):
+    """One alternative of a turn: its first message's kind, whether ``preamble*`` follows,
+    and whether an end message follows (after them)."""
+
+    first: str
+    preambles: bool
+    end: bool
 
 
 def response_schema(response_format: Mapping[str, Any]) -> Any:

@@ -96,11 +96,11 @@ def plan_structural_tag(
     # [analysis] preamble* end — the first message has no <|start|>assistant.
     end_next = _one_of([message(k, first=False) for k in plan.ends])
     alternatives: list[Format] = []
-    for first in plan.leading + plan.ends:
+    for first, preambles, end in plan.openings:
         elements = [message(first, first=True)]
-        if "preamble" in plan.kinds and first in plan.leading:
+        if preambles:
             elements.append({"type": "star", "content": message("preamble", first=False)})
-        if first in plan.leading:
+        if end:
             elements.append(end_next)
         alternatives.append(
             elements[0] if len(elements) == 1 else {"type": "sequence", "elements": elements}

@@ -14,7 +14,6 @@ Completions format leaves open.
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -24,14 +23,13 @@ from ..tools.spec import ToolSpec
 from .conversation import (
     Conversation,
     ConversationItem,
-    DeveloperContent,
-    ReasoningEffort,
     SystemContent,
     assistant_message,
     tool_call_message,
     tool_result_message,
     user_message,
 )
+from .requests import chosen_tools, head_items, tool_specs, with_reasoning_effort
 
 __all__ = [
     "ChatCompletionError",
@@ -79,60 +77,38 @@ def _text(content: Any, path: str) -> str:
     raise ChatCompletionError("content must be a string, null or a list of parts", path)
 
 
-def _tool_specs(request: Mapping[str, Any]) -> list[ToolSpec]:
-    tools = request.get("tools") or []
-    if not isinstance(tools, list):
-        raise ChatCompletionError("must be a list", "tools")
-    specs: list[ToolSpec] = []
-    for i, tool in enumerate(tools):
-        path = f"tools[{i}]"
-        if not isinstance(tool, Mapping) or tool.get("type", "function") != "function":
-            kind = tool.get("type") if isinstance(tool, Mapping) else tool
-            raise ChatCompletionError(f"tool type {kind!r} is not supported (function)", path)
-        function = tool.get("function")
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-            raise ChatCompletionError("needs function.name", path)
-        description = function.get("description") or ""
-        parameters = function.get("parameters")
-        if not isinstance(description, str) or not (
-            parameters is None or isinstance(parameters, Mapping)
-        ):
-            raise ChatCompletionError("function.description or .parameters is malformed", path)
-        specs.append(ToolSpec(function["name"], description, parameters))
-    return specs
+def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
+    """A Chat Completions tool: ``{"type": "function", "function": {"name", ...}}``."""
+    function = tool.get("function")
+    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        raise ChatCompletionError("needs function.name", path)
+    description = function.get("description") or ""
+    parameters = function.get("parameters")
+    if not isinstance(description, str) or not (
+        parameters is None or isinstance(parameters, Mapping)
+    ):
+        raise ChatCompletionError("function.description or .parameters is malformed", path)
+    return ToolSpec(function["name"], description, parameters)
 
 
-def _chosen_tools(request: Mapping[str, Any], specs: list[ToolSpec]) -> list[ToolSpec]:
-    """The tools ``tool_choice`` lets the model see: all, none, or the one named."""
-    choice = request.get("tool_choice")
-    if choice in (None, "auto", "required"):
-        return specs
-    if choice == "none":
-        return []
+def _named_function(choice: Any) -> Mapping[str, Any] | None:
+    """``{"type": "function", "function": {"name": ...}}``'s function, which holds the name."""
     if isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
-        name = choice["function"].get("name")
-        chosen = [spec for spec in specs if spec.name == name]
-        if not chosen:
-            raise ChatCompletionError(
-                f"names {name!r}, which is not among the tools", "tool_choice"
-            )
-        return chosen
-    raise ChatCompletionError(
-        "must be 'auto', 'required', 'none' or {'type': 'function', 'function': {'name': ...}}",
-        "tool_choice",
+        function: Mapping[str, Any] = choice["function"]
+        return function
+    return None
+
+
+def _tools(request: Mapping[str, Any]) -> list[ToolSpec]:
+    """The request's tools that ``tool_choice`` lets the model see."""
+    specs = tool_specs(request, _read_tool, ChatCompletionError, default_type="function")
+    return chosen_tools(
+        request,
+        specs,
+        _named_function,
+        ChatCompletionError,
+        "'auto', 'required', 'none' or {'type': 'function', 'function': {'name': ...}}",
     )
-
-
-def _reasoning_effort(request: Mapping[str, Any], system: SystemContent) -> SystemContent:
-    effort = request.get("reasoning_effort")
-    if effort is None:
-        return system
-    try:
-        return dataclasses.replace(system, reasoning_effort=ReasoningEffort(effort))
-    except ValueError:
-        raise ChatCompletionError(
-            f"{effort!r} is not one of low, medium, high", "reasoning_effort"
-        ) from None
 
 
 def _assistant(
@@ -196,8 +172,13 @@ def from_chat_completions(
     messages = request.get("messages")
     if not isinstance(messages, list):
         raise ChatCompletionError("must be a list of messages", "messages")
-    system_content = _reasoning_effort(request, system or SystemContent())
-    tools = _chosen_tools(request, _tool_specs(request))
+    system_content = with_reasoning_effort(
+        system or SystemContent(),
+        request.get("reasoning_effort"),
+        ChatCompletionError,
+        "reasoning_effort",
+    )
+    tools = _tools(request)
     instructions: list[str] = []
     body: list[ConversationItem] = []
     call_names: dict[str, str] = {}
@@ -216,15 +197,7 @@ def from_chat_completions(
             body.append(_tool_result(message, path, call_names))
         else:
             raise ChatCompletionError(f"role {role!r} is not supported", path)
-    head: list[ConversationItem] = [system_content]
-    if instructions or tools:
-        head.append(
-            DeveloperContent(
-                instructions="\n\n".join(instructions) if instructions else None,
-                tools=tuple(tools),
-            )
-        )
-    return Conversation((*head, *body))
+    return Conversation((*head_items(system_content, instructions, tools), *body))
 
 
 # -- completion -> response message ------------------------------------------------------

@@ -16,7 +16,6 @@ are the ``openai`` SDK's (``openai.types.responses``); tests validate every payl
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,8 +28,6 @@ from .chat import FUNCTIONS_PREFIX, ChatCompletionError
 from .conversation import (
     Conversation,
     ConversationItem,
-    DeveloperContent,
-    ReasoningEffort,
     ResponseFormat,
     SystemContent,
     assistant_message,
@@ -38,11 +35,13 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
+from .requests import chosen_tools, head_items, tool_specs, with_reasoning_effort
 
 __all__ = [
     "IdFactory",
     "ResponsesError",
     "append_text",
+    "end_item",
     "from_responses",
     "item_kind",
     "new_item",
@@ -86,57 +85,39 @@ def _text(content: Any, path: str) -> str:
     raise ResponsesError("must be a string or a list of text parts", path)
 
 
-def _tool_specs(request: Mapping[str, Any]) -> list[ToolSpec]:
-    tools = request.get("tools") or []
-    if not isinstance(tools, list):
-        raise ResponsesError("must be a list", "tools")
-    specs: list[ToolSpec] = []
-    for i, tool in enumerate(tools):
-        path = f"tools[{i}]"
-        if not isinstance(tool, Mapping) or tool.get("type") != "function":
-            kind = tool.get("type") if isinstance(tool, Mapping) else tool
-            raise ResponsesError(f"tool type {kind!r} is not supported (function)", path)
-        name, description = tool.get("name"), tool.get("description") or ""
-        parameters = tool.get("parameters")
-        if not isinstance(name, str) or not isinstance(description, str):
-            raise ResponsesError("needs a string name (and description)", path)
-        if parameters is not None and not isinstance(parameters, Mapping):
-            raise ResponsesError("parameters must be a JSON Schema object", path)
-        specs.append(ToolSpec(name, description, parameters))
-    return specs
+def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
+    """A Responses function tool: ``{"type": "function", "name", "description", ...}``."""
+    name, description = tool.get("name"), tool.get("description") or ""
+    parameters = tool.get("parameters")
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise ResponsesError("needs a string name (and description)", path)
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise ResponsesError("parameters must be a JSON Schema object", path)
+    return ToolSpec(name, description, parameters)
 
 
-def _chosen_tools(request: Mapping[str, Any], specs: list[ToolSpec]) -> list[ToolSpec]:
-    """The tools ``tool_choice`` lets the model see: all, none, or the one named."""
-    choice = request.get("tool_choice")
-    if choice in (None, "auto", "required"):
-        return specs
-    if choice == "none":
-        return []
+def _named_function(choice: Any) -> Mapping[str, Any] | None:
+    """``{"type": "function", "name": ...}`` itself, which holds the name."""
     if isinstance(choice, Mapping) and choice.get("type") == "function":
-        chosen = [spec for spec in specs if spec.name == choice.get("name")]
-        if not chosen:
-            raise ResponsesError(
-                f"names {choice.get('name')!r}, which is not among the tools", "tool_choice"
-            )
-        return chosen
-    raise ResponsesError(
-        "must be 'auto', 'required', 'none' or {'type': 'function', 'name': ...}", "tool_choice"
+        return choice
+    return None
+
+
+def _tools(request: Mapping[str, Any]) -> list[ToolSpec]:
+    """The request's function tools that ``tool_choice`` lets the model see."""
+    return chosen_tools(
+        request,
+        tool_specs(request, _read_tool, ResponsesError),
+        _named_function,
+        ResponsesError,
+        "'auto', 'required', 'none' or {'type': 'function', 'name': ...}",
     )
 
 
 def _system(request: Mapping[str, Any], system: SystemContent) -> SystemContent:
     reasoning = request.get("reasoning")
     effort = reasoning.get("effort") if isinstance(reasoning, Mapping) else None
-    if effort is None:
-        return system
-    try:
-        return dataclasses.replace(system, reasoning_effort=ReasoningEffort(effort))
-    except ValueError:
-        # gpt-oss was trained on low, medium and high only; "minimal" or "xhigh" has no line.
-        raise ResponsesError(
-            f"{effort!r} is not one of low, medium, high", "reasoning.effort"
-        ) from None
+    return with_reasoning_effort(system, effort, ResponsesError, "reasoning.effort")
 
 
 def _response_formats(request: Mapping[str, Any]) -> tuple[ResponseFormat, ...]:
@@ -224,17 +205,9 @@ def from_responses(
         if not isinstance(item, Mapping):
             raise ResponsesError("must be an object", f"input[{i}]")
         body += _input_item(item, f"input[{i}]", call_names, instructions)
-    tools = _chosen_tools(request, _tool_specs(request))
+    tools = _tools(request)
     formats = _response_formats(request)
-    head: list[ConversationItem] = [_system(request, system or SystemContent())]
-    if instructions or tools or formats:
-        head.append(
-            DeveloperContent(
-                instructions="\n\n".join(instructions) if instructions else None,
-                tools=tuple(tools),
-                response_formats=formats,
-            )
-        )
+    head = head_items(_system(request, system or SystemContent()), instructions, tools, formats)
     return Conversation((*head, *body))
 
 
@@ -306,6 +279,14 @@ def append_text(item: dict[str, Any], text: str) -> None:
         item["arguments"] += text
     else:
         item["content"][0]["text"] += text
+
+
+def end_item(item: dict[str, Any], message: Message) -> bool:
+    """Set the status of ``message``'s item: ``incomplete`` when the message was cut before its
+    stop token, else ``completed``. Returns whether it was cut (the turn's last one decides)."""
+    cut = message.terminator is None
+    item["status"] = "incomplete" if cut else "completed"
+    return cut
 
 
 def response_object(
@@ -415,7 +396,6 @@ def output_items(messages: Sequence[Message], ids: IdFactory) -> tuple[list[dict
             break
         item = new_item(kind, ids, recipient=message.recipient, channel=message.channel)
         append_text(item, message.content)
-        cut = message.terminator is None
-        item["status"] = "incomplete" if cut else "completed"
+        cut = end_item(item, message)
         items.append(item)
     return items, cut

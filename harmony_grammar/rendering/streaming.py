@@ -35,6 +35,7 @@ from .chat import finish_reason, random_call_id, tokens_stripped
 from .responses import (
     IdFactory,
     append_text,
+    end_item,
     item_kind,
     new_item,
     random_id,
@@ -282,8 +283,7 @@ class ResponsesStream(_Adapter):
 
     def _message_end(self, message: Message) -> list[dict[str, Any]]:
         item = self._items[-1]
-        self._cut = message.terminator is None
-        item["status"] = "incomplete" if self._cut else "completed"
+        self._cut = end_item(item, message)
         where = self._where()
         if self.kind == "function_call":
             out = [

@@ -14,11 +14,11 @@ read and write steps here are the ones to replace by it; the batch function stay
 from __future__ import annotations
 
 import json
-import logging
 import warnings
 from typing import Any
 
 from ..format.model import Diagnostic, Severity
+from ..validation.ray_engine import configure_data_context, start_ray
 from .batch import COLUMNS, PrepareOptions, Problem, prepare_batch
 from .readers import input_kind, parse_json_line, without_nulls
 
@@ -94,13 +94,10 @@ def prepare_with_ray(
     import ray
     import ray.data
 
-    if not ray.is_initialized():
-        ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    # A Ray started here stays up for the process, as before: prepare runs once per process.
+    start_ray(ray)
     # Ray Data logs every operator at INFO on stderr, where prepare reports its problems.
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    context.execution_options.preserve_order = True
+    configure_data_context(ray, progress=False)
     records = _read(source)
     with warnings.catch_warnings():
         # zip is deprecated for relying on order, which preserve_order above guarantees;

@@ -23,11 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Message, Severity
 from ..tools.arguments import tool_schemas
 from ..tools.json_limits import JsonLimitError, loads_bounded
-from .validator import validate
+from .record import validate_record
 
 __all__ = [
     "EXCERPT_CONTEXT",
@@ -151,23 +150,18 @@ class _ToolCache:
             return f"the record's tools are not usable ({exc})"[:500]
 
 
-def _failure(message: str) -> tuple[tuple[Diagnostic, ...], tuple[Message, ...]]:
-    return (make_diagnostic("HG290", message, 0, 0),), ()
-
-
 def _check(
     source: str | list[int] | None,
     error: str | None,
     tools: Mapping[str, Any] | None,
     options: BatchOptions,
 ) -> tuple[tuple[Diagnostic, ...], tuple[Message, ...]]:
-    if source is None:
-        return _failure(error or "no input")
-    try:
-        report = validate(source, tools=tools, start=options.start, strict=options.strict)
-    except Exception as exc:  # one record must never stop a dataset run: report it, go on
-        return _failure(f"the record could not be validated ({type(exc).__name__}: {exc})"[:500])
-    return report.diagnostics, report.messages
+    checked = validate_record(
+        source, error, tools=tools, start=options.start, strict=options.strict
+    )
+    if isinstance(checked, Diagnostic):
+        return (checked,), ()
+    return checked.diagnostics, checked.messages
 
 
 def _excerpt(source: str | list[int] | None, first: Diagnostic | None) -> dict[str, Any] | None:

@@ -19,10 +19,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
-from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
 from ..tools.json_limits import JsonLimitError, loads_bounded
-from .validator import validate
+from .record import validate_record
 
 __all__ = [
     "BATCH_SIZE",
@@ -160,20 +159,13 @@ def _set_options(options: ValidationOptions) -> None:
 
 
 def _validate_one(item: Item, options: ValidationOptions) -> ItemResult:
-    if item.source is None:
-        problem = make_diagnostic("HG290", item.error or "no input", 0, 0)
-        return ItemResult(item.key, (problem,), size=item.size)
-    try:
-        report = validate(
-            item.source, tools=options.tools, start=options.start, strict=options.strict
-        )
-    except Exception as exc:  # one record must never stop a dataset run: report it, go on
-        problem = make_diagnostic(
-            "HG290", f"the record could not be validated ({type(exc).__name__}: {exc})"[:500], 0, 0
-        )
-        return ItemResult(item.key, (problem,), size=item.size)
+    checked = validate_record(
+        item.source, item.error, tools=options.tools, start=options.start, strict=options.strict
+    )
+    if isinstance(checked, Diagnostic):
+        return ItemResult(item.key, (checked,), size=item.size)
     return ItemResult(
-        item.key, report.diagnostics, tokens=not isinstance(item.source, str), size=item.size
+        item.key, checked.diagnostics, tokens=not isinstance(item.source, str), size=item.size
     )
 
 

@@ -34,7 +34,7 @@ from .local_engine import validate_chunk
 from .results import ResultBatch
 from .sources import DEFAULT_CHUNK, Unit, read_unit
 
-__all__ = ["RayUnavailableError", "validate_ray"]
+__all__ = ["RayUnavailableError", "configure_data_context", "start_ray", "validate_ray"]
 
 
 class RayUnavailableError(ImportError):
@@ -51,6 +51,38 @@ def _import_ray() -> Any:
             f"the ray engine needs Ray Data: pip install 'harmony-grammar[scale]' ({exc})"
         ) from None
     return ray
+
+
+def start_ray(ray: Any, *, address: str | None = None, jobs: int = 0) -> bool:
+    """Start Ray quietly (no dashboard, no worker logs on the driver) unless it is running.
+
+    ``address`` joins a running cluster; without it a local instance gets ``jobs`` CPUs (0:
+    all). Returns whether this call started it (so the caller knows whether to shut it down).
+    Shared with the ``prepare`` Ray engine (:mod:`harmony_grammar.training.ray_engine`).
+    """
+    if ray.is_initialized():
+        return False
+    local = {"num_cpus": jobs} if address is None and jobs > 0 else {}
+    ray.init(
+        address=address,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.WARNING,
+        **local,
+    )
+    return True
+
+
+def configure_data_context(ray: Any, *, progress: bool = False) -> None:
+    """Ray Data keeps input order, and shows progress (bars, per-run INFO lines) only if asked.
+
+    Our engines report in input order, and their stderr is where problems are reported.
+    """
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True  # results in input order
+    context.enable_progress_bars = progress
+    if not progress:  # Ray Data's per-run INFO lines are its progress report too
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
 
 
 def _validate_units(batch: Any, options: BatchOptions, chunk_size: int) -> Iterator[Any]:
@@ -77,23 +109,9 @@ def validate_ray(
     also caps the tasks running at once. ``progress`` shows Ray's progress bars.
     """
     ray = _import_ray()
-    started = False
-    if not ray.is_initialized():
-        local = {"num_cpus": jobs} if address is None and jobs > 0 else {}
-        ray.init(
-            address=address,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.WARNING,
-            **local,
-        )
-        started = True
+    started = start_ray(ray, address=address, jobs=jobs)
     try:
-        context = ray.data.DataContext.get_current()
-        context.execution_options.preserve_order = True  # results in input order
-        context.enable_progress_bars = progress
-        if not progress:  # Ray Data's per-run INFO lines are its progress report too
-            logging.getLogger("ray.data").setLevel(logging.WARNING)
+        configure_data_context(ray, progress=progress)
         if not units:
             return
         dataset = ray.data.from_items(
