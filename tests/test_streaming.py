@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -201,3 +202,21 @@ def test_the_serving_loop_of_docs_serving_md_stops_at_the_call() -> None:
     assert fed == len(_tokens(FIXTURES[2]))  # stopped right after <|call|>
     assert events[-1]["type"] == "response.completed"
     assert events[-1]["response"] == to_responses(ids[:fed], ids=_ids(), created_at=1.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|channel|>final<|message|><|return|>",
+        "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>analysis<|message|>"
+        "<|end|><|start|>assistant<|channel|>analysis<|message|>y<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>z<|return|>",
+    ],
+)
+def test_empty_messages_add_nothing_to_the_stream(text: str) -> None:
+    # The whole bridge joins only non-empty texts (an empty answer is null, no blank line);
+    # the chunks must accumulate to the same message.
+    ids = _tokens(text)
+    collected = _collect_chat(_chat_stream([[i] for i in ids]))
+    expected = to_chat_completion(ids, strict=False, id_factory=_call_ids)
+    assert collected["message"] == {k: expected["message"][k] for k in collected["message"]}

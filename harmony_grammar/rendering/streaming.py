@@ -136,7 +136,11 @@ class ChatCompletionStream(_Adapter):
         }
         self._make_id = id_factory or random_call_id
         self._opened = False
-        self._messages = {"content": 0, "reasoning_content": 0}
+        # Whether each field has text yet, and whether the current message has written any:
+        # the whole bridge joins the non-empty texts with "\n" (rendering/chat.py), so a
+        # message's first non-empty delta carries the separator and an empty one adds nothing.
+        self._has_text = {"content": False, "reasoning_content": False}
+        self._message_started = False
         self._calls = 0
 
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
@@ -153,14 +157,8 @@ class ChatCompletionStream(_Adapter):
         return [self._chunk({"role": "assistant"})]
 
     def _header(self, event: HeaderComplete) -> list[dict[str, Any]]:
-        if self.kind == "function_call":
-            return []  # the call opens at ToolCallStart, with its id
-        field = self._field()
-        # The whole bridge joins messages with "\n"; an empty first delta marks the field
-        # as present (an empty answer is "", not null).
-        separator = "\n" if self._messages[field] else ""
-        self._messages[field] += 1
-        return [self._chunk({field: separator})]
+        self._message_started = False
+        return []  # text opens at its first non-empty delta; a call at ToolCallStart
 
     def _call_start(self, event: ToolCallStart) -> list[dict[str, Any]]:
         if self.kind != "function_call":
@@ -179,7 +177,14 @@ class ChatCompletionStream(_Adapter):
         if self.kind == "function_call":
             call = {"index": self._calls - 1, "function": {"arguments": text}}
             return [self._chunk({"tool_calls": [call]})]
-        return [self._chunk({self._field(): text})]
+        if not text:
+            return []
+        field = self._field()
+        if not self._message_started:
+            self._message_started = True
+            text = ("\n" if self._has_text[field] else "") + text
+            self._has_text[field] = True
+        return [self._chunk({field: text})]
 
     def close(self) -> list[dict[str, Any]]:
         """End of output: the remaining deltas, then the chunk with ``finish_reason``."""
