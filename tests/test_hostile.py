@@ -237,16 +237,16 @@ def test_tokens_prints_the_ids_of_encoding_whole(encoding, tmp_path, capsys):
 def test_a_record_that_cannot_be_handled_is_reported_and_the_run_goes_on(
     tmp_path, capsys, monkeypatch, jobs
 ):
-    from harmony_grammar.validation import dataset
+    from harmony_grammar.validation import record
 
-    real = dataset.validate
+    real = record.validate
 
     def validate_or_fail(source, **kwargs):
         if "BOOM" in source:
             raise RuntimeError("a bug")
         return real(source, **kwargs)
 
-    monkeypatch.setattr(dataset, "validate", validate_or_fail)
+    monkeypatch.setattr(record, "validate", validate_or_fail)
     good = "<|start|>user<|message|>hi<|end|>"
     lines = [
         json.dumps({"text": good}),
