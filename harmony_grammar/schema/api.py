@@ -6,13 +6,15 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
+import jsonschema
+
 from .compiler import Compiler
 from .emit_gbnf import emit_gbnf
 from .emit_lark import emit_lark
 from .emit_llguidance import emit_llguidance
-from .errors import UnsupportedSchemaError
+from .errors import InvalidSchemaError, UnsupportedSchemaError
 from .ir import Grammar, is_nothing, prune
-from .order import property_rank, sort_keys
+from .order import order_keys
 
 __all__ = [
     "TARGETS",
@@ -42,10 +44,12 @@ def compile_schema(
     unset get only their declared properties, a subset of the valid documents (what OpenAI's
     strict function calling does); the default is the exact language. Raises
     :class:`UnsupportedSchemaError` when the schema cannot be compiled exactly, which
-    includes a schema that no JSON value satisfies.
+    includes a schema that no JSON value satisfies, and its subclass
+    :class:`InvalidSchemaError` when ``schema`` is not a valid JSON Schema at all (checked
+    against its draft's meta-schema first; non-finite numbers are invalid too).
     """
     if isinstance(schema, dict) and isinstance(schema.get("$schema", ""), str) is False:
-        raise UnsupportedSchemaError("$schema", "", "must be a string")
+        raise InvalidSchemaError("$schema", "/$schema", "must be a string")
     try:
         grammar = Compiler(schema, whitespace, closed_objects=closed_objects).compile()
     except RecursionError:
@@ -60,7 +64,7 @@ def schema_to_grammar(
     schema: Any, *, target: Target = "lark", whitespace: WhitespaceMode = "compact"
 ) -> str:
     """A self-contained grammar, start rule ``start``, for exactly the JSON texts ``schema``
-    accepts, with object members in canonical order (see :func:`property_rank`).
+    accepts, with each object's members in its own declared order (see :func:`canonical_json`).
 
     ``target`` is ``"lark"``, ``"llguidance"`` or ``"gbnf"``; ``whitespace="flexible"`` allows
     JSON whitespace between tokens, ``"compact"`` allows none.
@@ -72,8 +76,17 @@ def schema_to_grammar(
 
 
 def canonical_json(value: Any, schema: Any, *, indent: int | None = None) -> str:
-    """``value`` as JSON text in the key order the grammar of ``schema`` expects."""
-    ordered = sort_keys(value, property_rank(schema))
+    """``value`` as JSON text in the key order the grammar of ``schema`` expects: each object
+    in the declared order of the schemas that validate it (for ``anyOf``/``oneOf``, the first
+    branch that does), other keys after them in the value's own order.
+    """
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    validator = cls(schema)
+
+    def is_valid(instance: Any, subschema: Any) -> bool:
+        return bool(validator.evolve(schema=subschema).is_valid(instance))
+
+    ordered = order_keys(value, schema, schema, is_valid)
     if indent is None:
         return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
     return json.dumps(ordered, ensure_ascii=False, indent=indent)

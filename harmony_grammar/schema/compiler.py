@@ -27,6 +27,7 @@ from urllib.parse import unquote
 
 import jsonschema
 
+from .check import check_schema
 from .errors import UnsupportedSchemaError
 from .formats import format_ir
 from .ir import (
@@ -49,7 +50,6 @@ from .merge import ANNOTATIONS, is_true_schema, merge_schemas
 from .numbers import Bound, NotExact, number_token
 from .objects import ObjectBuilder
 from .one_of import one_of, type_set
-from .order import property_rank, sort_keys
 from .regex import ANY_CHAR, RegexError, search_ir
 from .strings import json_string, limit_length, literal_string
 
@@ -111,14 +111,16 @@ class Compiler:
         self.closed_objects = closed_objects
         self.ws = opt(Token(Repeat(_WS_CHARS, 1, None))) if whitespace == "flexible" else EMPTY
         self.grammar = Grammar()
-        self.rank = property_rank(root)
         draft = root.get("$schema", "") if isinstance(root, dict) else ""
         if draft and str(draft).rstrip("#") not in KNOWN_DIALECTS:
             raise UnsupportedSchemaError("$schema", "", f"unknown dialect {draft!r}")
         self.legacy = any(f"draft-0{n}" in str(draft) for n in (3, 4, 6, 7))
         # Draft 4 counts 1.0 as a number but not as an integer.
         self.zero_fraction_integers = "draft-04" not in str(draft)
-        cls = jsonschema.validators.validator_for(root, default=jsonschema.Draft202012Validator)
+        # validator_for reads `$schema` with `in`, which a number or null cannot answer.
+        typed = root if isinstance(root, (dict, bool)) else {}
+        cls = jsonschema.validators.validator_for(typed, default=jsonschema.Draft202012Validator)
+        check_schema(root, cls)
         self.validator = cls(root, format_checker=cls.FORMAT_CHECKER)
         self._pointer_rules: dict[str, str] = {}
         self._counter = itertools.count()
@@ -324,8 +326,8 @@ class Compiler:
         if isinstance(value, list):
             return seq(Lit("["), ws, self.joined([self.literal(v) for v in value]), ws, Lit("]"))
         if isinstance(value, dict):
-            keys = sort_keys(value, self.rank)
-            members = [self.member(literal_string(k), self.literal(value[k])) for k in keys]
+            # An object literal keeps the key order it is written in (file key order).
+            members = [self.member(literal_string(k), self.literal(v)) for k, v in value.items()]
             return seq(Lit("{"), ws, self.joined(members), ws, Lit("}"))
         raise UnsupportedSchemaError("enum", "", f"not a JSON value: {value!r}")
 

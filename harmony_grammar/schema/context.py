@@ -26,8 +26,6 @@ class CompilerContext(Protocol):
     ws: Expr
     #: The grammar being built; builders add rules to it.
     grammar: Grammar
-    #: The rank of each property name, deciding the order properties are written in.
-    rank: dict[str, int]
     #: The reference validator for the root schema (``jsonschema``).
     validator: Any
 

@@ -1,4 +1,4 @@
-"""Objects: declared properties in canonical order, additional and pattern-named members.
+"""Objects: declared properties in declared order, additional and pattern-named members.
 
 ``ObjectBuilder`` turns one object schema into a state machine of rules (see its docstring);
 ``patternProperties`` split the names that are not declared into regions, each an
@@ -18,6 +18,7 @@ from .context import CompilerContext, Schema
 from .errors import UnsupportedSchemaError
 from .ir import EMPTY, NOTHING, Alt, Expr, Lit, Ref, Repeat, Seq, alt, both, is_nothing, repeat, seq
 from .merge import is_true_schema
+from .order import declared_order
 from .regex import RegexError, parse_pattern, search_ir
 from .strings import json_string, literal_string, string_not_in
 
@@ -27,8 +28,8 @@ __all__ = ["ObjectBuilder"]
 class ObjectBuilder:
     """The members of one object schema, as a state machine of rules.
 
-    Declared properties come in canonical order, each present or absent; the state records
-    how many members were written (for min/maxProperties), which names are still owed
+    Declared properties come in the object's declared order, each present or absent; the
+    state records how many members were written (for min/maxProperties), which names are still owed
     (``required``, ``dependentRequired``) and which are now forbidden (a name whose
     dependency was skipped). Additional members may come anywhere, in any order.
     """
@@ -57,8 +58,8 @@ class ObjectBuilder:
             parts.extend(self.patterns[p] for p in self.matches[name])
             if not parts:
                 parts.append(addl)
-        rank = compiler.rank
-        self.order = sorted(schemas, key=lambda k: (0, rank[k], "") if k in rank else (1, 0, k))
+        # This object's own declaration decides the order (schemas has exactly these names).
+        self.order = declared_order({**s, "properties": props})
         self.position = {name: i for i, name in enumerate(self.order)}
         self.values = {
             n: compiler.value(_all_of(schemas[n]), f"{pointer}/properties/{_escape(n)}")
@@ -158,9 +159,7 @@ class ObjectBuilder:
             newly = frozenset(k for k, v in self.deps.items() if name in v)
             branches.append(self.state(i + 1, count, owed, banned | newly, started))
         if room and not is_nothing(self.extra):
-            # Additional members may come between declared ones: a name that the canonical
-            # order ranks (declared by another object) but this object does not declare
-            # sits at its rank, among this object's own properties.
+            # Additional members may come anywhere between declared ones, in any order.
             lead = (self.c.sep(),) if started else ()
             again = self.state(i, min(count + 1, self.cap), owed, banned, True)
             branches.append(seq(*lead, self.extra, again))

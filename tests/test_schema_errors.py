@@ -1,0 +1,73 @@
+"""Malformed schemas: one documented error (InvalidSchemaError), never a raw exception."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harmony_grammar.schema import (
+    InvalidSchemaError,
+    UnsupportedSchemaError,
+    compile_schema,
+    schema_to_grammar,
+)
+
+
+@pytest.mark.parametrize(
+    ("schema", "keyword", "pointer"),
+    [
+        ([], "", ""),
+        ("x", "", ""),
+        (5, "", ""),
+        (None, "", ""),
+        ({"anyOf": 5}, "anyOf", "/anyOf"),
+        ({"required": [5]}, "required", "/required/0"),
+        ({"minLength": "3"}, "minLength", "/minLength"),
+        ({"minimum": math.nan}, "minimum", "/minimum"),
+        ({"maximum": math.inf}, "maximum", "/maximum"),
+        ({"minimum": "3"}, "minimum", "/minimum"),  # used to compile silently
+        ({"$schema": 5}, "$schema", "/$schema"),
+        ({"properties": {"a/b": {"items": {"maxItems": -1}}}}, "maxItems",
+         "/properties/a~1b/items/maxItems"),
+        ({"items": [{"type": "string"}, {"type": 7}]}, "type", "/items/1/type"),
+    ],
+)
+def test_malformed_schemas_raise_one_error_naming_keyword_and_pointer(
+    schema: object, keyword: str, pointer: str
+) -> None:
+    with pytest.raises(InvalidSchemaError) as info:
+        schema_to_grammar(schema)
+    assert (info.value.keyword, info.value.pointer) == (keyword, pointer)
+    assert isinstance(info.value, UnsupportedSchemaError)  # one `except` catches both
+    assert str(info.value).startswith("invalid schema")
+
+
+def test_draft_7_spellings_without_dollar_schema_are_valid() -> None:
+    compile_schema({"items": [{"type": "string"}], "additionalItems": False})
+    compile_schema({"dependencies": {"a": ["b"]}})
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats() | st.sampled_from(["", "x", "a+"]),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(
+            ["type", "items", "properties", "required", "anyOf", "minimum", "maxLength",
+             "enum", "pattern", "additionalProperties", "$ref", "not", "a"]
+        ),
+        inner,
+        max_size=3,
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_JSON)
+def test_arbitrary_json_compiles_or_raises_the_documented_error(schema: object) -> None:
+    with contextlib.suppress(UnsupportedSchemaError):
+        schema_to_grammar(schema, target="llguidance")
