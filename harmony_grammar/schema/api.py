@@ -9,12 +9,14 @@ from typing import Any, Literal
 import jsonschema
 
 from .compiler import Compiler
+from .ecma_search import ecma_validator_class
 from .emit_gbnf import emit_gbnf
 from .emit_lark import emit_lark
 from .emit_llguidance import emit_llguidance
 from .errors import InvalidSchemaError, UnsupportedSchemaError
 from .ir import Grammar, is_nothing, prune
 from .order import order_keys
+from .regex import RegexError
 
 __all__ = [
     "TARGETS",
@@ -54,6 +56,8 @@ def compile_schema(
         grammar = Compiler(schema, whitespace, closed_objects=closed_objects).compile()
     except RecursionError:
         raise UnsupportedSchemaError("$ref", "", "the schema nests too deeply") from None
+    except RegexError as exc:  # met by the reference validator, outside any keyword builder
+        raise UnsupportedSchemaError("pattern", "", str(exc)) from None
     prune(grammar)
     if is_nothing(grammar.rules[grammar.start]):
         raise UnsupportedSchemaError("false", "", "no JSON value is valid under this schema")
@@ -80,8 +84,9 @@ def canonical_json(value: Any, schema: Any, *, indent: int | None = None) -> str
     in the declared order of the schemas that validate it (for ``anyOf``/``oneOf``, the first
     branch that does), other keys after them in the value's own order.
     """
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    validator = cls(schema)
+    typed = schema if isinstance(schema, (dict, bool)) else {}
+    cls = jsonschema.validators.validator_for(typed, default=jsonschema.Draft202012Validator)
+    validator = ecma_validator_class(cls)(schema)
 
     def is_valid(instance: Any, subschema: Any) -> bool:
         return bool(validator.evolve(schema=subschema).is_valid(instance))

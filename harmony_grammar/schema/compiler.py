@@ -28,11 +28,13 @@ from urllib.parse import unquote
 import jsonschema
 
 from .check import check_schema
+from .ecma_search import ecma_validator_class
 from .errors import UnsupportedSchemaError
 from .formats import format_ir
 from .ir import (
     EMPTY,
     NOTHING,
+    Chars,
     Expr,
     Grammar,
     Lit,
@@ -42,6 +44,7 @@ from .ir import (
     alt,
     both,
     chars,
+    is_nothing,
     opt,
     repeat,
     seq,
@@ -121,7 +124,9 @@ class Compiler:
         typed = root if isinstance(root, (dict, bool)) else {}
         cls = jsonschema.validators.validator_for(typed, default=jsonschema.Draft202012Validator)
         check_schema(root, cls)
-        self.validator = cls(root, format_checker=cls.FORMAT_CHECKER)
+        # The reference validator reads patterns as ECMA-262, as the grammar does.
+        ecma = ecma_validator_class(cls)
+        self.validator = ecma(root, format_checker=cls.FORMAT_CHECKER)
         self._pointer_rules: dict[str, str] = {}
         self._counter = itertools.count()
 
@@ -299,17 +304,31 @@ class Compiler:
         return list(dict.fromkeys(names))
 
     def enumeration(self, s: Schema, pointer: str) -> Expr:
-        candidates = [s["const"]] if "const" in s else list(s["enum"])
-        check = self.validator.evolve(schema=s)
+        source = "const" if "const" in s else "enum"
+        candidates = [s["const"]] if source == "const" else list(s["enum"])
+        # Each candidate is in the keyword it came from: checking that too was quadratic.
+        rest = {k: v for k, v in s.items() if k != source}
+        check = self.validator.evolve(schema=rest)
+        # Nothing else to check (a plain `enum`/`const`): skip the validator, which costs
+        # about a millisecond a candidate.
+        unchecked = not set(rest) - ANNOTATIONS
         out = []
         for v in candidates:
-            if not check.is_valid(v):
-                continue
-            if isinstance(v, int) and not isinstance(v, bool) and not _float_ok(check, v):
-                out.append(number_token(integer=True, lower=Bound(Fraction(v)),
-                                        upper=Bound(Fraction(v)), zero_fraction=False))  # fmt: skip
-            else:
-                out.append(self.literal(v))
+            try:
+                if not unchecked and not check.is_valid(v):
+                    continue
+            except RegexError as exc:  # a pattern the reference validator cannot read
+                raise UnsupportedSchemaError("pattern", pointer, str(exc)) from None
+            try:
+                is_int = isinstance(v, int) and not isinstance(v, bool)
+                if is_int and not unchecked and not _float_ok(check, v):
+                    exact = Bound(Fraction(v))
+                    out.append(number_token(integer=True, lower=exact, upper=exact,
+                                            zero_fraction=False))  # fmt: skip
+                else:
+                    out.append(self.literal(v))
+            except NotExact as exc:  # a number a double reader would read as another
+                raise UnsupportedSchemaError("enum", pointer, f"{v!r}: {exc}") from None
         return alt(*out)
 
     # -- literals and generic JSON ----------------------------------------------------------
@@ -346,6 +365,14 @@ class Compiler:
         """``items`` separated by commas."""
         return seq(*itertools.chain.from_iterable(
             ((self.sep(),) if i else ()) + (item,) for i, item in enumerate(items)))  # fmt: skip
+
+    def shared(self, expr: Expr) -> Expr:
+        """``expr`` where it is small, else a rule for it: an expression used in several
+        places must be one rule, or every emitter prints it once per use (nested arrays grew
+        four times per two levels)."""
+        if isinstance(expr, (Lit, Ref, Token, Chars)) or is_nothing(expr) or expr == EMPTY:
+            return expr
+        return self.new_rule(expr, hint="v")
 
     def sep(self) -> Expr:
         return seq(self.ws, Lit(","), self.ws)
@@ -439,7 +466,7 @@ class Compiler:
         if hi is not None and lo > hi:
             return NOTHING
         elems = [self.value(p, f"{pointer}/prefixItems/{i}") for i, p in enumerate(prefix)]
-        rest_expr = self.value(rest, f"{pointer}/items")
+        rest_expr = self.shared(self.value(rest, f"{pointer}/items"))
 
         def tail(i: int) -> Expr:
             """Elements from index i on, each preceded by a separator when i > 0."""

@@ -49,6 +49,10 @@ class CompilerContext(Protocol):
         """The allowed types of ``s``."""
         ...
 
+    def shared(self, expr: Expr) -> Expr:
+        """``expr`` where it is small, else a rule for it (for expressions used twice)."""
+        ...
+
     def sep(self) -> Expr:
         """The comma between members or items, with whitespace."""
         ...

@@ -10,11 +10,11 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
 from .context import CompilerContext, Schema
+from .ecma_search import ecma_search
 from .errors import UnsupportedSchemaError
 from .ir import EMPTY, NOTHING, Alt, Expr, Lit, Ref, Repeat, Seq, alt, both, is_nothing, repeat, seq
 from .merge import is_true_schema
@@ -50,9 +50,13 @@ class ObjectBuilder:
         schemas = {name: [props[name]] for name in props}
         schemas.update({name: [] for name in mentioned - props.keys()})
         #: The patterns each named property matches (searched once, used twice).
+        # A pattern under `true`, beside `additionalProperties: true`, constrains nothing:
+        # whether it matches does not matter (so one this package cannot read is no reason
+        # to refuse the schema).
+        idle = is_true_schema(addl) and all(is_true_schema(v) for v in self.patterns.values())
+        searched = {} if idle else self.patterns
         self.matches = {
-            name: frozenset(p for p in self.patterns if _search(p, name, pointer))
-            for name in schemas
+            name: frozenset(p for p in searched if _search(p, name, pointer)) for name in schemas
         }
         for name, parts in schemas.items():
             parts.extend(self.patterns[p] for p in self.matches[name])
@@ -61,12 +65,15 @@ class ObjectBuilder:
         # This object's own declaration decides the order (schemas has exactly these names).
         self.order = declared_order({**s, "properties": props})
         self.position = {name: i for i, name in enumerate(self.order)}
+        # A value appears in every state at its position: one rule each, not copies.
         self.values = {
-            n: compiler.value(_all_of(schemas[n]), f"{pointer}/properties/{_escape(n)}")
+            n: compiler.shared(
+                compiler.value(_all_of(schemas[n]), f"{pointer}/properties/{_escape(n)}")
+            )
             for n in self.order
         }
         self.keys = {n: literal_string(n) for n in self.order}
-        self.extra = self.extra_member(frozenset(schemas), addl)
+        self.extra = compiler.shared(self.extra_member(frozenset(schemas), addl))
         self.min = math.ceil(s.get("minProperties", 0))
         self.max = None if "maxProperties" not in s else math.floor(s["maxProperties"])
         counting = self.min > 0 or self.max is not None
@@ -210,10 +217,10 @@ def _wide_repeat(expr: Expr) -> bool:
 
 
 def _search(pattern: str, name: str, pointer: str) -> bool:
-    """Whether ``pattern`` matches ``name``, decided as the reference validator does."""
+    """Whether ``pattern`` matches ``name``, with ECMA-262 semantics (as for ``pattern``)."""
     try:
-        return re.search(pattern, name) is not None
-    except re.error as exc:
+        return ecma_search(pattern, name)
+    except RegexError as exc:
         raise UnsupportedSchemaError("patternProperties", pointer, str(exc)) from None
 
 

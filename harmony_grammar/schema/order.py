@@ -9,12 +9,13 @@ callers can give the grammar what it accepts (docs/schema-grammar.md, "Property 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
+from .ecma_search import ecma_search
 from .merge import json_equal
+from .regex import RegexError
 
 __all__ = ["declared_order", "order_keys"]
 
@@ -155,6 +156,6 @@ def _item_schemas(index: int, applicable: list[dict[str, Any]]) -> list[Any]:
 
 def _search(pattern: str, name: str) -> bool:
     try:
-        return re.search(pattern, name) is not None
-    except re.error:
+        return ecma_search(pattern, name)
+    except RegexError:
         return False
