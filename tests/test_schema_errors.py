@@ -71,3 +71,16 @@ _JSON = st.recursive(
 def test_arbitrary_json_compiles_or_raises_the_documented_error(schema: object) -> None:
     with contextlib.suppress(UnsupportedSchemaError):
         schema_to_grammar(schema, target="llguidance")
+
+
+def test_wide_and_deep_schemas_compile_without_hitting_the_recursion_limit() -> None:
+    # 1,000 properties or prefixItems used to be refused as "'$ref' nests too deeply" (one
+    # Python frame per member); nesting 100 arrays deep used to take minutes.
+    wide_object = {"type": "object", "properties": {f"p{i}": {"type": "boolean"} for i in range(1000)}}
+    wide_tuple = {"type": "array", "prefixItems": [{"type": "boolean"}] * 1000}
+    deep: object = {"type": "boolean"}
+    for _ in range(100):
+        deep = {"type": "array", "items": deep}
+    for schema in (wide_object, wide_tuple, deep):
+        text = schema_to_grammar(schema, target="llguidance")
+        assert len(text) < 2_000_000  # linear in the schema, not exponential

@@ -468,14 +468,8 @@ class Compiler:
         elems = [self.value(p, f"{pointer}/prefixItems/{i}") for i, p in enumerate(prefix)]
         rest_expr = self.shared(self.value(rest, f"{pointer}/items"))
 
-        def tail(i: int) -> Expr:
-            """Elements from index i on, each preceded by a separator when i > 0."""
-            lead = (self.sep(),) if i else ()
-            if i < len(elems):
-                if hi is not None and i >= hi:
-                    return EMPTY
-                more = seq(*lead, elems[i], tail(i + 1))
-                return more if i < lo else alt(EMPTY, more)
+        def rest_from(i: int) -> Expr:
+            """Items from index i on, past the prefix, each after a separator when i > 0."""
             need = max(0, lo - i)
             room = None if hi is None else hi - i
             if i:
@@ -486,7 +480,19 @@ class Compiler:
                                            None if room is None else room - 1))  # fmt: skip
             return first if need else alt(EMPTY, first)
 
-        return seq(Lit("["), self.ws, tail(0), self.ws, Lit("]"))
+        # Built from the last prefix item back, iteratively (a recursion per item hit
+        # Python's limit near 1,000 items); each optional tail is its own rule, so the
+        # expression stays shallow and every emitter linear.
+        tail = rest_from(len(elems))
+        for i in reversed(range(len(elems))):
+            if hi is not None and i >= hi:
+                tail = EMPTY
+                continue
+            lead = (self.sep(),) if i else ()
+            more = seq(*lead, elems[i], tail)
+            tail = more if i < lo else self.shared(alt(EMPTY, more))
+
+        return seq(Lit("["), self.ws, tail, self.ws, Lit("]"))
 
     def object(self, s: Schema, pointer: str) -> Expr:
         return ObjectBuilder(self, s, pointer).build()

@@ -86,6 +86,15 @@ def _fractions_upto(places: int) -> _Fractions:
     )
 
 
+def _integers(a: int, b: int) -> Expr:
+    """``a..b`` in decimal; whole widths (``1..999``) as one small regex, ``[1-9][0-9]{0,2}``
+    rather than one alternative per width."""
+    wa, wb = len(str(a)), len(str(b))
+    if a == 10 ** (wa - 1) and b == 10**wb - 1 and a > 0:
+        return seq(decimal_digit(1, 9), repeat(decimal_digit(0, 9), wa - 1, wb - 1))
+    return decimal_range(a, b)
+
+
 def _float_safe(
     lo: int, hi: int | None, fraction: Callable[[int], Expr], max_digits: int = MAX_INTEGER_DIGITS
 ) -> Expr:
@@ -110,21 +119,23 @@ def _float_safe(
             ranges[-1] = (ranges[-1][0], b, tail)
         else:
             ranges.append((a, b, tail))
-    parts.extend(seq(decimal_range(a, b), tail) for a, b, tail in ranges)
+    parts.extend(seq(_integers(a, b), tail) for a, b, tail in ranges)
     # Longer integer parts: P * 10**k with a 15-digit P, no fraction but zeros.
     a, b = max(lo, 10**SIGNIFICANT_DIGITS), top
     if a <= b:
         zero = fraction(0)
         head = (10 ** (SIGNIFICANT_DIGITS - 1), 10**SIGNIFICANT_DIGITS - 1)
-        full: list[int] = []
-        for k in range(len(str(a)) - SIGNIFICANT_DIGITS, len(str(b)) - SIGNIFICANT_DIGITS + 1):
+        first, last = len(str(a)) - SIGNIFICANT_DIGITS, len(str(b)) - SIGNIFICANT_DIGITS
+        full_lo, full_hi = first, last  # every k strictly between is a full range of P
+        for k in sorted({first, last}):
             p_lo, p_hi = max(head[0], -(-a // 10**k)), min(head[1], b // 10**k)
             if (p_lo, p_hi) == head:
-                full.append(k)  # contiguous: only the first and last k can be partial
-            elif p_lo <= p_hi:
+                continue
+            full_lo, full_hi = (k + 1, full_hi) if k == first else (full_lo, k - 1)
+            if p_lo <= p_hi:
                 parts.append(seq(decimal_range(p_lo, p_hi), Lit("0" * k), zero))
-        if full:
-            zeros = repeat(Lit("0"), full[0], full[-1])
+        if full_lo <= full_hi:
+            zeros = repeat(Lit("0"), full_lo, full_hi)
             parts.append(seq(decimal_range(*head), zeros, zero))
     return alt(*parts)
 
@@ -329,6 +340,7 @@ def _safe_bound(bound: Bound | None, upper: bool) -> Bound | None:
     return Bound(inside)
 
 
+@functools.lru_cache(maxsize=1024)
 def number_token(
     *,
     integer: bool,

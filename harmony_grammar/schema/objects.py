@@ -79,6 +79,7 @@ class ObjectBuilder:
         counting = self.min > 0 or self.max is not None
         self.cap = (self.max + 1 if self.max is not None else self.min) if counting else 0
         self.states: dict[tuple[Any, ...], Ref] = {}
+        self.pending: list[tuple[Ref, tuple[Any, ...]]] = []
 
     def extra_member(self, named: frozenset[str], addl: Any) -> Expr:
         """A member whose name is none of ``named``.
@@ -140,11 +141,17 @@ class ObjectBuilder:
         if any(is_nothing(self.values[n]) for n in self.required):
             return NOTHING
         body = self.state(0, 0, frozenset(self.required), frozenset(), False)
+        # States are filled from a worklist: recursing from one to the next went one Python
+        # frame deeper per property (a thousand properties hit the recursion limit).
+        while self.pending:
+            rule, key = self.pending.pop()
+            self.c.grammar.rules[rule.name] = self.transitions(*key)
         return seq(Lit("{"), c.ws, body, c.ws, Lit("}"))
 
     def state(
         self, i: int, count: int, owed: frozenset[str], banned: frozenset[str], started: bool
     ) -> Expr:
+        """The rule for a state (its body is filled later, by :meth:`build`)."""
         key = (i, count, owed, banned, started)
         if key in self.states:
             return self.states[key]
@@ -152,6 +159,13 @@ class ObjectBuilder:
             return self.extras(count, owed, started)
         rule = self.c.new_rule(hint="o")
         self.states[key] = rule
+        self.pending.append((rule, key))
+        return rule
+
+    def transitions(
+        self, i: int, count: int, owed: frozenset[str], banned: frozenset[str], started: bool
+    ) -> Expr:
+        """What may follow in state ``(i, count, owed, banned, started)``."""
         name = self.order[i]
         branches: list[Expr] = []
         value = self.values[name]
@@ -170,8 +184,7 @@ class ObjectBuilder:
             lead = (self.c.sep(),) if started else ()
             again = self.state(i, min(count + 1, self.cap), owed, banned, True)
             branches.append(seq(*lead, self.extra, again))
-        self.c.grammar.rules[rule.name] = alt(*branches)
-        return rule
+        return alt(*branches)
 
     def extras(self, count: int, owed: frozenset[str], started: bool) -> Expr:
         if owed:
