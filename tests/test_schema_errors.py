@@ -34,6 +34,12 @@ from harmony_grammar.schema import (
         ({"properties": {"a/b": {"items": {"maxItems": -1}}}}, "maxItems",
          "/properties/a~1b/items/maxItems"),
         ({"items": [{"type": "string"}, {"type": 7}]}, "type", "/items/1/type"),
+        # Draft 7's array `items` is tolerated without `$schema`, but not 2020-12 errors
+        # beside it.
+        ({"items": [{"type": "string"}], "prefixItems": 3}, "prefixItems", "/prefixItems"),
+        ({"dependentRequired": {"a": 5}}, "dependentRequired", "/dependentRequired/a"),
+        # Draft 7's meta-schema ignores `prefixItems`: the last-resort net still catches it.
+        ({"$schema": "http://json-schema.org/draft-07/schema#", "prefixItems": 5}, "", ""),
     ],
 )
 def test_malformed_schemas_raise_one_error_naming_keyword_and_pointer(

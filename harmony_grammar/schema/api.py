@@ -58,6 +58,10 @@ def compile_schema(
         raise UnsupportedSchemaError("$ref", "", "the schema nests too deeply") from None
     except RegexError as exc:  # met by the reference validator, outside any keyword builder
         raise UnsupportedSchemaError("pattern", "", str(exc)) from None
+    except (TypeError, AttributeError, KeyError, OverflowError) as exc:
+        # Last resort: a value of the wrong type that the meta-schema check let through (an
+        # older draft's meta-schema ignores newer keywords such as `prefixItems`).
+        raise InvalidSchemaError("", "", f"malformed schema ({exc})") from None
     prune(grammar)
     if is_nothing(grammar.rules[grammar.start]):
         raise UnsupportedSchemaError("false", "", "no JSON value is valid under this schema")

@@ -29,18 +29,21 @@ _SCHEMA_VALUES = frozenset({
 
 def check_schema(schema: Any, validator_class: Any) -> None:
     """Raise :class:`InvalidSchemaError` unless ``schema`` is valid under the meta-schema of
-    ``validator_class`` (its draft; without ``$schema``, draft 2020-12 or draft 7) and every
-    number in it is finite.
+    ``validator_class`` (its draft; without ``$schema``, draft 2020-12, where draft 7's
+    ``items: [...]`` is also valid) and every number in it is finite.
 
     Formats in the meta-schema (``format: regex`` on ``pattern``) are not asserted here: the
     compiler reads patterns as ECMA-262 itself, and Python's ``re`` would misjudge them.
     """
-    error = _meta_error(schema, validator_class)
-    if error is not None and not (isinstance(schema, dict) and "$schema" in schema):
-        # Without `$schema`, draft-07 spellings (`items: [...]`, `dependencies`) are common in
-        # the wild and the compiler reads them: a schema valid under draft 7 is accepted.
-        draft7 = _meta_error(schema, jsonschema.Draft7Validator)
-        # Report whichever draft's complaint points deeper: it names the actual culprit.
+    errors = _meta_errors(schema, validator_class)
+    error = jsonschema.exceptions.best_match(errors)
+    # Without `$schema`, draft-07's `items: [...]` is common in the wild and the compiler
+    # reads it. Tolerated only when that is all draft 2020-12 objects to (every other
+    # keyword still meets 2020-12) and draft 7 accepts the schema, arrays included.
+    undeclared = not (isinstance(schema, dict) and "$schema" in schema)
+    if error is not None and undeclared and all(_draft7_items(e) for e in errors):
+        draft7 = jsonschema.exceptions.best_match(_meta_errors(schema, jsonschema.Draft7Validator))
+        # Report whichever draft's complaint points deeper: it names the culprit.
         if draft7 is None or len(draft7.absolute_path) > len(error.absolute_path):
             error = draft7
     if error is not None:
@@ -51,9 +54,15 @@ def check_schema(schema: Any, validator_class: Any) -> None:
             raise InvalidSchemaError(_keyword(path), _pointer(path), f"{number} is not finite")
 
 
-def _meta_error(schema: Any, validator_class: Any) -> Any:
+def _meta_errors(schema: Any, validator_class: Any) -> list[Any]:
     meta = validator_class(validator_class.META_SCHEMA)
-    return jsonschema.exceptions.best_match(meta.iter_errors(schema))
+    return list(meta.iter_errors(schema))
+
+
+def _draft7_items(error: Any) -> bool:
+    """Whether ``error`` is draft 2020-12 refusing draft 7's array form of ``items``."""
+    path = error.absolute_path
+    return bool(path) and path[-1] == "items" and isinstance(error.instance, list)
 
 
 def _numbers(node: Any, path: list[Any]) -> Iterator[tuple[list[Any], float]]:
