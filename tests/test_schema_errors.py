@@ -90,3 +90,11 @@ def test_wide_and_deep_schemas_compile_without_hitting_the_recursion_limit() -> 
     for schema in (wide_object, wide_tuple, deep):
         text = schema_to_grammar(schema, target="llguidance")
         assert len(text) < 2_000_000  # linear in the schema, not exponential
+
+
+def test_nesting_past_the_recursion_limit_is_a_refusal_not_a_crash() -> None:
+    deep: object = {"type": "boolean"}
+    for _ in range(400):
+        deep = {"type": "array", "items": deep}
+    with pytest.raises(UnsupportedSchemaError, match="nests too deeply"):
+        schema_to_grammar(deep)

@@ -27,6 +27,9 @@ __all__ = [
     "schema_to_grammar",
 ]
 
+#: Subschemas nested past Python's recursion limit (about 150 levels of arrays or objects).
+_TOO_DEEP = "the schema nests too deeply (subschemas more than about 150 levels deep)"
+
 Target = Literal["lark", "llguidance", "gbnf"]
 WhitespaceMode = Literal["compact", "flexible"]
 
@@ -55,7 +58,7 @@ def compile_schema(
     try:
         grammar = Compiler(schema, whitespace, closed_objects=closed_objects).compile()
     except RecursionError:
-        raise UnsupportedSchemaError("$ref", "", "the schema nests too deeply") from None
+        raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
     except RegexError as exc:  # met by the reference validator, outside any keyword builder
         raise UnsupportedSchemaError("pattern", "", str(exc)) from None
     except (TypeError, AttributeError, KeyError, OverflowError) as exc:
@@ -80,7 +83,11 @@ def schema_to_grammar(
     emit = TARGETS.get(target)
     if emit is None:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    return emit(compile_schema(schema, whitespace=whitespace))
+    grammar = compile_schema(schema, whitespace=whitespace)
+    try:
+        return emit(grammar)
+    except RecursionError:  # the emitters walk expressions recursively too
+        raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
 
 
 def canonical_json(value: Any, schema: Any, *, indent: int | None = None) -> str:
