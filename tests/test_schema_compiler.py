@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from harmony_grammar.schema import (
     UnsupportedSchemaError,
     canonical_json,
-    property_rank,
+    declared_order,
     schema_to_grammar,
 )
 
@@ -122,7 +122,7 @@ CASES = [
     ({"enum": [1, "a", {"k": 2}, [3]], "not": {"type": "string"}, "multipleOf": 1},
      {"1": True, '"a"': False, '{"k":2}': True, "[3]": True}),
     ({"allOf": [{"const": {"b": 1, "a": 2}}, {"not": {"required": ["c"]}}]},
-     {'{"a":2,"b":1}': True, '{"b":1,"a":2}': False, '{"b":1}': False}),  # canonical key order
+     {'{"a":2,"b":1}': False, '{"b":1,"a":2}': True, '{"b":1}': False}),  # written key order
     ({"type": "number", "minimum": 0.25, "exclusiveMaximum": 1.5},
      {"0.25": True, "0.2500": True, "0.249": False, "0.3": True, "1": True, "1.49": True,
       "1.5": False, "-0.5": False, "0": False}),
@@ -270,19 +270,96 @@ def test_targets_have_their_own_syntax() -> None:
         schema_to_grammar(schema, whitespace="loose")  # type: ignore[arg-type]
 
 
-def test_canonical_order_is_declared_order_first_block_wins() -> None:
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("^([-\\w\\.]+)+$", {'"a-b.c"': True, '""': False, '"a b"': False}),
+        ("^(a{1,4})?$", {'""': True, '"aaaa"': True, '"aaaaa"': False}),
+        ("^(\\d{4})*$", {'""': True, '"12345678"': True, '"123"': False}),
+        ("^((a+)?)*b$", {'"b"': True, '"aab"': True, '"ba"': False}),
+    ],
+)
+def test_repeated_repetitions_load_in_every_target(pattern: str, expected: dict[str, bool]) -> None:
+    # Lark used to get `_g3++` and GBNF `{1,4}?`/`{4,4}*`: stacked quantifiers neither loads.
+    schema = {"type": "string", "pattern": pattern}
+    texts = list(expected)
+    assert verdicts(schema, texts) == [expected[t] for t in texts]
+
+
+def test_gbnf_loads_in_xgrammar() -> None:
+    xgrammar = pytest.importorskip("xgrammar")  # a benchmark-only dependency
+    for pattern in ("^([-\\w\\.]+)+$", "^(a{1,4})?$", "^(\\d{4})*$"):
+        xgrammar.Grammar.from_ebnf(schema_to_grammar({"pattern": pattern}, target="gbnf"))
+    xgrammar.Grammar.from_ebnf(schema_to_grammar({"type": "object"}, target="gbnf"))
+
+
+def test_each_object_keeps_its_own_declared_order() -> None:
+    # Two objects declaring the same names in different orders: each is its own order
+    # (a document-wide rank used to give both the order of the first).
     schema = {
-        "properties": {"b": {"properties": {"y": {}, "x": {}}}, "a": {}},
+        "properties": {"b": {"properties": {"y": {}, "x": {}}}, "a": {"$ref": "#/$defs/other"}},
         "$defs": {"other": {"properties": {"x": {}, "y": {}}}},
     }
-    # A whole `properties` block is ranked when the walk reaches it, so the root keeps its
-    # declared order; `x`/`y` take the order of the first block that names them.
-    assert list(property_rank(schema)) == ["b", "a", "y", "x"]
-    text = canonical_json({"a": 1, "zz": 0, "b": {"x": 1, "y": 2}}, schema)
-    assert text == '{"b":{"y":2,"x":1},"a":1,"zz":0}'
+    text = canonical_json({"a": {"y": 1, "x": 2}, "zz": 0, "b": {"x": 1, "y": 2}}, schema)
+    assert text == '{"b":{"y":2,"x":1},"a":{"x":2,"y":1},"zz":0}'
     matcher = SchemaMatcher(schema)
     assert matcher.accepts(text)
-    assert not matcher.accepts('{"a":1,"b":{}}')  # declared order, as documented
+    assert matcher.accepts('{"a":{"x":1,"y":2}}')
+    assert not matcher.accepts('{"a":{"y":1,"x":2}}')  # declared order, as documented
+    assert not matcher.accepts('{"a":1,"b":{}}')
+    assert declared_order({"properties": {"q": {}, "p": {}}, "required": ["r", "p"]}) == [
+        "q", "p", "r",
+    ]
+
+
+def test_multi_tool_any_of_each_tool_in_its_own_order() -> None:
+    # The issue's BFCL-style case: an earlier tool ranks `year` first; the imdb tool
+    # declares actor_name, year, category and must be accepted in that order.
+    tools = {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {
+                    "get_movies": {
+                        "type": "object",
+                        "properties": {"year": {"type": "integer"}, "actor_name": {"type": "string"}},
+                        "required": ["year"],
+                    }
+                },
+                "required": ["get_movies"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "imdb.find_movies_by_actor": {
+                        "type": "object",
+                        "properties": {
+                            "actor_name": {"type": "string"},
+                            "year": {"type": "integer"},
+                            "category": {"type": "string"},
+                        },
+                        "required": ["actor_name", "year"],
+                        "additionalProperties": False,
+                    }
+                },
+                "required": ["imdb.find_movies_by_actor"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+    instance = {
+        "imdb.find_movies_by_actor": {"actor_name": "Leo", "year": 2010, "category": "Drama"}
+    }
+    text = json.dumps(instance, ensure_ascii=False, separators=(",", ":"))
+    assert canonical_json(instance, tools) == text
+    texts = [
+        text,
+        '{"get_movies":{"year":1,"actor_name":"x"}}',
+        '{"get_movies":{"actor_name":"x","year":1}}',
+        '{"imdb.find_movies_by_actor":{"year":1,"actor_name":"x"}}',
+    ]
+    assert verdicts(tools, texts) == [True, True, False, False]
 
 
 _DECIMALS = st.builds(

@@ -13,8 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harmony_grammar.schema import canonical_json
+from harmony_grammar.schema.ecma_search import ecma_search
 from harmony_grammar.schema.regex import RegexError, search_ir
 from harmony_grammar.schema.render_regex import render_regex
+
+from .test_schema_compiler import verdicts
 
 PATTERNS = [
     "abc", "^abc", "abc$", "^a|b$", "^(?:ab)+$", "^[a-c]{2,3}$", "a.c", "^[^ab]*$",
@@ -59,3 +63,34 @@ def test_ecma_classes_are_ascii_and_dot_excludes_line_terminators() -> None:
 def test_refused_constructs_say_why(pattern: str, message: str) -> None:
     with pytest.raises(RegexError, match=message):
         search_ir(pattern)
+
+
+_ECMA_PATTERNS = [*PATTERNS, "^\\d+$", "\\w", "^\\s*$", "^a$", "^.$", "^[\\d-]+$", "\\W\\D"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(subject=st.text(alphabet="ab1١é \n\u2028\u00a0_-", max_size=6))
+@pytest.mark.parametrize("pattern", _ECMA_PATTERNS)
+def test_ecma_search_agrees_with_regress(pattern: str, subject: str) -> None:
+    # regress is an ECMA-262 engine: the reference, Unicode classes and line terminators too.
+    regress = pytest.importorskip("regress")
+    assert ecma_search(pattern, subject) == (regress.Regex(pattern).find(subject) is not None)
+
+
+def test_pattern_properties_names_are_judged_as_ecma_262() -> None:
+    # Python's re.search counts "١٢" (Arabic-Indic digits) as \d and "é" as \w: ECMA-262
+    # does not, so these names obey `properties`/`additionalProperties`, not the pattern.
+    schema = {
+        "properties": {"١٢": {}, "é": {"type": "string"}},
+        "patternProperties": {"^\\d+$": {"type": "integer"}, "^\\w$": {"type": "boolean"}},
+        "additionalProperties": {"type": "null"},
+    }
+    texts = ['{"١٢":"x"}', '{"é":"x"}', '{"12":1}', '{"12":"x"}', '{"ü":null}', '{"a":true}']
+    assert verdicts(schema, texts, gbnf_too=False) == [True, True, True, False, True, True]
+    assert canonical_json({"é": "x", "١٢": "y"}, schema) == '{"١٢":"y","é":"x"}'
+
+
+def test_enum_candidates_are_judged_with_ecma_262_patterns() -> None:
+    # The reference validator that filters enum candidates reads `pattern` as ECMA-262 too.
+    schema = {"enum": ["١", "1", "a"], "pattern": "^\\d$"}
+    assert verdicts(schema, ['"١"', '"1"', '"a"']) == [False, True, False]

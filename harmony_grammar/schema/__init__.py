@@ -8,14 +8,15 @@ start ::= "true" | "false"
 from __future__ import annotations
 
 from .api import TARGETS, canonical_json, compile_schema, schema_to_grammar
-from .errors import UnsupportedSchemaError
-from .order import property_rank
+from .errors import InvalidSchemaError, UnsupportedSchemaError
+from .order import declared_order
 
 __all__ = [
     "TARGETS",
+    "InvalidSchemaError",
     "UnsupportedSchemaError",
     "canonical_json",
     "compile_schema",
-    "property_rank",
+    "declared_order",
     "schema_to_grammar",
 ]

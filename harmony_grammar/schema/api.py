@@ -6,13 +6,17 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
+import jsonschema
+
 from .compiler import Compiler
+from .ecma_search import ecma_validator_class
 from .emit_gbnf import emit_gbnf
 from .emit_lark import emit_lark
 from .emit_llguidance import emit_llguidance
-from .errors import UnsupportedSchemaError
+from .errors import InvalidSchemaError, UnsupportedSchemaError
 from .ir import Grammar, is_nothing, prune
-from .order import property_rank, sort_keys
+from .order import order_keys
+from .regex import RegexError
 
 __all__ = [
     "TARGETS",
@@ -22,6 +26,9 @@ __all__ = [
     "compile_schema",
     "schema_to_grammar",
 ]
+
+#: Subschemas nested past Python's recursion limit (about 150 levels of arrays or objects).
+_TOO_DEEP = "the schema nests too deeply (subschemas more than about 150 levels deep)"
 
 Target = Literal["lark", "llguidance", "gbnf"]
 WhitespaceMode = Literal["compact", "flexible"]
@@ -42,14 +49,22 @@ def compile_schema(
     unset get only their declared properties, a subset of the valid documents (what OpenAI's
     strict function calling does); the default is the exact language. Raises
     :class:`UnsupportedSchemaError` when the schema cannot be compiled exactly, which
-    includes a schema that no JSON value satisfies.
+    includes a schema that no JSON value satisfies, and its subclass
+    :class:`InvalidSchemaError` when ``schema`` is not a valid JSON Schema at all (checked
+    against its draft's meta-schema first; non-finite numbers are invalid too).
     """
     if isinstance(schema, dict) and isinstance(schema.get("$schema", ""), str) is False:
-        raise UnsupportedSchemaError("$schema", "", "must be a string")
+        raise InvalidSchemaError("$schema", "/$schema", "must be a string")
     try:
         grammar = Compiler(schema, whitespace, closed_objects=closed_objects).compile()
     except RecursionError:
-        raise UnsupportedSchemaError("$ref", "", "the schema nests too deeply") from None
+        raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
+    except RegexError as exc:  # met by the reference validator, outside any keyword builder
+        raise UnsupportedSchemaError("pattern", "", str(exc)) from None
+    except (TypeError, AttributeError, KeyError, OverflowError) as exc:
+        # Last resort: a value of the wrong type that the meta-schema check let through (an
+        # older draft's meta-schema ignores newer keywords such as `prefixItems`).
+        raise InvalidSchemaError("", "", f"malformed schema ({exc})") from None
     prune(grammar)
     if is_nothing(grammar.rules[grammar.start]):
         raise UnsupportedSchemaError("false", "", "no JSON value is valid under this schema")
@@ -60,7 +75,7 @@ def schema_to_grammar(
     schema: Any, *, target: Target = "lark", whitespace: WhitespaceMode = "compact"
 ) -> str:
     """A self-contained grammar, start rule ``start``, for exactly the JSON texts ``schema``
-    accepts, with object members in canonical order (see :func:`property_rank`).
+    accepts, with each object's members in its own declared order (see :func:`canonical_json`).
 
     ``target`` is ``"lark"``, ``"llguidance"`` or ``"gbnf"``; ``whitespace="flexible"`` allows
     JSON whitespace between tokens, ``"compact"`` allows none.
@@ -68,12 +83,26 @@ def schema_to_grammar(
     emit = TARGETS.get(target)
     if emit is None:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    return emit(compile_schema(schema, whitespace=whitespace))
+    grammar = compile_schema(schema, whitespace=whitespace)
+    try:
+        return emit(grammar)
+    except RecursionError:  # the emitters walk expressions recursively too
+        raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
 
 
 def canonical_json(value: Any, schema: Any, *, indent: int | None = None) -> str:
-    """``value`` as JSON text in the key order the grammar of ``schema`` expects."""
-    ordered = sort_keys(value, property_rank(schema))
+    """``value`` as JSON text in the key order the grammar of ``schema`` expects: each object
+    in the declared order of the schemas that validate it (for ``anyOf``/``oneOf``, the first
+    branch that does), other keys after them in the value's own order.
+    """
+    typed = schema if isinstance(schema, (dict, bool)) else {}
+    cls = jsonschema.validators.validator_for(typed, default=jsonschema.Draft202012Validator)
+    validator = ecma_validator_class(cls)(schema)
+
+    def is_valid(instance: Any, subschema: Any) -> bool:
+        return bool(validator.evolve(schema=subschema).is_valid(instance))
+
+    ordered = order_keys(value, schema, schema, is_valid)
     if indent is None:
         return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
     return json.dumps(ordered, ensure_ascii=False, indent=indent)

@@ -27,11 +27,14 @@ from urllib.parse import unquote
 
 import jsonschema
 
+from .check import check_schema
+from .ecma_search import ecma_validator_class
 from .errors import UnsupportedSchemaError
 from .formats import format_ir
 from .ir import (
     EMPTY,
     NOTHING,
+    Chars,
     Expr,
     Grammar,
     Lit,
@@ -41,6 +44,7 @@ from .ir import (
     alt,
     both,
     chars,
+    is_nothing,
     opt,
     repeat,
     seq,
@@ -49,7 +53,6 @@ from .merge import ANNOTATIONS, is_true_schema, merge_schemas
 from .numbers import Bound, NotExact, number_token
 from .objects import ObjectBuilder
 from .one_of import one_of, type_set
-from .order import property_rank, sort_keys
 from .regex import ANY_CHAR, RegexError, search_ir
 from .strings import json_string, limit_length, literal_string
 
@@ -111,15 +114,19 @@ class Compiler:
         self.closed_objects = closed_objects
         self.ws = opt(Token(Repeat(_WS_CHARS, 1, None))) if whitespace == "flexible" else EMPTY
         self.grammar = Grammar()
-        self.rank = property_rank(root)
         draft = root.get("$schema", "") if isinstance(root, dict) else ""
         if draft and str(draft).rstrip("#") not in KNOWN_DIALECTS:
             raise UnsupportedSchemaError("$schema", "", f"unknown dialect {draft!r}")
         self.legacy = any(f"draft-0{n}" in str(draft) for n in (3, 4, 6, 7))
         # Draft 4 counts 1.0 as a number but not as an integer.
         self.zero_fraction_integers = "draft-04" not in str(draft)
-        cls = jsonschema.validators.validator_for(root, default=jsonschema.Draft202012Validator)
-        self.validator = cls(root, format_checker=cls.FORMAT_CHECKER)
+        # validator_for reads `$schema` with `in`, which a number or null cannot answer.
+        typed = root if isinstance(root, (dict, bool)) else {}
+        cls = jsonschema.validators.validator_for(typed, default=jsonschema.Draft202012Validator)
+        check_schema(root, cls)
+        # The reference validator reads patterns as ECMA-262, as the grammar does.
+        ecma = ecma_validator_class(cls)
+        self.validator = ecma(root, format_checker=cls.FORMAT_CHECKER)
         self._pointer_rules: dict[str, str] = {}
         self._counter = itertools.count()
 
@@ -297,17 +304,31 @@ class Compiler:
         return list(dict.fromkeys(names))
 
     def enumeration(self, s: Schema, pointer: str) -> Expr:
-        candidates = [s["const"]] if "const" in s else list(s["enum"])
-        check = self.validator.evolve(schema=s)
+        source = "const" if "const" in s else "enum"
+        candidates = [s["const"]] if source == "const" else list(s["enum"])
+        # Each candidate is in the keyword it came from: checking that too was quadratic.
+        rest = {k: v for k, v in s.items() if k != source}
+        check = self.validator.evolve(schema=rest)
+        # Nothing else to check (a plain `enum`/`const`): skip the validator, which costs
+        # about a millisecond a candidate.
+        unchecked = not set(rest) - ANNOTATIONS
         out = []
         for v in candidates:
-            if not check.is_valid(v):
-                continue
-            if isinstance(v, int) and not isinstance(v, bool) and not _float_ok(check, v):
-                out.append(number_token(integer=True, lower=Bound(Fraction(v)),
-                                        upper=Bound(Fraction(v)), zero_fraction=False))  # fmt: skip
-            else:
-                out.append(self.literal(v))
+            try:
+                if not unchecked and not check.is_valid(v):
+                    continue
+            except RegexError as exc:  # a pattern the reference validator cannot read
+                raise UnsupportedSchemaError("pattern", pointer, str(exc)) from None
+            try:
+                is_int = isinstance(v, int) and not isinstance(v, bool)
+                if is_int and not unchecked and not _float_ok(check, v):
+                    exact = Bound(Fraction(v))
+                    out.append(number_token(integer=True, lower=exact, upper=exact,
+                                            zero_fraction=False))  # fmt: skip
+                else:
+                    out.append(self.literal(v))
+            except NotExact as exc:  # a number a double reader would read as another
+                raise UnsupportedSchemaError("enum", pointer, f"{v!r}: {exc}") from None
         return alt(*out)
 
     # -- literals and generic JSON ----------------------------------------------------------
@@ -324,8 +345,8 @@ class Compiler:
         if isinstance(value, list):
             return seq(Lit("["), ws, self.joined([self.literal(v) for v in value]), ws, Lit("]"))
         if isinstance(value, dict):
-            keys = sort_keys(value, self.rank)
-            members = [self.member(literal_string(k), self.literal(value[k])) for k in keys]
+            # An object literal keeps the key order it is written in (file key order).
+            members = [self.member(literal_string(k), self.literal(v)) for k, v in value.items()]
             return seq(Lit("{"), ws, self.joined(members), ws, Lit("}"))
         raise UnsupportedSchemaError("enum", "", f"not a JSON value: {value!r}")
 
@@ -344,6 +365,14 @@ class Compiler:
         """``items`` separated by commas."""
         return seq(*itertools.chain.from_iterable(
             ((self.sep(),) if i else ()) + (item,) for i, item in enumerate(items)))  # fmt: skip
+
+    def shared(self, expr: Expr) -> Expr:
+        """``expr`` where it is small, else a rule for it: an expression used in several
+        places must be one rule, or every emitter prints it once per use (nested arrays grew
+        four times per two levels)."""
+        if isinstance(expr, (Lit, Ref, Token, Chars)) or is_nothing(expr) or expr == EMPTY:
+            return expr
+        return self.new_rule(expr, hint="v")
 
     def sep(self) -> Expr:
         return seq(self.ws, Lit(","), self.ws)
@@ -437,16 +466,10 @@ class Compiler:
         if hi is not None and lo > hi:
             return NOTHING
         elems = [self.value(p, f"{pointer}/prefixItems/{i}") for i, p in enumerate(prefix)]
-        rest_expr = self.value(rest, f"{pointer}/items")
+        rest_expr = self.shared(self.value(rest, f"{pointer}/items"))
 
-        def tail(i: int) -> Expr:
-            """Elements from index i on, each preceded by a separator when i > 0."""
-            lead = (self.sep(),) if i else ()
-            if i < len(elems):
-                if hi is not None and i >= hi:
-                    return EMPTY
-                more = seq(*lead, elems[i], tail(i + 1))
-                return more if i < lo else alt(EMPTY, more)
+        def rest_from(i: int) -> Expr:
+            """Items from index i on, past the prefix, each after a separator when i > 0."""
             need = max(0, lo - i)
             room = None if hi is None else hi - i
             if i:
@@ -457,7 +480,19 @@ class Compiler:
                                            None if room is None else room - 1))  # fmt: skip
             return first if need else alt(EMPTY, first)
 
-        return seq(Lit("["), self.ws, tail(0), self.ws, Lit("]"))
+        # Built from the last prefix item back, iteratively (a recursion per item hit
+        # Python's limit near 1,000 items); each optional tail is its own rule, so the
+        # expression stays shallow and every emitter linear.
+        tail = rest_from(len(elems))
+        for i in reversed(range(len(elems))):
+            if hi is not None and i >= hi:
+                tail = EMPTY
+                continue
+            lead = (self.sep(),) if i else ()
+            more = seq(*lead, elems[i], tail)
+            tail = more if i < lo else self.shared(alt(EMPTY, more))
+
+        return seq(Lit("["), self.ws, tail, self.ws, Lit("]"))
 
     def object(self, s: Schema, pointer: str) -> Expr:
         return ObjectBuilder(self, s, pointer).build()

@@ -26,8 +26,6 @@ class CompilerContext(Protocol):
     ws: Expr
     #: The grammar being built; builders add rules to it.
     grammar: Grammar
-    #: The rank of each property name, deciding the order properties are written in.
-    rank: dict[str, int]
     #: The reference validator for the root schema (``jsonschema``).
     validator: Any
 
@@ -49,6 +47,10 @@ class CompilerContext(Protocol):
 
     def types(self, s: Schema) -> list[str]:
         """The allowed types of ``s``."""
+        ...
+
+    def shared(self, expr: Expr) -> Expr:
+        """``expr`` where it is small, else a rule for it (for expressions used twice)."""
         ...
 
     def sep(self) -> Expr:

@@ -14,8 +14,10 @@ _LITERAL_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\
 
 def _char(cp: int, in_class: bool) -> str:
     c = chr(cp)
-    if in_class and c in "]\\-^[":
+    if in_class and c in "]\\[":
         return "\\" + c
+    if in_class and c in "-^":
+        return f"\\x{cp:02X}"  # llama.cpp and llguidance read no `\-` or `\^` escape
     if not in_class and c in _LITERAL_ESCAPES:
         return _LITERAL_ESCAPES[c]
     if 0x20 <= cp <= 0x7E:
@@ -37,7 +39,21 @@ def _class(ranges: tuple[tuple[int, int], ...]) -> str:
     return f"[{'^' if negate else ''}{body}]"
 
 
-def _expr(expr: Expr, tokens: TokenNames, nested: bool = False) -> str:
+class _Helpers:
+    """Rules ``rep0``... for repetitions that are themselves repeated: GBNF readers refuse
+    stacked quantifiers (``x{1,4}?``) and some drop the parentheses of ``(x{1,4})?``."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+
+    def __call__(self, body: str) -> str:
+        name = self.rules.get(body)
+        if name is None:
+            name = self.rules[body] = f"rep{len(self.rules)}"
+        return name
+
+
+def _expr(expr: Expr, tokens: TokenNames, helpers: _Helpers, nested: bool = False) -> str:
     if isinstance(expr, Both):
         raise UnsupportedSchemaError(
             expr.keyword, expr.pointer, "GBNF has no intersection or complement of languages"
@@ -53,13 +69,15 @@ def _expr(expr: Expr, tokens: TokenNames, nested: bool = False) -> str:
     if isinstance(expr, Seq):
         if not expr.items:
             return '""'
-        text = " ".join(_expr(i, tokens, True) for i in expr.items)
+        text = " ".join(_expr(i, tokens, helpers, True) for i in expr.items)
         return f"({text})" if nested and len(expr.items) > 1 else text
     if isinstance(expr, Alt):
-        text = " | ".join(_expr(i, tokens) for i in expr.items)
+        text = " | ".join(_expr(i, tokens, helpers) for i in expr.items)
         return f"({text})" if nested else text
     if isinstance(expr, Repeat):
-        inner = _expr(expr.item, tokens, True)
+        inner = _expr(expr.item, tokens, helpers, True)
+        if isinstance(expr.item, Repeat):
+            inner = helpers(inner)
         lo, hi = expr.min, expr.max
         if (lo, hi) == (0, 1):
             return inner + "?"
@@ -72,12 +90,14 @@ def _expr(expr: Expr, tokens: TokenNames, nested: bool = False) -> str:
 def emit_gbnf(grammar: Grammar) -> str:
     """GBNF text with ``root ::= start``; each token becomes a rule ``tok0`` ..."""
     tokens = TokenNames("tok")
+    helpers = _Helpers()
     lines = ["root ::= start"]
     for name in reachable_rules(grammar):
-        lines.append(f"{name} ::= {_expr(grammar.rules[name], tokens)}")
+        lines.append(f"{name} ::= {_expr(grammar.rules[name], tokens, helpers)}")
     done = 0
     while done < len(tokens.names):  # token bodies never hold tokens, but stay safe
         body, tname = list(tokens.names.items())[done]
-        lines.append(f"{tname} ::= {_expr(body, tokens)}")
+        lines.append(f"{tname} ::= {_expr(body, tokens, helpers)}")
         done += 1
+    lines.extend(f"{name} ::= {body}" for body, name in helpers.rules.items())
     return "\n".join(lines) + "\n"

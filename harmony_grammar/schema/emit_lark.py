@@ -59,8 +59,9 @@ def _rule_expr(expr: Expr, tokens: TokenNames, optionals: _Optionals, nested: bo
         if (expr.min, expr.max) == (0, 1):
             return optionals(_rule_expr(expr.item, tokens, optionals))
         inner = _rule_expr(expr.item, tokens, optionals, True)
-        if inner.startswith("("):
+        if inner.startswith("(") or isinstance(expr.item, Repeat):
             # Lark expands `~ m..n` by copying its operand; a rule name keeps copies small.
+            # A repeated repetition needs one too: Lark refuses stacked quantifiers (`x++`).
             inner = optionals(_rule_expr(expr.item, tokens, optionals), nullable=False)
         if expr.max is None and expr.min <= 1:
             return inner + ("*" if expr.min == 0 else "+")

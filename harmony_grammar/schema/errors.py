@@ -1,8 +1,8 @@
-"""The compiler's one exception."""
+"""The compiler's exceptions: one base class, and its subclass for schemas that are not valid."""
 
 from __future__ import annotations
 
-__all__ = ["UnsupportedSchemaError"]
+__all__ = ["InvalidSchemaError", "UnsupportedSchemaError"]
 
 
 class UnsupportedSchemaError(ValueError):
@@ -19,3 +19,22 @@ class UnsupportedSchemaError(ValueError):
         where = pointer or "/"
         detail = f": {reason}" if reason else ""
         super().__init__(f"unsupported keyword {keyword!r} at {where}{detail}")
+
+
+class InvalidSchemaError(UnsupportedSchemaError):
+    """The schema is not a valid JSON Schema (its meta-schema rejects it, or a number in it is
+    not finite).
+
+    ``keyword`` names the offending keyword (``""`` when the schema itself is not an object
+    or a boolean) and ``pointer`` is the JSON pointer of the offending *value* inside the
+    schema document (``/required/0`` for ``{"required": [5]}``). A subclass of
+    :class:`UnsupportedSchemaError`, so one ``except`` handles every schema the compiler
+    turns down.
+    """
+
+    def __init__(self, keyword: str, pointer: str, reason: str = "") -> None:
+        super().__init__(keyword, pointer, reason)
+        where = pointer or "/"
+        name = f" {keyword!r}" if keyword else ""
+        detail = f": {reason}" if reason else ""
+        ValueError.__init__(self, f"invalid schema: keyword{name} at {where}{detail}")

@@ -157,15 +157,16 @@ def seq(*items: Expr) -> Expr:
 
 def alt(*items: Expr) -> Expr:
     """Union, flattened and de-duplicated; an empty-string branch becomes an optional."""
-    out: list[Expr] = []
+    unique: dict[Expr, None] = {}  # ordered, and linear: a list search was quadratic
     has_empty = False
     for item in items:
         parts = item.items if isinstance(item, Alt) else (item,)
         for part in parts:
             if part == EMPTY:
                 has_empty = True
-            elif part not in out:
-                out.append(part)
+            else:
+                unique[part] = None
+    out = list(unique)
     if not out:
         return EMPTY if has_empty else NOTHING
     body: Expr = out[0] if len(out) == 1 else Alt(tuple(out))
@@ -226,6 +227,25 @@ def repeat(item: Expr, lo: int, hi: int | None) -> Expr:
     return Repeat(item, lo, hi)
 
 
+def _refs(expr: Expr) -> set[str]:
+    """The names of the rules ``expr`` refers to."""
+    found: set[str] = set()
+    seen: set[int] = set()  # expressions are shared (a DAG): visit each node once
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Ref):
+            found.add(node.name)
+        elif isinstance(node, (Seq, Alt)):
+            stack.extend(node.items)
+        elif isinstance(node, (Repeat, Token)):
+            stack.append(node.item)
+    return found
+
+
 def prune(grammar: Grammar) -> set[str]:
     """Rewrite rules that can produce no string to ``NOTHING`` and return their names.
 
@@ -247,14 +267,21 @@ def prune(grammar: Grammar) -> set[str]:
             return ok(expr.item)
         return True
 
-    changed = True
-    while changed:
-        changed = False
-        for name, body in grammar.rules.items():
-            if name not in productive and ok(body):
-                productive.add(name)
-                changed = True
+    # Worklist fixpoint: a rule is looked at again only when a rule it uses became
+    # productive (a sweep over every rule until nothing changed was quadratic in depth).
+    users: dict[str, list[str]] = {}
+    for name, body in grammar.rules.items():
+        for used in _refs(body):
+            users.setdefault(used, []).append(name)
+    pending = list(grammar.rules)
+    while pending:
+        name = pending.pop()
+        if name not in productive and ok(grammar.rules[name]):
+            productive.add(name)
+            pending.extend(users.get(name, ()))
     dead = set(grammar.rules) - productive
+    if not dead:
+        return dead
 
     def strip(expr: Expr) -> Expr:
         if isinstance(expr, Ref):

@@ -1,4 +1,4 @@
-"""Objects: declared properties in canonical order, additional and pattern-named members.
+"""Objects: declared properties in declared order, additional and pattern-named members.
 
 ``ObjectBuilder`` turns one object schema into a state machine of rules (see its docstring);
 ``patternProperties`` split the names that are not declared into regions, each an
@@ -10,14 +10,15 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
 from .context import CompilerContext, Schema
+from .ecma_search import ecma_search
 from .errors import UnsupportedSchemaError
 from .ir import EMPTY, NOTHING, Alt, Expr, Lit, Ref, Repeat, Seq, alt, both, is_nothing, repeat, seq
 from .merge import is_true_schema
+from .order import declared_order
 from .regex import RegexError, parse_pattern, search_ir
 from .strings import json_string, literal_string, string_not_in
 
@@ -27,8 +28,8 @@ __all__ = ["ObjectBuilder"]
 class ObjectBuilder:
     """The members of one object schema, as a state machine of rules.
 
-    Declared properties come in canonical order, each present or absent; the state records
-    how many members were written (for min/maxProperties), which names are still owed
+    Declared properties come in the object's declared order, each present or absent; the
+    state records how many members were written (for min/maxProperties), which names are still owed
     (``required``, ``dependentRequired``) and which are now forbidden (a name whose
     dependency was skipped). Additional members may come anywhere, in any order.
     """
@@ -49,28 +50,36 @@ class ObjectBuilder:
         schemas = {name: [props[name]] for name in props}
         schemas.update({name: [] for name in mentioned - props.keys()})
         #: The patterns each named property matches (searched once, used twice).
+        # A pattern under `true`, beside `additionalProperties: true`, constrains nothing:
+        # whether it matches does not matter (so one this package cannot read is no reason
+        # to refuse the schema).
+        idle = is_true_schema(addl) and all(is_true_schema(v) for v in self.patterns.values())
+        searched = {} if idle else self.patterns
         self.matches = {
-            name: frozenset(p for p in self.patterns if _search(p, name, pointer))
-            for name in schemas
+            name: frozenset(p for p in searched if _search(p, name, pointer)) for name in schemas
         }
         for name, parts in schemas.items():
             parts.extend(self.patterns[p] for p in self.matches[name])
             if not parts:
                 parts.append(addl)
-        rank = compiler.rank
-        self.order = sorted(schemas, key=lambda k: (0, rank[k], "") if k in rank else (1, 0, k))
+        # This object's own declaration decides the order (schemas has exactly these names).
+        self.order = declared_order({**s, "properties": props})
         self.position = {name: i for i, name in enumerate(self.order)}
+        # A value appears in every state at its position: one rule each, not copies.
         self.values = {
-            n: compiler.value(_all_of(schemas[n]), f"{pointer}/properties/{_escape(n)}")
+            n: compiler.shared(
+                compiler.value(_all_of(schemas[n]), f"{pointer}/properties/{_escape(n)}")
+            )
             for n in self.order
         }
         self.keys = {n: literal_string(n) for n in self.order}
-        self.extra = self.extra_member(frozenset(schemas), addl)
+        self.extra = compiler.shared(self.extra_member(frozenset(schemas), addl))
         self.min = math.ceil(s.get("minProperties", 0))
         self.max = None if "maxProperties" not in s else math.floor(s["maxProperties"])
         counting = self.min > 0 or self.max is not None
         self.cap = (self.max + 1 if self.max is not None else self.min) if counting else 0
         self.states: dict[tuple[Any, ...], Ref] = {}
+        self.pending: list[tuple[Ref, tuple[Any, ...]]] = []
 
     def extra_member(self, named: frozenset[str], addl: Any) -> Expr:
         """A member whose name is none of ``named``.
@@ -132,11 +141,17 @@ class ObjectBuilder:
         if any(is_nothing(self.values[n]) for n in self.required):
             return NOTHING
         body = self.state(0, 0, frozenset(self.required), frozenset(), False)
+        # States are filled from a worklist: recursing from one to the next went one Python
+        # frame deeper per property (a thousand properties hit the recursion limit).
+        while self.pending:
+            rule, key = self.pending.pop()
+            self.c.grammar.rules[rule.name] = self.transitions(*key)
         return seq(Lit("{"), c.ws, body, c.ws, Lit("}"))
 
     def state(
         self, i: int, count: int, owed: frozenset[str], banned: frozenset[str], started: bool
     ) -> Expr:
+        """The rule for a state (its body is filled later, by :meth:`build`)."""
         key = (i, count, owed, banned, started)
         if key in self.states:
             return self.states[key]
@@ -144,6 +159,13 @@ class ObjectBuilder:
             return self.extras(count, owed, started)
         rule = self.c.new_rule(hint="o")
         self.states[key] = rule
+        self.pending.append((rule, key))
+        return rule
+
+    def transitions(
+        self, i: int, count: int, owed: frozenset[str], banned: frozenset[str], started: bool
+    ) -> Expr:
+        """What may follow in state ``(i, count, owed, banned, started)``."""
         name = self.order[i]
         branches: list[Expr] = []
         value = self.values[name]
@@ -158,14 +180,11 @@ class ObjectBuilder:
             newly = frozenset(k for k, v in self.deps.items() if name in v)
             branches.append(self.state(i + 1, count, owed, banned | newly, started))
         if room and not is_nothing(self.extra):
-            # Additional members may come between declared ones: a name that the canonical
-            # order ranks (declared by another object) but this object does not declare
-            # sits at its rank, among this object's own properties.
+            # Additional members may come anywhere between declared ones, in any order.
             lead = (self.c.sep(),) if started else ()
             again = self.state(i, min(count + 1, self.cap), owed, banned, True)
             branches.append(seq(*lead, self.extra, again))
-        self.c.grammar.rules[rule.name] = alt(*branches)
-        return rule
+        return alt(*branches)
 
     def extras(self, count: int, owed: frozenset[str], started: bool) -> Expr:
         if owed:
@@ -211,10 +230,10 @@ def _wide_repeat(expr: Expr) -> bool:
 
 
 def _search(pattern: str, name: str, pointer: str) -> bool:
-    """Whether ``pattern`` matches ``name``, decided as the reference validator does."""
+    """Whether ``pattern`` matches ``name``, with ECMA-262 semantics (as for ``pattern``)."""
     try:
-        return re.search(pattern, name) is not None
-    except re.error as exc:
+        return ecma_search(pattern, name)
+    except RegexError as exc:
         raise UnsupportedSchemaError("patternProperties", pointer, str(exc)) from None
 
 

@@ -8,6 +8,7 @@ one rewrite: branches that only require names become pairwise disjoint.
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 from typing import Any
 
 from .context import CompilerContext, Schema
@@ -38,7 +39,30 @@ def _branches(c: CompilerContext, base: Schema, members: list[Any], pointer: str
 
 
 def _disjoint_all(c: CompilerContext, branches: list[Schema]) -> bool:
-    return all(disjoint(c, a, b) for a, b in itertools.combinations(branches, 2))
+    try:
+        flat = [_dereferenced(c, b) for b in branches]  # once per branch, not per pair
+    except UnsupportedSchemaError:
+        return False
+    # Fast path, linear: `const`/`enum` branches whose values are all different.
+    values = [_values_of(f) for f in flat]
+    if all(v is not None for v in values):
+        keys = [{_value_key(x) for x in v or ()} for v in values]
+        if sum(len(k) for k in keys) == len(set().union(*keys)):
+            return True
+    return all(_disjoint_flat(c, a, b, 0) for a, b in itertools.combinations(flat, 2))
+
+
+def _value_key(value: Any) -> Any:
+    """A hashable key, equal for JSON values :func:`json_equal` calls equal."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float)):
+        return ("number", Fraction(value))
+    if isinstance(value, list):
+        return ("array", tuple(_value_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((k, _value_key(v)) for k, v in value.items()))
+    return ("other", repr(value))
 
 
 def disjoint(c: CompilerContext, a: Any, b: Any, depth: int = 0) -> bool:
@@ -47,6 +71,11 @@ def disjoint(c: CompilerContext, a: Any, b: Any, depth: int = 0) -> bool:
         fa, fb = _dereferenced(c, a), _dereferenced(c, b)
     except UnsupportedSchemaError:
         return False
+    return _disjoint_flat(c, fa, fb, depth)
+
+
+def _disjoint_flat(c: CompilerContext, fa: Any, fb: Any, depth: int) -> bool:
+    """:func:`disjoint` for schemas already flattened and dereferenced."""
     if fa is False or fb is False:
         return True
     if fa is True or fb is True:

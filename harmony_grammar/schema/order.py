@@ -1,60 +1,161 @@
 """The order in which generated objects write their properties.
 
 A generation grammar fixes one key order per object (a grammar that allowed every order would
-be exponential). :func:`property_rank` decides it; :func:`sort_keys` writes an instance in it,
-so tests and benchmarks can give the grammar what it accepts.
+be exponential). Each object schema's own declaration decides it (:func:`declared_order`), as
+models are trained, as llguidance and xgrammar do and as the TypeScript rendering shows.
+:func:`order_keys` writes an instance in the order of the schemas that validate it, so
+callers can give the grammar what it accepts (docs/schema-grammar.md, "Property order").
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote
 
-__all__ = ["property_rank", "sort_keys"]
+from .ecma_search import ecma_search
+from .merge import json_equal
+from .regex import RegexError
+
+__all__ = ["declared_order", "order_keys"]
+
+#: How many ``$ref``/``allOf`` hops one value may take before the walk gives up on a cycle.
+_MAX_HOPS = 64
 
 
-def property_rank(root: Any) -> dict[str, int]:
-    """The canonical property order: names ranked as a depth-first walk of the document meets
-    them, a whole ``properties`` block at once (also ``required``, ``dependentRequired`` and
-    ``dependencies``), so the root object keeps its declared order. Every object of the
-    schema lists its properties in this order: one schema, one key order
-    (docs/schema-grammar.md).
+def declared_order(s: dict[str, Any]) -> list[str]:
+    """The names an object schema places, in its own order: ``properties`` as declared, then
+    names only ``required`` mentions, then names only ``dependentRequired`` mentions (each key
+    followed by what it requires), each in the order written.
     """
-    rank: dict[str, int] = {}
-
-    def add(names: Any) -> None:
-        for name in names:
-            if isinstance(name, str):
-                rank.setdefault(name, len(rank))
-
-    def walk(node: Any) -> None:
-        if isinstance(node, list):
-            for item in node:
-                walk(item)
-        if not isinstance(node, dict):
-            return
-        for key, value in node.items():
-            if key in ("properties", "dependentRequired", "dependencies") and isinstance(
-                value, dict
-            ):
-                add(value)
-                if key != "properties":
-                    for deps in value.values():
-                        if isinstance(deps, list):
-                            add(deps)
-            elif key == "required" and isinstance(value, list):
-                add(value)
-            if key not in ("enum", "const", "default", "examples"):
-                walk(value)
-
-    walk(root)
-    return rank
+    names: dict[str, None] = dict.fromkeys(s.get("properties", {}))
+    names.update(dict.fromkeys(n for n in s.get("required", []) if isinstance(n, str)))
+    for key, deps in s.get("dependentRequired", {}).items():
+        names[key] = None
+        names.update(dict.fromkeys(d for d in deps if isinstance(d, str)))
+    return list(names)
 
 
-def sort_keys(value: Any, rank: dict[str, int]) -> Any:
-    """``value`` with every object's keys in canonical order (ranked names, then the rest)."""
+def order_keys(value: Any, schema: Any, root: Any, is_valid: Any) -> Any:
+    """``value`` with every object's keys in the order its grammar expects.
+
+    An object takes the declared order of the schemas that apply to it: the schema itself,
+    then its ``$ref`` target and ``allOf`` members (the order in which the compiler merges
+    them), and of each ``anyOf``/``oneOf`` the first branch that ``is_valid(value, branch)``
+    accepts. Declared names come first in that order; other keys follow in the value's own
+    order (the grammar lets additional members stand anywhere). A value equal to an ``enum``
+    or ``const`` literal of those schemas is written as that literal is.
+    """
+    applicable = list(_applicable(value, schema, root, is_valid, 0))
+    for s in applicable:
+        # An `enum`/`const` literal is written in its own key order, all the way down.
+        literals = [s["const"]] if "const" in s else s.get("enum", [])
+        for literal in literals if isinstance(literals, list) else []:
+            if isinstance(value, (dict, list)) and json_equal(literal, value):
+                return literal
     if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: (0, rank[k], "") if k in rank else (1, 0, k))
-        return {k: sort_keys(value[k], rank) for k in keys}
+        rank: dict[str, int] = {}
+        for s in applicable:
+            normal = _legacy_dependencies(s)
+            for name in declared_order(normal):
+                rank.setdefault(name, len(rank))
+        keys = sorted(value, key=lambda k: rank.get(k, len(rank)))
+        return {
+            k: order_keys(value[k], {"allOf": _member_schemas(k, applicable)}, root, is_valid)
+            for k in keys
+        }
     if isinstance(value, list):
-        return [sort_keys(v, rank) for v in value]
+        return [
+            order_keys(v, {"allOf": _item_schemas(i, applicable)}, root, is_valid)
+            for i, v in enumerate(value)
+        ]
     return value
+
+
+def _applicable(
+    value: Any, schema: Any, root: Any, is_valid: Any, hops: int
+) -> Iterator[dict[str, Any]]:
+    """The object schemas that apply to ``value`` under ``schema``, in merge order."""
+    if not isinstance(schema, dict) or hops > _MAX_HOPS:
+        return
+    yield schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        yield from _applicable(value, _resolve(root, ref), root, is_valid, hops + 1)
+    for part in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
+        yield from _applicable(value, part, root, is_valid, hops + 1)
+    for keyword in ("anyOf", "oneOf"):
+        branches = schema.get(keyword)
+        if isinstance(branches, list):
+            for branch in branches:
+                if _safe_valid(is_valid, value, branch):
+                    yield from _applicable(value, branch, root, is_valid, hops + 1)
+                    break
+
+
+def _safe_valid(is_valid: Any, value: Any, schema: Any) -> bool:
+    try:
+        return bool(is_valid(value, schema))
+    except Exception:
+        return False
+
+
+def _resolve(root: Any, ref: str) -> Any:
+    if not ref.startswith("#"):
+        return None
+    node = root
+    for part in unquote(ref[1:]).split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return None
+    return node
+
+
+def _legacy_dependencies(s: dict[str, Any]) -> dict[str, Any]:
+    """``s`` with draft-7 ``dependencies`` name lists read as ``dependentRequired``."""
+    deps = s.get("dependencies")
+    if not isinstance(deps, dict):
+        return s
+    lists = {k: v for k, v in deps.items() if isinstance(v, list)}
+    return {**s, "dependentRequired": {**lists, **s.get("dependentRequired", {})}}
+
+
+def _member_schemas(name: str, applicable: list[dict[str, Any]]) -> list[Any]:
+    """The schemas a member called ``name`` must satisfy."""
+    out: list[Any] = []
+    for s in applicable:
+        props = s.get("properties", {})
+        patterns = s.get("patternProperties", {})
+        matched = [v for p, v in patterns.items() if _search(p, name)]
+        if isinstance(props, dict) and name in props:
+            out.append(props[name])
+        if matched:
+            out.extend(matched)
+        elif not (isinstance(props, dict) and name in props) and "additionalProperties" in s:
+            out.append(s["additionalProperties"])
+    return out
+
+
+def _item_schemas(index: int, applicable: list[dict[str, Any]]) -> list[Any]:
+    """The schemas item ``index`` of an array must satisfy."""
+    out: list[Any] = []
+    for s in applicable:
+        items = s.get("items")
+        prefix = s.get("prefixItems", items if isinstance(items, list) else [])
+        rest = s.get("additionalItems") if isinstance(items, list) else items
+        if isinstance(prefix, list) and index < len(prefix):
+            out.append(prefix[index])
+        elif rest is not None:
+            out.append(rest)
+    return out
+
+
+def _search(pattern: str, name: str) -> bool:
+    try:
+        return ecma_search(pattern, name)
+    except RegexError:
+        return False

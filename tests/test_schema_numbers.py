@@ -1,0 +1,116 @@
+"""Float-safe numbers: what the grammar accepts means the same to an exact and a double reader.
+
+Every accepted number must read back unchanged through an IEEE-754 double (the shortest repr
+of ``float(text)`` is the same decimal), and every bound must give the same verdict whether the
+number and the bound are read exactly or as doubles (docs/schema-grammar.md, "Numbers").
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harmony_grammar.schema import UnsupportedSchemaError, schema_to_grammar
+
+pytest.importorskip("llguidance")
+from harmony_grammar.schema.matcher import SchemaMatcher
+
+from .test_schema_compiler import verdicts
+
+_HOLDS: dict[str, Callable[[Any, Any], bool]] = {
+    "minimum": operator.ge,
+    "maximum": operator.le,
+    "exclusiveMinimum": operator.gt,
+    "exclusiveMaximum": operator.lt,
+}
+
+
+def _round_trips(text: str) -> bool:
+    return Decimal(repr(float(text))) == Decimal(text)
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        # The issue's examples: each used to be accepted, and a double reader sees the bound
+        # (or infinity) instead.
+        ({"type": "number", "exclusiveMaximum": 1},
+         {"0.99999999999999999999": False, "0.999999999999999": True, "1": False}),
+        ({"type": "number", "exclusiveMinimum": 0},
+         {"0." + "0" * 400 + "1": False, "0.000000000000001": True, "0": False}),
+        ({"type": "integer"},
+         {"1" + "0" * 400 + ".0": False, "1" + "0" * 20 + ".0": True,
+          "12345678901234567": False, "123456789012345": True}),
+        ({"type": "number"},
+         {"1e280": True, "1e281": False, "1e999": False, "-2.5E-3": True,
+          "1234567890123456e2": False, "0.1234567890123456": False}),
+        # A bound a double cannot hold exactly is moved inward, inclusive.
+        ({"type": "integer", "maximum": 9223372036854775807},
+         {"9223372036854775807": False, "9223372036854770000": True, "-1": True}),
+    ],
+)
+def test_issue_examples_on_every_target(schema: Any, expected: dict[str, bool]) -> None:
+    texts = list(expected)
+    assert verdicts(schema, texts) == [expected[t] for t in texts]
+    for text, ok in zip(texts, verdicts(schema, texts), strict=True):
+        assert not ok or _round_trips(text), text
+
+
+_DIGITS = st.text("0123456789", min_size=1, max_size=20)
+_NUMBER_TEXT = st.builds(
+    lambda sign, whole, fraction, exp: (
+        f"{sign}{whole.lstrip('0') or '0'}{'.' + fraction if fraction else ''}{exp}"
+    ),
+    st.sampled_from(["", "-"]),
+    _DIGITS,
+    st.one_of(st.just(""), _DIGITS),
+    st.sampled_from(["", "e5", "E-300", "e290", "e-17"]),
+)
+_BOUND = st.one_of(
+    st.integers(-(10**20), 10**20),
+    st.decimals(allow_nan=False, allow_infinity=False, places=20, min_value=-5, max_value=5),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["number", "integer"]),
+    st.dictionaries(st.sampled_from(sorted(_HOLDS)), _BOUND, max_size=2),
+    st.lists(_NUMBER_TEXT, min_size=1, max_size=8),
+)
+def test_accepted_numbers_mean_the_same_to_both_readers(
+    kind: str, bounds: dict[str, Any], texts: list[str]
+) -> None:
+    # Decimal bounds become floats, as a JSON reader reads them from a schema text.
+    schema = {"type": kind, **{k: _plain(v) for k, v in bounds.items()}}
+    try:
+        matcher = SchemaMatcher(schema)
+    except UnsupportedSchemaError:
+        return  # no float-safe number satisfies the bounds
+    for text in texts:
+        if not matcher.accepts(text):
+            continue
+        assert _round_trips(text), text
+        exact, double = Fraction(Decimal(text)), float(text)
+        for keyword, bound in schema.items():
+            if keyword in _HOLDS:
+                exact_bound = Fraction(Decimal(repr(bound)) if isinstance(bound, float) else bound)
+                assert _HOLDS[keyword](exact, exact_bound), (text, keyword, bound)
+                assert _HOLDS[keyword](double, float(bound)), (text, keyword, bound)
+                assert _HOLDS[keyword](double, bound), (text, keyword, bound)
+
+
+def _plain(value: Any) -> Any:
+    return float(value) if isinstance(value, Decimal) else value
+
+
+def test_a_bound_no_float_safe_number_meets_is_refused() -> None:
+    with pytest.raises(UnsupportedSchemaError):
+        schema_to_grammar({"type": "number", "exclusiveMinimum": 0, "maximum": 1e-20})
