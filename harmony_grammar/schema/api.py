@@ -41,7 +41,11 @@ TARGETS: dict[str, Callable[[Grammar], str]] = {
 
 
 def compile_schema(
-    schema: Any, *, whitespace: WhitespaceMode = "compact", closed_objects: bool = False
+    schema: Any,
+    *,
+    whitespace: WhitespaceMode = "compact",
+    closed_objects: bool = False,
+    float_safe: bool = True,
 ) -> Grammar:
     """The IR grammar of ``schema`` (start rule ``start``), with dead rules removed.
 
@@ -52,11 +56,16 @@ def compile_schema(
     includes a schema that no JSON value satisfies, and its subclass
     :class:`InvalidSchemaError` when ``schema`` is not a valid JSON Schema at all (checked
     against its draft's meta-schema first; non-finite numbers are invalid too).
+
+    ``float_safe=False`` lets an unbounded number be any JSON number spelling: for checking
+    documents a model wrote, not for generating them (docs/schema-grammar.md, float safety).
     """
     if isinstance(schema, dict) and isinstance(schema.get("$schema", ""), str) is False:
         raise InvalidSchemaError("$schema", "/$schema", "must be a string")
     try:
-        grammar = Compiler(schema, whitespace, closed_objects=closed_objects).compile()
+        grammar = Compiler(
+            schema, whitespace, closed_objects=closed_objects, float_safe=float_safe
+        ).compile()
     except RecursionError:
         raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
     except RegexError as exc:  # met by the reference validator, outside any keyword builder
@@ -72,18 +81,23 @@ def compile_schema(
 
 
 def schema_to_grammar(
-    schema: Any, *, target: Target = "lark", whitespace: WhitespaceMode = "compact"
+    schema: Any,
+    *,
+    target: Target = "lark",
+    whitespace: WhitespaceMode = "compact",
+    float_safe: bool = True,
 ) -> str:
     """A self-contained grammar, start rule ``start``, for exactly the JSON texts ``schema``
     accepts, with each object's members in its own declared order (see :func:`canonical_json`).
 
     ``target`` is ``"lark"``, ``"llguidance"`` or ``"gbnf"``; ``whitespace="flexible"`` allows
-    JSON whitespace between tokens, ``"compact"`` allows none.
+    JSON whitespace between tokens, ``"compact"`` allows none. ``float_safe`` is
+    :func:`compile_schema`'s.
     """
     emit = TARGETS.get(target)
     if emit is None:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    grammar = compile_schema(schema, whitespace=whitespace)
+    grammar = compile_schema(schema, whitespace=whitespace, float_safe=float_safe)
     try:
         return emit(grammar)
     except RecursionError:  # the emitters walk expressions recursively too

@@ -50,7 +50,7 @@ from .ir import (
     seq,
 )
 from .merge import ANNOTATIONS, is_true_schema, merge_schemas
-from .numbers import Bound, NotExact, number_token
+from .numbers import JSON_NUMBER, Bound, NotExact, number_token
 from .objects import ObjectBuilder
 from .one_of import one_of, type_set
 from .regex import ANY_CHAR, RegexError, search_ir
@@ -104,11 +104,18 @@ class Compiler:
     """Compiles one root schema into a :class:`Grammar`."""
 
     def __init__(
-        self, root: Any, whitespace: Whitespace = "compact", *, closed_objects: bool = False
+        self,
+        root: Any,
+        whitespace: Whitespace = "compact",
+        *,
+        closed_objects: bool = False,
+        float_safe: bool = True,
     ) -> None:
         if whitespace not in ("compact", "flexible"):
             raise ValueError(f"whitespace must be 'compact' or 'flexible', not {whitespace!r}")
         self.root = root
+        # Checking mode (float_safe=False): an unbounded number is any JSON number spelling.
+        self.float_safe = float_safe
         # Generation mode: an object that leaves additionalProperties unset gets only its
         # declared properties (a narrower language, so every output is still valid).
         self.closed_objects = closed_objects
@@ -420,6 +427,9 @@ class Compiler:
                 )
             if integer:
                 places = None  # every integer is a multiple of 10**-k
+        unbounded = lower is None and upper is None and places is None
+        if not self.float_safe and not integer and unbounded:
+            return JSON_NUMBER
         try:
             return number_token(
                 integer=integer, lower=lower, upper=upper,

@@ -32,7 +32,7 @@ from typing import Any
 from .digits import decimal_digit, decimal_range
 from .ir import NOTHING, Expr, Lit, Token, alt, chars, is_nothing, opt, repeat, seq
 
-__all__ = ["Bound", "NotExact", "number_token"]
+__all__ = ["JSON_NUMBER", "Bound", "NotExact", "number_token"]
 
 
 class NotExact(ValueError):
@@ -429,4 +429,18 @@ _UNBOUNDED = alt(
         repeat(Lit("0"), 0, None),
         decimal_range(0, MAX_EXPONENT),
     ),
+)
+
+
+_DIGITS = repeat(decimal_digit(0, 9), 1, None)
+#: Any number as JSON spells it, with no float-safety limit: for checking documents (the
+#: streaming argument check), never for generating them. Huge numbers are refused before a
+#: reader sees them by harmony_grammar.tools.json_limits, not by the grammar.
+JSON_NUMBER = Token(
+    seq(
+        opt(Lit("-")),
+        alt(Lit("0"), seq(decimal_digit(1, 9), repeat(decimal_digit(0, 9), 0, None))),
+        opt(seq(Lit("."), _DIGITS)),
+        opt(seq(alt(Lit("e"), Lit("E")), opt(alt(Lit("+"), Lit("-"))), _DIGITS)),
+    )
 )

@@ -179,7 +179,9 @@ def _object_grammar() -> str:
     # spelling (llguidance's own %json grammar rejects escapes such as "\u0041").
     from ..schema import schema_to_grammar
 
-    return schema_to_grammar({"type": "object"}, target="llguidance", whitespace="flexible")
+    return schema_to_grammar(
+        {"type": "object"}, target="llguidance", whitespace="flexible", float_safe=False
+    )
 
 
 class ArgumentChecker:
