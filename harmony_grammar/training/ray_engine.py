@@ -18,7 +18,7 @@ import warnings
 from typing import Any
 
 from ..format.model import Diagnostic, Severity
-from ..validation.ray_engine import configure_data_context, start_ray
+from ..validation.ray_engine import configure_data_context, import_ray, start_ray
 from .batch import COLUMNS, PrepareOptions, Problem, prepare_batch
 from .readers import input_kind, parse_json_line, without_nulls
 
@@ -91,9 +91,8 @@ def prepare_with_ray(
 ) -> None:
     """Run the pipeline on Ray Data, filling ``report`` (a :class:`~.prepare.PrepareReport`)."""
     import pyarrow.compute as pc
-    import ray
-    import ray.data
 
+    ray = import_ray()
     # A Ray started here stays up for the process, as before: prepare runs once per process.
     start_ray(ray)
     # Ray Data logs every operator at INFO on stderr, where prepare reports its problems.

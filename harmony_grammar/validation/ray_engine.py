@@ -34,14 +34,22 @@ from .local_engine import validate_chunk
 from .results import ResultBatch
 from .sources import DEFAULT_CHUNK, Unit, read_unit
 
-__all__ = ["RayUnavailableError", "configure_data_context", "start_ray", "validate_ray"]
+__all__ = [
+    "RayUnavailableError",
+    "configure_data_context",
+    "import_ray",
+    "start_ray",
+    "validate_ray",
+]
 
 
 class RayUnavailableError(ImportError):
     """Ray Data is not installed; the message says what to install."""
 
 
-def _import_ray() -> Any:
+def import_ray() -> Any:
+    """Ray with Ray Data, usage statistics off (nothing leaves the machine unasked);
+    :class:`RayUnavailableError` when it is not installed."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
         import ray
@@ -108,7 +116,7 @@ def validate_ray(
     Ray instance is started with ``jobs`` CPUs (0: all) and shut down at the end. ``jobs``
     also caps the tasks running at once. ``progress`` shows Ray's progress bars.
     """
-    ray = _import_ray()
+    ray = import_ray()
     started = start_ray(ray, address=address, jobs=jobs)
     try:
         configure_data_context(ray, progress=progress)
