@@ -12,30 +12,30 @@ as U+FFFD.
 
 from __future__ import annotations
 
+import functools
 import re
 
+from ..format.grammar import header_lexer
 from ..format.model import Message, Role
 from ..format.tokens import ControlToken
 
 __all__ = ["header_problem"]
 
-# The grammar's terminals, anchored (AUTHOR, AUTHOR_NAME, _TO, CHANNEL_NAME, CONTENT_TYPE).
-_TOOL_AUTHOR = re.compile(r"[^\s:<>|=]+")
-_AUTHOR_NAME = re.compile(r"[^\s<>|=]+")
-_RECIPIENT = re.compile(r"[^\s<>|]+")
-_CHANNEL = re.compile(r"[A-Za-z0-9_\-]+")
-_CONTENT_TYPE = re.compile(r"(?![A-Za-z0-9_.+/\-]*=)[A-Za-z0-9_.+/\-]+")
 _CONSTRAIN = ControlToken.CONSTRAIN.value
-
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _bad(value: str, pattern: re.Pattern[str], allowed: str) -> str | None:
+@functools.cache
+def _terminal(name: str) -> re.Pattern[str]:
+    """A terminal of harmony.lark, from the grammar itself (never a copy of its pattern)."""
+    return header_lexer().terminal_regex(name)
+
+
+def _bad(value: str, spelled: str, pattern: re.Pattern[str], allowed: str) -> str | None:
     shown = value if len(value) <= 40 else value[:37] + "..."
     if _SURROGATE.search(value):  # no UTF-8 form: as ids it would come back as U+FFFD
         return f"{shown!r} cannot be rendered and read back: it holds a lone surrogate"
-    if pattern.fullmatch(value):
+    if pattern.fullmatch(spelled):
         return None
     return f"{shown!r} cannot be rendered and read back: {allowed}"
 
@@ -44,23 +44,27 @@ def header_problem(message: Message) -> tuple[str, str] | None:
     """``(field, why)`` for the first header field of ``message`` that the grammar would not
     read back as given, or None when every field is fine."""
     words = "a non-empty word without whitespace or <, |, >"
-    checks: list[tuple[str, str | None, re.Pattern[str], str]] = [
+    tool = message.role is Role.TOOL
+    # (field, value, the terminal that reads it back, the text it is read from, allowed)
+    checks: list[tuple[str, str | None, str, str, str]] = [
         (
             "name",
             message.name,
-            _TOOL_AUTHOR if message.role is Role.TOOL else _AUTHOR_NAME,
-            f"{words}, =" + (" or :" if message.role is Role.TOOL else ""),
+            "AUTHOR" if tool else "AUTHOR_NAME",
+            "{}",
+            f"{words}, =" + (" or :" if tool else ""),
         ),
-        ("recipient", message.recipient, _RECIPIENT, words),
-        ("channel", message.channel, _CHANNEL, "letters, digits, _ and -"),
+        ("recipient", message.recipient, "CHANNEL_RECIPIENT", " to={}", words),
+        ("channel", message.channel, "CHANNEL_NAME", "{}", "letters, digits, _ and -"),
     ]
     content_type = message.content_type
     if content_type is not None:
         bare = content_type.removeprefix(_CONSTRAIN)
-        checks.append(("content_type", bare, _CONTENT_TYPE, "letters, digits and _ . + / - (no =)"))
-    for field, value, pattern, allowed in checks:
+        allowed = "letters, digits and _ . + / - (no =)"
+        checks.append(("content_type", bare, "CONTENT_TYPE", "{}", allowed))
+    for field, value, terminal, spelled, allowed in checks:
         if value is not None:
-            why = _bad(value, pattern, allowed)
+            why = _bad(value, spelled.format(value), _terminal(terminal), allowed)
             if why is not None:
                 return field, why
     return None
