@@ -92,6 +92,9 @@ def _schema_text_problem(text: str) -> str | None:
     # Cached by the schema's text: a dataset run checks the same tools for every record.
     import jsonschema
 
+    from ..schema.check import check_schema
+    from ..schema.errors import InvalidSchemaError
+
     try:
         schema = loads_bounded(text)
     except JsonLimitError as exc:
@@ -100,11 +103,11 @@ def _schema_text_problem(text: str) -> str | None:
         schema, default=jsonschema.Draft202012Validator
     )
     try:
-        validator_class.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = "/".join(str(part) for part in exc.absolute_path)
-        message = " ".join(exc.message.split())[:160]
-        return f"schema is invalid at /{where}: {message}"
+        # The schema compiler's own meta-schema check: one definition of a valid schema.
+        check_schema(schema, validator_class)
+    except InvalidSchemaError as exc:
+        message = " ".join(exc.reason.split())[:160]
+        return f"schema is invalid at {exc.pointer or '/'}: {message}"
     except RecursionError:
         return "schema nests too deep to check"
     for ref in _refs(schema):
