@@ -85,19 +85,22 @@ def schema_to_grammar(
     *,
     target: Target = "lark",
     whitespace: WhitespaceMode = "compact",
+    closed_objects: bool = False,
     float_safe: bool = True,
 ) -> str:
     """A self-contained grammar, start rule ``start``, for exactly the JSON texts ``schema``
     accepts, with each object's members in its own declared order (see :func:`canonical_json`).
 
     ``target`` is ``"lark"``, ``"llguidance"`` or ``"gbnf"``; ``whitespace="flexible"`` allows
-    JSON whitespace between tokens, ``"compact"`` allows none. ``float_safe`` is
-    :func:`compile_schema`'s.
+    JSON whitespace between tokens, ``"compact"`` allows none. ``closed_objects`` and
+    ``float_safe`` are :func:`compile_schema`'s (``closed_objects=True`` for generation).
     """
     emit = TARGETS.get(target)
     if emit is None:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    grammar = compile_schema(schema, whitespace=whitespace, float_safe=float_safe)
+    grammar = compile_schema(
+        schema, whitespace=whitespace, closed_objects=closed_objects, float_safe=float_safe
+    )
     try:
         return emit(grammar)
     except RecursionError:  # the emitters walk expressions recursively too
