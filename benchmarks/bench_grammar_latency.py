@@ -10,7 +10,7 @@ engine (not timed). Two walks, every engine on the same tools and the same token
 - **turn**: a whole assistant turn (analysis, then a call of ``add_items``, ``TURN``) through
   a grammar of the turn over all ten tools.
 
-Engines: ours (``schema_to_grammar(..., closed_objects=True)`` and ``completion_grammar``,
+Engines: ours (``schema_to_grammar`` with ``closed_objects=True, escaped_ascii=False`` and ``completion_grammar``,
 through llguidance); llguidance's own ``%json`` (the same schemas, and for the turn our turn
 grammar with ``%json`` bodies); xgrammar 0.2.9 (``compile_json_schema`` in strict mode, and
 for the turn our structural tag and xgrammar's built-in Harmony tag).
@@ -210,10 +210,12 @@ def llguidance_walk(matcher: Any, ids: list[int], vocab_size: int) -> list[float
     bitmask = llnp.allocate_token_bitmask(1, vocab_size)
     times = []
     for token in [*ids, None]:
+        if matcher.is_stopped():  # a stop token was consumed: no mask after it
+            break
         started = time.perf_counter()
         llnp.fill_next_token_bitmask(matcher, bitmask, 0)
         times.append(time.perf_counter() - started)
-        if token is None or matcher.is_stopped():
+        if token is None:
             break
         assert matcher.consume_token(token), matcher.get_error()
     return times
@@ -255,10 +257,12 @@ def xgrammar_walk(compiled: Any, ids: list[int], vocab_size: int) -> list[float]
     bitmask = xgrammar.allocate_token_bitmask(1, vocab_size)
     times = []
     for token in [*ids, None]:
+        if matcher.is_terminated():  # a stop token was accepted: no mask after it
+            break
         started = time.perf_counter()
         matcher.fill_next_token_bitmask(bitmask)
         times.append(time.perf_counter() - started)
-        if token is None or matcher.is_terminated():
+        if token is None:
             break
         assert matcher.accept_token(token), token
     return times
@@ -311,7 +315,7 @@ def argument_walks(repeat: int) -> None:
         schema, tool_ids = tool["parameters"], ids[tool["name"]]
         grammars = {
             "harmony-grammar (llguidance)": schema_to_grammar(
-                schema, target="llguidance", closed_objects=True
+                schema, target="llguidance", closed_objects=True, escaped_ascii=False
             ),
             "llguidance %json": llguidance.LLMatcher.grammar_from_json_schema(
                 schema, defaults={"whitespace_flexible": False}

@@ -311,6 +311,22 @@ def test_gbnf_escapes_mean_the_same_in_xgrammar() -> None:
     assert xgrammar_accepts(grammar, '"bob.smith-jones@example.org"')
     assert not xgrammar_accepts(grammar, '"bob@"')
 
+
+def test_generation_spells_printable_ascii_only_as_itself() -> None:
+    # escaped_ascii=False (generation): no encoder writes "\u0063" for "c", so names, enum
+    # values and free strings lose that spelling; everything else keeps every spelling.
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}},
+    }
+    exact = SchemaMatcher(schema)
+    generation = SchemaMatcher(schema, escaped_ascii=False)
+    for text in ('{"city":"Z\\u00fcrich"}', '{"city":"Zürich","unit":"c"}', '{"city":"a\\nb\\"\\\\\\/"}',
+                 '{"city":"\\u0001\\ud83d\\ude00"}', '{"city":"😀"}'):
+        assert exact.accepts(text) and generation.accepts(text), text
+    for text in ('{"\\u0063ity":"x"}', '{"city":"\\u0061"}', '{"unit":"\\u0063"}', '{"city":"\\u0022"}'):
+        assert exact.accepts(text) and not generation.accepts(text), text
+
 def test_each_object_keeps_its_own_declared_order() -> None:
     # Two objects declaring the same names in different orders: each is its own order
     # (a document-wide rank used to give both the order of the first).

@@ -46,6 +46,7 @@ def compile_schema(
     whitespace: WhitespaceMode = "compact",
     closed_objects: bool = False,
     float_safe: bool = True,
+    escaped_ascii: bool = True,
 ) -> Grammar:
     """The IR grammar of ``schema`` (start rule ``start``), with dead rules removed.
 
@@ -59,12 +60,20 @@ def compile_schema(
 
     ``float_safe=False`` lets an unbounded number be any JSON number spelling: for checking
     documents a model wrote, not for generating them (docs/schema-grammar.md, float safety).
+
+    ``escaped_ascii=False`` is for generation too: printable ASCII is spelled only as itself,
+    never as ``\\u0061`` (no JSON encoder writes that), which halves the lexer states an
+    engine builds; every decoded string keeps a spelling.
     """
     if isinstance(schema, dict) and isinstance(schema.get("$schema", ""), str) is False:
         raise InvalidSchemaError("$schema", "/$schema", "must be a string")
     try:
         grammar = Compiler(
-            schema, whitespace, closed_objects=closed_objects, float_safe=float_safe
+            schema,
+            whitespace,
+            closed_objects=closed_objects,
+            float_safe=float_safe,
+            escaped_ascii=escaped_ascii,
         ).compile()
     except RecursionError:
         raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
@@ -87,19 +96,25 @@ def schema_to_grammar(
     whitespace: WhitespaceMode = "compact",
     closed_objects: bool = False,
     float_safe: bool = True,
+    escaped_ascii: bool = True,
 ) -> str:
     """A self-contained grammar, start rule ``start``, for exactly the JSON texts ``schema``
     accepts, with each object's members in its own declared order (see :func:`canonical_json`).
 
     ``target`` is ``"lark"``, ``"llguidance"`` or ``"gbnf"``; ``whitespace="flexible"`` allows
-    JSON whitespace between tokens, ``"compact"`` allows none. ``closed_objects`` and
-    ``float_safe`` are :func:`compile_schema`'s (``closed_objects=True`` for generation).
+    JSON whitespace between tokens, ``"compact"`` allows none. ``closed_objects``,
+    ``float_safe`` and ``escaped_ascii`` are :func:`compile_schema`'s; for a generation
+    grammar pass ``closed_objects=True, escaped_ascii=False`` (what the turn grammar does).
     """
     emit = TARGETS.get(target)
     if emit is None:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
     grammar = compile_schema(
-        schema, whitespace=whitespace, closed_objects=closed_objects, float_safe=float_safe
+        schema,
+        whitespace=whitespace,
+        closed_objects=closed_objects,
+        float_safe=float_safe,
+        escaped_ascii=escaped_ascii,
     )
     try:
         return emit(grammar)
