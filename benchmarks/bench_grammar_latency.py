@@ -10,10 +10,16 @@ engine (not timed). Two walks, every engine on the same tools and the same token
 - **turn**: a whole assistant turn (analysis, then a call of ``add_items``, ``TURN``) through
   a grammar of the turn over all ten tools.
 
-Engines: ours (``schema_to_grammar`` with ``closed_objects=True, escaped_ascii=False`` and ``completion_grammar``,
-through llguidance); llguidance's own ``%json`` (the same schemas, and for the turn our turn
-grammar with ``%json`` bodies); xgrammar 0.2.9 (``compile_json_schema`` in strict mode, and
-for the turn our structural tag and xgrammar's built-in Harmony tag).
+Engines, on the same walks:
+
+- ours through llguidance: ``schema_to_grammar(..., target="llguidance", closed_objects=True,
+  escaped_ascii=False)`` for the arguments, ``completion_grammar`` for the turn;
+- ours through xgrammar: the same schemas with ``target="xgrammar"``, and the turn as our
+  structural tag (``completion_grammar(..., target="xgrammar")``);
+- llguidance's own ``%json`` (the same schemas; for the turn, our turn grammar with ``%json``
+  bodies);
+- xgrammar 0.2.9's ``compile_json_schema`` (strict mode, compact separators) and its built-in
+  Harmony structural tag for the turn.
 
 Each walk is timed twice: the **first request** (a matcher fresh from the grammar: llguidance
 builds its lexer states as it meets them) and **later requests** (what a server or our
@@ -292,7 +298,7 @@ def summary(times: Iterable[float]) -> str:
     )
 
 
-def report(walk: str, engine: str, first: list[float], later: list[float]) -> None:
+def report(engine: str, first: list[float], later: list[float]) -> None:
     print(f"  {engine:38} first request: {summary(first)}")
     print(f"  {'':38} later requests: {summary(later)}")
 
@@ -306,34 +312,49 @@ def argument_walks(repeat: int) -> None:
     info = harmony_tokenizer_info()
     compiler = xgrammar.GrammarCompiler(info, cache_enabled=False)
     ids = argument_ids()
-    engines: dict[str, tuple[list[float], list[float]]] = {
-        "harmony-grammar (llguidance)": ([], []),
-        "llguidance %json": ([], []),
-        "xgrammar compile_json_schema": ([], []),
+    generation = {"closed_objects": True, "escaped_ascii": False}
+    llguidance_engines: dict[str, Callable[[dict[str, Any]], str]] = {
+        "harmony-grammar (llguidance)": lambda schema: schema_to_grammar(
+            schema, target="llguidance", **generation
+        ),
+        "llguidance %json": lambda schema: llguidance.LLMatcher.grammar_from_json_schema(
+            schema, defaults={"whitespace_flexible": False}
+        ),
+    }
+    xgrammar_engines: dict[str, Callable[[dict[str, Any]], Any]] = {
+        "harmony-grammar (xgrammar)": lambda schema: compiler.compile_grammar(
+            schema_to_grammar(schema, target="xgrammar", **generation)
+        ),
+        "xgrammar compile_json_schema": lambda schema: compiler.compile_json_schema(
+            json.dumps(schema), any_whitespace=False, separators=(",", ":"), strict_mode=True
+        ),
+    }
+    results: dict[str, tuple[list[float], list[float], list[float]]] = {
+        name: ([], [], []) for name in [*llguidance_engines, *xgrammar_engines]
     }
     for tool in tools():
         schema, tool_ids = tool["parameters"], ids[tool["name"]]
-        grammars = {
-            "harmony-grammar (llguidance)": schema_to_grammar(
-                schema, target="llguidance", closed_objects=True, escaped_ascii=False
-            ),
-            "llguidance %json": llguidance.LLMatcher.grammar_from_json_schema(
-                schema, defaults={"whitespace_flexible": False}
-            ),
-        }
-        for engine, grammar in grammars.items():
+        for engine, build in llguidance_engines.items():
+            started = time.perf_counter()
+            grammar = build(schema)
+            llguidance.LLMatcher(tokenizer, grammar)
+            results[engine][2].append(time.perf_counter() - started)
             first, later = llguidance_requests(tokenizer, grammar, tool_ids, repeat)
-            engines[engine][0].extend(first)
-            engines[engine][1].extend(later)
-        compiled = compiler.compile_json_schema(
-            json.dumps(schema), any_whitespace=False, separators=(",", ":"), strict_mode=True
-        )
-        first, later = xgrammar_requests(compiled, tool_ids, info.vocab_size, repeat)
-        engines["xgrammar compile_json_schema"][0].extend(first)
-        engines["xgrammar compile_json_schema"][1].extend(later)
-    print(f"arguments walk: 10 tools, one argument text each ({sum(map(len, ids.values()))} tokens)")
-    for engine, (first, later) in engines.items():
-        report("arguments", engine, first, later)
+            results[engine][0].extend(first)
+            results[engine][1].extend(later)
+        for engine, build in xgrammar_engines.items():
+            started = time.perf_counter()
+            compiled = build(schema)
+            results[engine][2].append(time.perf_counter() - started)
+            first, later = xgrammar_requests(compiled, tool_ids, info.vocab_size, repeat)
+            results[engine][0].extend(first)
+            results[engine][1].extend(later)
+    tokens = sum(map(len, ids.values()))
+    print(f"arguments walk: 10 tools, one argument text each ({tokens} tokens)")
+    for engine, (first, later, builds) in results.items():
+        report(engine, first, later)
+        print(f"  {'':38} schema -> matcher: median {statistics.median(builds) * 1e3:.1f} ms, "
+              f"max {max(builds) * 1e3:.1f} ms")
 
 
 def turn_walks(repeat: int) -> None:
@@ -351,15 +372,15 @@ def turn_walks(repeat: int) -> None:
         ("harmony-grammar (llguidance)", completion_grammar(schemas)),
         ("llguidance, %json bodies", json_bodies_turn(schemas)),
     ):
-        report("turn", engine, *llguidance_requests(tokenizer, grammar, ids, repeat))
+        report(engine, *llguidance_requests(tokenizer, grammar, ids, repeat))
     ours_tag = compiler.compile_structural_tag(completion_grammar(schemas, target="xgrammar"))
-    report("turn", "harmony-grammar (xgrammar tag)", *xgrammar_requests(
+    report("harmony-grammar (xgrammar tag)", *xgrammar_requests(
         ours_tag, ids, info.vocab_size, repeat
     ))
     builtin = xgrammar.get_model_structural_tag(
         "harmony", tools=[{"type": "function", "function": t} for t in schemas]
     ).model_dump_json()
-    report("turn", "xgrammar built-in Harmony tag", *xgrammar_requests(
+    report("xgrammar built-in Harmony tag", *xgrammar_requests(
         compiler.compile_structural_tag(builtin), encode_harmony(BUILTIN_TURN), info.vocab_size,
         repeat,
     ))

@@ -13,6 +13,7 @@ from .ecma_search import ecma_validator_class
 from .emit_gbnf import emit_gbnf
 from .emit_lark import emit_lark
 from .emit_llguidance import emit_llguidance
+from .emit_xgrammar import emit_xgrammar
 from .errors import InvalidSchemaError, UnsupportedSchemaError
 from .ir import Grammar, is_nothing, prune
 from .order import order_keys
@@ -30,13 +31,15 @@ __all__ = [
 #: Subschemas nested past Python's recursion limit (about 150 levels of arrays or objects).
 _TOO_DEEP = "the schema nests too deeply (subschemas more than about 150 levels deep)"
 
-Target = Literal["lark", "llguidance", "gbnf"]
+Target = Literal["lark", "llguidance", "gbnf", "xgrammar"]
 WhitespaceMode = Literal["compact", "flexible"]
 
 TARGETS: dict[str, Callable[[Grammar], str]] = {
     "lark": emit_lark,
     "llguidance": emit_llguidance,
     "gbnf": emit_gbnf,
+    # GBNF that xgrammar masks fast (xgrammar.GrammarCompiler.compile_grammar reads it).
+    "xgrammar": emit_xgrammar,
 }
 
 
@@ -101,10 +104,11 @@ def schema_to_grammar(
     """A self-contained grammar, start rule ``start``, for exactly the JSON texts ``schema``
     accepts, with each object's members in its own declared order (see :func:`canonical_json`).
 
-    ``target`` is ``"lark"``, ``"llguidance"`` or ``"gbnf"``; ``whitespace="flexible"`` allows
-    JSON whitespace between tokens, ``"compact"`` allows none. ``closed_objects``,
-    ``float_safe`` and ``escaped_ascii`` are :func:`compile_schema`'s; for a generation
-    grammar pass ``closed_objects=True, escaped_ascii=False`` (what the turn grammar does).
+    ``target`` is ``"lark"``, ``"llguidance"``, ``"gbnf"`` or ``"xgrammar"`` (GBNF shaped for
+    xgrammar's matcher); ``whitespace="flexible"`` allows JSON whitespace between tokens,
+    ``"compact"`` allows none. ``closed_objects``, ``float_safe`` and ``escaped_ascii`` are
+    :func:`compile_schema`'s; for a generation grammar pass ``closed_objects=True,
+    escaped_ascii=False`` (what the turn grammar does).
     """
     emit = TARGETS.get(target)
     if emit is None:
