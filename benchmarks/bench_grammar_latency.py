@@ -247,9 +247,9 @@ def json_bodies_turn(schemas: list[dict[str, Any]]) -> str:
     plan = turn_plan(schemas)
     lines = grammar.splitlines()
     for prefix, schema in plan.schemas.items():
-        lines = [
-            line for line in lines if not line.startswith((prefix, prefix.upper()))
-        ] + [f"{prefix}start: %json {json.dumps(schema)}"]
+        lines = [line for line in lines if not line.startswith((prefix, prefix.upper()))] + [
+            f"{prefix}start: %json {json.dumps(schema)}"
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -274,9 +274,9 @@ def xgrammar_walk(compiled: Any, ids: list[int], vocab_size: int) -> list[float]
     return times
 
 
-def xgrammar_requests(compiled: Any, ids: list[int], vocab_size: int, repeat: int) -> tuple[
-    list[float], list[float]
-]:
+def xgrammar_requests(
+    compiled: Any, ids: list[int], vocab_size: int, repeat: int
+) -> tuple[list[float], list[float]]:
     first = xgrammar_walk(compiled, ids, vocab_size)
     later = []
     for _ in range(repeat):
@@ -353,8 +353,10 @@ def argument_walks(repeat: int) -> None:
     print(f"arguments walk: 10 tools, one argument text each ({tokens} tokens)")
     for engine, (first, later, builds) in results.items():
         report(engine, first, later)
-        print(f"  {'':38} schema -> matcher: median {statistics.median(builds) * 1e3:.1f} ms, "
-              f"max {max(builds) * 1e3:.1f} ms")
+        print(
+            f"  {'':38} schema -> matcher: median {statistics.median(builds) * 1e3:.1f} ms, "
+            f"max {max(builds) * 1e3:.1f} ms"
+        )
 
 
 def turn_walks(repeat: int) -> None:
@@ -374,16 +376,21 @@ def turn_walks(repeat: int) -> None:
     ):
         report(engine, *llguidance_requests(tokenizer, grammar, ids, repeat))
     ours_tag = compiler.compile_structural_tag(completion_grammar(schemas, target="xgrammar"))
-    report("harmony-grammar (xgrammar tag)", *xgrammar_requests(
-        ours_tag, ids, info.vocab_size, repeat
-    ))
+    report(
+        "harmony-grammar (xgrammar tag)", *xgrammar_requests(ours_tag, ids, info.vocab_size, repeat)
+    )
     builtin = xgrammar.get_model_structural_tag(
         "harmony", tools=[{"type": "function", "function": t} for t in schemas]
     ).model_dump_json()
-    report("xgrammar built-in Harmony tag", *xgrammar_requests(
-        compiler.compile_structural_tag(builtin), encode_harmony(BUILTIN_TURN), info.vocab_size,
-        repeat,
-    ))
+    report(
+        "xgrammar built-in Harmony tag",
+        *xgrammar_requests(
+            compiler.compile_structural_tag(builtin),
+            encode_harmony(BUILTIN_TURN),
+            info.vocab_size,
+            repeat,
+        ),
+    )
 
 
 def first_mask(tokenizer: Any, schemas: list[dict[str, Any]]) -> float:

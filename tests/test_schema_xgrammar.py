@@ -20,7 +20,7 @@ pytest.importorskip("llguidance")
 from xgrammar.testing import _is_grammar_accept_string as xgrammar_accepts  # noqa: E402
 
 STRING_CASES: list[tuple[dict[str, Any], list[str]]] = [
-    ({"type": "string"}, ["", "a", "ab\\n", "\\u00e9\\\"", "x" * 40]),
+    ({"type": "string"}, ["", "a", "ab\\n", '\\u00e9\\"', "x" * 40]),
     ({"type": "string", "maxLength": 3}, ["", "a", "abc", "abcd", "\\n\\n\\n", "é😀x"]),
     ({"type": "string", "minLength": 2, "maxLength": 3}, ["a", "ab", "abc", "abcd", "\\u0041b"]),
     ({"type": "string", "minLength": 3}, ["ab", "abc", "abcdefgh"]),
@@ -36,7 +36,9 @@ def _texts(cases: list[tuple[dict[str, Any], list[str]]]) -> list[tuple[dict[str
 
 @pytest.mark.parametrize(("schema", "text"), _texts(STRING_CASES))
 @pytest.mark.parametrize("generation", [False, True])
-def test_string_verdicts_match_llguidance(schema: dict[str, Any], text: str, generation: bool) -> None:
+def test_string_verdicts_match_llguidance(
+    schema: dict[str, Any], text: str, generation: bool
+) -> None:
     options = {"closed_objects": generation, "escaped_ascii": not generation}
     expected = SchemaMatcher(schema, **options).accepts(text)
     grammar = xgrammar.Grammar.from_ebnf(schema_to_grammar(schema, target="xgrammar", **options))
@@ -55,9 +57,14 @@ def test_arrays_and_objects_match_llguidance() -> None:
     grammar = xgrammar.Grammar.from_ebnf(schema_to_grammar(schema, target="xgrammar"))
     matcher = SchemaMatcher(schema)
     texts = [
-        '{"code":"a"}', '{"code":""}', '{"code":"abc"}', '{"tags":[],"code":"ab"}',
-        '{"tags":["a","bc","d"],"code":"x"}', '{"tags":["a","b","c","d"],"code":"x"}',
-        '{"tags":["abc"],"code":"x"}', '{"code":"x","tags":[]}',
+        '{"code":"a"}',
+        '{"code":""}',
+        '{"code":"abc"}',
+        '{"tags":[],"code":"ab"}',
+        '{"tags":["a","bc","d"],"code":"x"}',
+        '{"tags":["a","b","c","d"],"code":"x"}',
+        '{"tags":["abc"],"code":"x"}',
+        '{"code":"x","tags":[]}',
     ]
     verdicts = [(text, matcher.accepts(text)) for text in texts]
     assert {ok for _, ok in verdicts} == {True, False}  # the texts exercise both verdicts

@@ -48,7 +48,7 @@ def _class(ranges: tuple[tuple[int, int], ...]) -> str:
         return '"' + _char(ranges[0][0], False) + '"'
     inverse = complement(ranges)
     negate = 0 < len(inverse) < len(ranges)
-    body = []
+    body: list[str] = []
     for lo, hi in inverse if negate else ranges:
         after_x = bool(body) and body[-1].startswith("\\x")
         body.append(_char(lo, True, after_x))
