@@ -1,19 +1,43 @@
-"""Latency of the turn grammar: schema to first llguidance mask, and mask time per token.
+"""Latency of constrained decoding: schemas to first mask, and the mask per token.
 
-    python benchmarks/bench_grammar_latency.py
+    python benchmarks/bench_grammar_latency.py [--repeat N]
 
-For a 10-tool completion grammar with the o200k_harmony tokenizer built once (not timed):
-the time from the tools' JSON Schemas to the first token mask (compile + matcher + mask),
-and the median time of a mask while a turn is consumed token by token. The same schemas go
-through outlines_core's JsonSchema path (regex, then the index over the same vocabulary) in
-the same run. Targets: first mask <= 50 ms, median mask <= 100 us.
+Ten tools of the kinds agents declare (below), the o200k_harmony vocabulary built once per
+engine (not timed). Two walks, every engine on the same tools and the same token ids:
+
+- **arguments**: each tool's own argument grammar, walked over one valid argument text per
+  tool (``ARGUMENTS``), the mask taken before every token and once after the last;
+- **turn**: a whole assistant turn (analysis, then a call of ``add_items``, ``TURN``) through
+  a grammar of the turn over all ten tools.
+
+Engines, on the same walks:
+
+- ours through llguidance: ``schema_to_grammar(..., target="llguidance", closed_objects=True,
+  escaped_ascii=False)`` for the arguments, ``completion_grammar`` for the turn;
+- ours through xgrammar: the same schemas with ``target="xgrammar"``, and the turn as our
+  structural tag (``completion_grammar(..., target="xgrammar")``);
+- llguidance's own ``%json`` (the same schemas; for the turn, our turn grammar with ``%json``
+  bodies);
+- xgrammar 0.2.9's ``compile_json_schema`` (strict mode, compact separators) and its built-in
+  Harmony structural tag for the turn.
+
+Each walk is timed twice: the **first request** (a matcher fresh from the grammar: llguidance
+builds its lexer states as it meets them) and **later requests** (what a server or our
+``Sampler`` does for the next request with the same tools: llguidance reuses a matcher made
+from the grammar once, with ``deep_copy``; xgrammar reuses the compiled grammar). Targets
+(issue 15): median <= 10 us, p90 <= 40 us, max <= 1 ms per token on both walks.
+
+The schemas -> first mask time of the turn grammar is reported too (target <= 50 ms), with
+outlines_core's JsonSchema index over the same vocabulary for comparison.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import llguidance
@@ -24,6 +48,8 @@ from harmony_grammar.format.tokens import ControlToken
 from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
 from harmony_grammar.generation.outlines_export import harmony_lltokenizer
 from harmony_grammar.generation.turn_grammar import completion_grammar
+from harmony_grammar.generation.turn_plan import turn_plan
+from harmony_grammar.schema import schema_to_grammar
 
 
 def tools() -> list[dict[str, Any]]:
@@ -143,31 +169,238 @@ def tools() -> list[dict[str, Any]]:
     ]
 
 
+# One valid argument text per tool, as a model writes it (declared key order, compact).
+ARGUMENTS: dict[str, dict[str, Any]] = {
+    "get_weather": {"city": "San Francisco", "unit": "celsius"},
+    "search_web": {"query": "gpt-oss harmony format tool calling", "top_k": 5},
+    "send_email": {
+        "to": ["alice@example.com", "bob.smith@example.org"],
+        "subject": "Quarterly numbers",
+        "body": "Hi both,\nthe numbers are attached.\nThanks",
+    },
+    "create_event": {"title": "Team sync", "start": "2026-12-03T10:30:00Z", "duration_minutes": 45},
+    "run_sql": {"query": "SELECT name, total FROM orders WHERE total > 100", "read_only": True},
+    "lookup_order": {"order_id": "AB-123456"},
+    "convert_currency": {"amount": 1234.56, "from": "USD", "to": "EUR"},
+    "add_items": {"items": [{"sku": "A-1", "quantity": 2}, {"sku": "B-22", "quantity": 1}]},
+    "set_reminder": {"text": "Call the dentist", "at": "09:15:00Z", "repeat": "weekly"},
+    "get_location": {},
+}
+
+
 TURN = (
     "<|channel|>analysis<|message|>The user wants three SKUs added to the cart; use add_items."
     "<|end|><|start|>assistant<|channel|>commentary to=functions.add_items <|constrain|>json"
     '<|message|>{"items":[{"sku":"A-1","quantity":2},{"sku":"B-22","quantity":1},'
     '{"sku":"C-333","quantity":5}]}<|call|>'
 )
+# xgrammar's built-in Harmony tag wants "<|constrain|>json" without the space before it.
+BUILTIN_TURN = TURN.replace(" <|constrain|>", "<|constrain|>")
+
+Walk = Callable[[], list[float]]
 
 
-def ours(tokenizer: Any, schemas: list[dict[str, Any]]) -> tuple[float, list[float]]:
-    bitmask = llnp.allocate_token_bitmask(1, tokenizer.vocab_size)
-    started = time.perf_counter()
-    grammar = completion_grammar(schemas)
-    matcher = llguidance.LLMatcher(tokenizer, grammar)
-    llnp.fill_next_token_bitmask(matcher, bitmask, 0)
-    first = time.perf_counter() - started
-    assert not matcher.is_error(), matcher.get_error()
-    masks = []
-    for token in encode_harmony(TURN):
-        assert matcher.consume_token(token), matcher.get_error()
-        if matcher.is_stopped():
+def argument_ids() -> dict[str, list[int]]:
+    encoding = load_encoding()
+    return {
+        name: encoding.encode(json.dumps(value, separators=(",", ":")))
+        for name, value in ARGUMENTS.items()
+    }
+
+
+# --- llguidance ----------------------------------------------------------------------------
+
+
+def llguidance_walk(matcher: Any, ids: list[int], vocab_size: int) -> list[float]:
+    """Mask before each token and once after the last; the seconds of each mask."""
+    bitmask = llnp.allocate_token_bitmask(1, vocab_size)
+    times = []
+    for token in [*ids, None]:
+        if matcher.is_stopped():  # a stop token was consumed: no mask after it
             break
         started = time.perf_counter()
         llnp.fill_next_token_bitmask(matcher, bitmask, 0)
-        masks.append(time.perf_counter() - started)
-    return first, masks
+        times.append(time.perf_counter() - started)
+        if token is None:
+            break
+        assert matcher.consume_token(token), matcher.get_error()
+    return times
+
+
+def llguidance_requests(
+    tokenizer: Any, grammar: str, ids: list[int], repeat: int
+) -> tuple[list[float], list[float]]:
+    """(first request, later requests): a fresh matcher, then copies of a warm one."""
+    first = llguidance_walk(llguidance.LLMatcher(tokenizer, grammar), ids, tokenizer.vocab_size)
+    template = llguidance.LLMatcher(tokenizer, grammar)
+    assert not template.is_error(), template.get_error()
+    llguidance_walk(template.deep_copy(), ids, tokenizer.vocab_size)  # the first request
+    later = []
+    for _ in range(repeat):
+        later += llguidance_walk(template.deep_copy(), ids, tokenizer.vocab_size)
+    return first, later
+
+
+def json_bodies_turn(schemas: list[dict[str, Any]]) -> str:
+    """Our turn grammar with each call body replaced by llguidance's own ``%json``."""
+    grammar = completion_grammar(schemas)
+    plan = turn_plan(schemas)
+    lines = grammar.splitlines()
+    for prefix, schema in plan.schemas.items():
+        lines = [line for line in lines if not line.startswith((prefix, prefix.upper()))] + [
+            f"{prefix}start: %json {json.dumps(schema)}"
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# --- xgrammar ------------------------------------------------------------------------------
+
+
+def xgrammar_walk(compiled: Any, ids: list[int], vocab_size: int) -> list[float]:
+    import xgrammar
+
+    matcher = xgrammar.GrammarMatcher(compiled)
+    bitmask = xgrammar.allocate_token_bitmask(1, vocab_size)
+    times = []
+    for token in [*ids, None]:
+        if matcher.is_terminated():  # a stop token was accepted: no mask after it
+            break
+        started = time.perf_counter()
+        matcher.fill_next_token_bitmask(bitmask)
+        times.append(time.perf_counter() - started)
+        if token is None:
+            break
+        assert matcher.accept_token(token), token
+    return times
+
+
+def xgrammar_requests(
+    compiled: Any, ids: list[int], vocab_size: int, repeat: int
+) -> tuple[list[float], list[float]]:
+    first = xgrammar_walk(compiled, ids, vocab_size)
+    later = []
+    for _ in range(repeat):
+        later += xgrammar_walk(compiled, ids, vocab_size)
+    return first, later
+
+
+# --- report --------------------------------------------------------------------------------
+
+
+def summary(times: Iterable[float]) -> str:
+    ordered = sorted(times)
+    if not ordered:
+        return "no masks"
+    p90 = ordered[min(len(ordered) - 1, len(ordered) * 9 // 10)]
+    return (
+        f"median {statistics.median(ordered) * 1e6:6.1f} us  p90 {p90 * 1e6:7.1f} us  "
+        f"max {ordered[-1] * 1e6:8.1f} us  ({len(ordered)} masks)"
+    )
+
+
+def report(engine: str, first: list[float], later: list[float]) -> None:
+    print(f"  {engine:38} first request: {summary(first)}")
+    print(f"  {'':38} later requests: {summary(later)}")
+
+
+def argument_walks(repeat: int) -> None:
+    import xgrammar
+
+    from harmony_grammar.generation.xgrammar_tag import harmony_tokenizer_info
+
+    tokenizer = harmony_lltokenizer()
+    info = harmony_tokenizer_info()
+    compiler = xgrammar.GrammarCompiler(info, cache_enabled=False)
+    ids = argument_ids()
+    generation = {"closed_objects": True, "escaped_ascii": False}
+    llguidance_engines: dict[str, Callable[[dict[str, Any]], str]] = {
+        "harmony-grammar (llguidance)": lambda schema: schema_to_grammar(
+            schema, target="llguidance", **generation
+        ),
+        "llguidance %json": lambda schema: llguidance.LLMatcher.grammar_from_json_schema(
+            schema, defaults={"whitespace_flexible": False}
+        ),
+    }
+    xgrammar_engines: dict[str, Callable[[dict[str, Any]], Any]] = {
+        "harmony-grammar (xgrammar)": lambda schema: compiler.compile_grammar(
+            schema_to_grammar(schema, target="xgrammar", **generation)
+        ),
+        "xgrammar compile_json_schema": lambda schema: compiler.compile_json_schema(
+            json.dumps(schema), any_whitespace=False, separators=(",", ":"), strict_mode=True
+        ),
+    }
+    results: dict[str, tuple[list[float], list[float], list[float]]] = {
+        name: ([], [], []) for name in [*llguidance_engines, *xgrammar_engines]
+    }
+    for tool in tools():
+        schema, tool_ids = tool["parameters"], ids[tool["name"]]
+        for engine, build in llguidance_engines.items():
+            started = time.perf_counter()
+            grammar = build(schema)
+            llguidance.LLMatcher(tokenizer, grammar)
+            results[engine][2].append(time.perf_counter() - started)
+            first, later = llguidance_requests(tokenizer, grammar, tool_ids, repeat)
+            results[engine][0].extend(first)
+            results[engine][1].extend(later)
+        for engine, build in xgrammar_engines.items():
+            started = time.perf_counter()
+            compiled = build(schema)
+            results[engine][2].append(time.perf_counter() - started)
+            first, later = xgrammar_requests(compiled, tool_ids, info.vocab_size, repeat)
+            results[engine][0].extend(first)
+            results[engine][1].extend(later)
+    tokens = sum(map(len, ids.values()))
+    print(f"arguments walk: 10 tools, one argument text each ({tokens} tokens)")
+    for engine, (first, later, builds) in results.items():
+        report(engine, first, later)
+        print(
+            f"  {'':38} schema -> matcher: median {statistics.median(builds) * 1e3:.1f} ms, "
+            f"max {max(builds) * 1e3:.1f} ms"
+        )
+
+
+def turn_walks(repeat: int) -> None:
+    import xgrammar
+
+    from harmony_grammar.generation.xgrammar_tag import harmony_tokenizer_info
+
+    tokenizer = harmony_lltokenizer()
+    info = harmony_tokenizer_info()
+    compiler = xgrammar.GrammarCompiler(info, cache_enabled=False)
+    schemas = tools()
+    ids = encode_harmony(TURN)
+    print(f"turn walk: analysis + a call of add_items over 10 tools ({len(ids)} tokens)")
+    for engine, grammar in (
+        ("harmony-grammar (llguidance)", completion_grammar(schemas)),
+        ("llguidance, %json bodies", json_bodies_turn(schemas)),
+    ):
+        report(engine, *llguidance_requests(tokenizer, grammar, ids, repeat))
+    ours_tag = compiler.compile_structural_tag(completion_grammar(schemas, target="xgrammar"))
+    report(
+        "harmony-grammar (xgrammar tag)", *xgrammar_requests(ours_tag, ids, info.vocab_size, repeat)
+    )
+    builtin = xgrammar.get_model_structural_tag(
+        "harmony", tools=[{"type": "function", "function": t} for t in schemas]
+    ).model_dump_json()
+    report(
+        "xgrammar built-in Harmony tag",
+        *xgrammar_requests(
+            compiler.compile_structural_tag(builtin),
+            encode_harmony(BUILTIN_TURN),
+            info.vocab_size,
+            repeat,
+        ),
+    )
+
+
+def first_mask(tokenizer: Any, schemas: list[dict[str, Any]]) -> float:
+    """Seconds from the tools' schemas to the first mask of a fresh turn matcher."""
+    bitmask = llnp.allocate_token_bitmask(1, tokenizer.vocab_size)
+    started = time.perf_counter()
+    matcher = llguidance.LLMatcher(tokenizer, completion_grammar(schemas))
+    llnp.fill_next_token_bitmask(matcher, bitmask, 0)
+    assert not matcher.is_error(), matcher.get_error()
+    return time.perf_counter() - started
 
 
 def outlines_core_index(schemas: list[dict[str, Any]]) -> tuple[float, float]:
@@ -188,26 +421,18 @@ def outlines_core_index(schemas: list[dict[str, Any]]) -> tuple[float, float]:
     return regex_time, time.perf_counter() - started
 
 
-def main() -> None:
+def schemas_to_first_mask() -> None:
     tokenizer = harmony_lltokenizer()
     schemas = tools()
     # Cold: these schemas were never compiled in this process (imports are warm).
     completion_grammar([{"name": "warm_up", "parameters": {"type": "object"}}])
-    cold, _ = ours(tokenizer, schemas)
+    cold = first_mask(tokenizer, schemas)
     # Warm: the same tools again, as a server sees them request after request.
-    firsts, all_masks = [], []
-    for _ in range(5):
-        first, masks = ours(tokenizer, schemas)
-        firsts.append(first)
-        all_masks += masks
-    print("10-tool completion grammar, o200k_harmony tokenizer built once")
+    warm = statistics.median(first_mask(tokenizer, schemas) for _ in range(5))
+    print("turn grammar, schemas -> first mask (o200k_harmony tokenizer built once)")
     print(
-        f"  schemas -> first mask: first time {cold * 1e3:.0f} ms; same tools again, median "
-        f"{statistics.median(firsts) * 1e3:.1f} ms (target <= 50 ms)"
-    )
-    print(
-        f"  mask per token: median {statistics.median(all_masks) * 1e6:.0f} us, "
-        f"p90 {sorted(all_masks)[len(all_masks) * 9 // 10] * 1e6:.0f} us (target <= 100 us)"
+        f"  first time {cold * 1e3:.0f} ms; same tools again, median {warm * 1e3:.1f} ms "
+        "(target <= 50 ms)"
     )
     try:
         regex_time, index_time = outlines_core_index(schemas)
@@ -217,9 +442,19 @@ def main() -> None:
     total = regex_time + index_time
     print(
         f"  outlines_core JsonSchema: regex {regex_time * 1e3:.1f} ms + index "
-        f"{index_time * 1e3:.0f} ms = {total * 1e3:.0f} ms "
-        f"({total / statistics.median(firsts):.0f}x ours)"
+        f"{index_time * 1e3:.0f} ms = {total * 1e3:.0f} ms ({total / warm:.0f}x ours)"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20, help="later requests per walk")
+    parser.add_argument("--skip-outlines", action="store_true", help="no outlines_core index")
+    args = parser.parse_args()
+    argument_walks(args.repeat)
+    turn_walks(args.repeat)
+    if not args.skip_outlines:
+        schemas_to_first_mask()
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ def test_prints_a_loadable_lark_grammar(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 @pytest.mark.parametrize(
-    ("target", "head"), [("llguidance", "%llguidance {}"), ("gbnf", "root ::=")]
+    ("target", "head"),
+    [("llguidance", "%llguidance {}"), ("gbnf", "root ::="), ("xgrammar", "root ::=")],
 )
 def test_target_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str, head: str
@@ -36,6 +37,20 @@ def test_target_option(
     assert main(["schema-grammar", path, "--target", target, "--whitespace", "flexible"]) == 0
     assert capsys.readouterr().out.startswith(head)
 
+
+
+def test_generation_grammar_is_closed_and_plain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path, {"type": "object", "properties": {"n": {"type": "integer"}}})
+    assert main(["schema-grammar", path, "--generation"]) == 0
+    parser = lark.Lark(capsys.readouterr().out)
+    parser.parse('{"n":12}')
+    for text in ('{"n":1,"m":2}', '{"\\u006e":1}'):  # open objects and escaped ASCII: exact only
+        with pytest.raises(lark.exceptions.LarkError):
+            parser.parse(text)
+    assert main(["schema-grammar", path]) == 0
+    lark.Lark(capsys.readouterr().out).parse('{"\\u006e":1,"m":2}')
 
 def test_refused_schema_exits_1_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -293,6 +293,40 @@ def test_gbnf_loads_in_xgrammar() -> None:
     xgrammar.Grammar.from_ebnf(schema_to_grammar({"type": "object"}, target="gbnf"))
 
 
+
+def test_gbnf_escapes_mean_the_same_in_xgrammar() -> None:
+    # xgrammar reads every hex digit after `\x` (`[\x2D0-9]` was "U+2D0 to 9", refused; the
+    # literal "\x7FA" was U+7FA): escapes are written as four-digit `\u`.
+    xgrammar = pytest.importorskip("xgrammar")
+    from xgrammar.testing import _is_grammar_accept_string as xgrammar_accepts
+
+    schema = {"enum": ["\x7fA", "-0"], "type": "string"}
+    grammar = xgrammar.Grammar.from_ebnf(schema_to_grammar(schema, target="gbnf"))
+    assert xgrammar_accepts(grammar, '"\x7fA"')
+    assert xgrammar_accepts(grammar, '"\\u007fA"')
+    assert xgrammar_accepts(grammar, '"-0"')
+    assert not xgrammar_accepts(grammar, '"\u07fa"')
+    email = {"type": "string", "format": "email"}
+    grammar = xgrammar.Grammar.from_ebnf(schema_to_grammar(email, target="gbnf"))
+    assert xgrammar_accepts(grammar, '"bob.smith-jones@example.org"')
+    assert not xgrammar_accepts(grammar, '"bob@"')
+
+
+def test_generation_spells_printable_ascii_only_as_itself() -> None:
+    # escaped_ascii=False (generation): no encoder writes "\u0063" for "c", so names, enum
+    # values and free strings lose that spelling; everything else keeps every spelling.
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}},
+    }
+    exact = SchemaMatcher(schema)
+    generation = SchemaMatcher(schema, escaped_ascii=False)
+    for text in ('{"city":"Z\\u00fcrich"}', '{"city":"Zürich","unit":"c"}', '{"city":"a\\nb\\"\\\\\\/"}',
+                 '{"city":"\\u0001\\ud83d\\ude00"}', '{"city":"😀"}'):
+        assert exact.accepts(text) and generation.accepts(text), text
+    for text in ('{"\\u0063ity":"x"}', '{"city":"\\u0061"}', '{"unit":"\\u0063"}', '{"city":"\\u0022"}'):
+        assert exact.accepts(text) and not generation.accepts(text), text
+
 def test_each_object_keeps_its_own_declared_order() -> None:
     # Two objects declaring the same names in different orders: each is its own order
     # (a document-wide rank used to give both the order of the first).

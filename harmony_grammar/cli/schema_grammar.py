@@ -24,6 +24,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("schema", help="JSON Schema file, or - for standard input")
     parser.add_argument("--target", choices=sorted(TARGETS), default="lark")
     parser.add_argument("--whitespace", choices=("compact", "flexible"), default="compact")
+    parser.add_argument(
+        "--generation",
+        action="store_true",
+        help="a grammar to generate with: objects that leave additionalProperties unset get "
+        "only their declared properties, printable ASCII is spelled only as itself (a subset "
+        "of the valid texts, smaller and faster to mask)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -31,7 +38,13 @@ def run(args: argparse.Namespace) -> int:
     """Print the grammar; 1 with a one-line reason when the schema is refused."""
     schema = read_json(args.schema, "the schema")
     try:
-        grammar = schema_to_grammar(schema, target=args.target, whitespace=args.whitespace)
+        grammar = schema_to_grammar(
+            schema,
+            target=args.target,
+            whitespace=args.whitespace,
+            closed_objects=args.generation,
+            escaped_ascii=not args.generation,
+        )
     except UnsupportedSchemaError as exc:
         print(f"harmony-grammar: {args.schema}: {exc}", file=sys.stderr)
         return 1

@@ -64,6 +64,7 @@ def _cached_schema_rules(
         json.loads(schema_json),
         whitespace=whitespace,  # type: ignore[arg-type]
         closed_objects=closed,
+        escaped_ascii=False,  # generation: ASCII as itself (smaller, faster lexemes)
     )
     return f"{prefix}{grammar.start}", tuple(llguidance_rules(grammar, prefix))
 

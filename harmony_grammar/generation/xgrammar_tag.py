@@ -56,6 +56,7 @@ def _schema_ebnf(schema_json: str, whitespace: str, closed: bool) -> str:
         json.loads(schema_json),
         whitespace=whitespace,  # type: ignore[arg-type]
         closed_objects=closed,
+        escaped_ascii=False,  # generation: ASCII as itself (smaller, faster lexemes)
     )
     return emit_xgrammar(grammar)
 

@@ -13,6 +13,7 @@ from .ecma_search import ecma_validator_class
 from .emit_gbnf import emit_gbnf
 from .emit_lark import emit_lark
 from .emit_llguidance import emit_llguidance
+from .emit_xgrammar import emit_xgrammar
 from .errors import InvalidSchemaError, UnsupportedSchemaError
 from .ir import Grammar, is_nothing, prune
 from .order import order_keys
@@ -30,13 +31,15 @@ __all__ = [
 #: Subschemas nested past Python's recursion limit (about 150 levels of arrays or objects).
 _TOO_DEEP = "the schema nests too deeply (subschemas more than about 150 levels deep)"
 
-Target = Literal["lark", "llguidance", "gbnf"]
+Target = Literal["lark", "llguidance", "gbnf", "xgrammar"]
 WhitespaceMode = Literal["compact", "flexible"]
 
 TARGETS: dict[str, Callable[[Grammar], str]] = {
     "lark": emit_lark,
     "llguidance": emit_llguidance,
     "gbnf": emit_gbnf,
+    # GBNF that xgrammar masks fast (xgrammar.GrammarCompiler.compile_grammar reads it).
+    "xgrammar": emit_xgrammar,
 }
 
 
@@ -46,6 +49,7 @@ def compile_schema(
     whitespace: WhitespaceMode = "compact",
     closed_objects: bool = False,
     float_safe: bool = True,
+    escaped_ascii: bool = True,
 ) -> Grammar:
     """The IR grammar of ``schema`` (start rule ``start``), with dead rules removed.
 
@@ -59,12 +63,20 @@ def compile_schema(
 
     ``float_safe=False`` lets an unbounded number be any JSON number spelling: for checking
     documents a model wrote, not for generating them (docs/schema-grammar.md, float safety).
+
+    ``escaped_ascii=False`` is for generation too: printable ASCII is spelled only as itself,
+    never as ``\\u0061`` (no JSON encoder writes that), which halves the lexer states an
+    engine builds; every decoded string keeps a spelling.
     """
     if isinstance(schema, dict) and isinstance(schema.get("$schema", ""), str) is False:
         raise InvalidSchemaError("$schema", "/$schema", "must be a string")
     try:
         grammar = Compiler(
-            schema, whitespace, closed_objects=closed_objects, float_safe=float_safe
+            schema,
+            whitespace,
+            closed_objects=closed_objects,
+            float_safe=float_safe,
+            escaped_ascii=escaped_ascii,
         ).compile()
     except RecursionError:
         raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
@@ -85,19 +97,29 @@ def schema_to_grammar(
     *,
     target: Target = "lark",
     whitespace: WhitespaceMode = "compact",
+    closed_objects: bool = False,
     float_safe: bool = True,
+    escaped_ascii: bool = True,
 ) -> str:
     """A self-contained grammar, start rule ``start``, for exactly the JSON texts ``schema``
     accepts, with each object's members in its own declared order (see :func:`canonical_json`).
 
-    ``target`` is ``"lark"``, ``"llguidance"`` or ``"gbnf"``; ``whitespace="flexible"`` allows
-    JSON whitespace between tokens, ``"compact"`` allows none. ``float_safe`` is
-    :func:`compile_schema`'s.
+    ``target`` is ``"lark"``, ``"llguidance"``, ``"gbnf"`` or ``"xgrammar"`` (GBNF shaped for
+    xgrammar's matcher); ``whitespace="flexible"`` allows JSON whitespace between tokens,
+    ``"compact"`` allows none. ``closed_objects``, ``float_safe`` and ``escaped_ascii`` are
+    :func:`compile_schema`'s; for a generation grammar pass ``closed_objects=True,
+    escaped_ascii=False`` (what the turn grammar does).
     """
     emit = TARGETS.get(target)
     if emit is None:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    grammar = compile_schema(schema, whitespace=whitespace, float_safe=float_safe)
+    grammar = compile_schema(
+        schema,
+        whitespace=whitespace,
+        closed_objects=closed_objects,
+        float_safe=float_safe,
+        escaped_ascii=escaped_ascii,
+    )
     try:
         return emit(grammar)
     except RecursionError:  # the emitters walk expressions recursively too

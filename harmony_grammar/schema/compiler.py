@@ -110,6 +110,7 @@ class Compiler:
         *,
         closed_objects: bool = False,
         float_safe: bool = True,
+        escaped_ascii: bool = True,
     ) -> None:
         if whitespace not in ("compact", "flexible"):
             raise ValueError(f"whitespace must be 'compact' or 'flexible', not {whitespace!r}")
@@ -119,6 +120,8 @@ class Compiler:
         # Generation mode: an object that leaves additionalProperties unset gets only its
         # declared properties (a narrower language, so every output is still valid).
         self.closed_objects = closed_objects
+        # Generation mode (escaped_ascii=False): printable ASCII only as itself, never \uXXXX.
+        self.escaped_ascii = escaped_ascii
         self.ws = opt(Token(Repeat(_WS_CHARS, 1, None))) if whitespace == "flexible" else EMPTY
         self.grammar = Grammar()
         draft = root.get("$schema", "") if isinstance(root, dict) else ""
@@ -340,6 +343,14 @@ class Compiler:
 
     # -- literals and generic JSON ----------------------------------------------------------
 
+    def json_string(self, body: Expr) -> Expr:
+        """A string token for the decoded strings ``body``, spelled as this grammar allows."""
+        return json_string(body, self.escaped_ascii)
+
+    def literal_string(self, text: str) -> Expr:
+        """A string token for exactly ``text``, spelled as this grammar allows."""
+        return literal_string(text, self.escaped_ascii)
+
     def literal(self, value: Any) -> Expr:
         """Every spelling of the JSON value ``value`` (numbers by value, strings by content)."""
         ws = self.ws
@@ -348,12 +359,14 @@ class Compiler:
         if isinstance(value, (int, float)):
             return self._number_literal(_exact(value))
         if isinstance(value, str):
-            return literal_string(value)
+            return self.literal_string(value)
         if isinstance(value, list):
             return seq(Lit("["), ws, self.joined([self.literal(v) for v in value]), ws, Lit("]"))
         if isinstance(value, dict):
             # An object literal keeps the key order it is written in (file key order).
-            members = [self.member(literal_string(k), self.literal(v)) for k, v in value.items()]
+            members = [
+                self.member(self.literal_string(k), self.literal(v)) for k, v in value.items()
+            ]
             return seq(Lit("{"), ws, self.joined(members), ws, Lit("}"))
         raise UnsupportedSchemaError("enum", "", f"not a JSON value: {value!r}")
 
@@ -458,7 +471,7 @@ class Compiler:
         hi = None if "maxLength" not in s else math.floor(s["maxLength"])
         length = repeat(ANY_CHAR, lo, hi)
         if not parts:
-            return json_string(length)
+            return self.json_string(length)
         keyword = parts[0][0]
         bodies = [body for _, body in parts]
         if lo or hi is not None:
@@ -466,7 +479,7 @@ class Compiler:
             # is cheaper for every engine than an intersection.
             limited = limit_length(bodies[0], lo, hi) if len(bodies) == 1 else None
             bodies = [limited] if limited is not None else [*bodies, length]
-        return json_string(both(bodies, keyword=keyword, pointer=pointer))
+        return self.json_string(both(bodies, keyword=keyword, pointer=pointer))
 
     def array(self, s: Schema, pointer: str) -> Expr:
         prefix = s.get("prefixItems", [])

@@ -60,3 +60,11 @@ class CompilerContext(Protocol):
     def member(self, key: Expr, value: Expr) -> Expr:
         """``key: value`` with whitespace."""
         ...
+
+    def json_string(self, body: Expr) -> Expr:
+        """A string token for the decoded strings ``body``, spelled as this grammar allows."""
+        ...
+
+    def literal_string(self, text: str) -> Expr:
+        """A string token for exactly ``text``, spelled as this grammar allows."""
+        ...

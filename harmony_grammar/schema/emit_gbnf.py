@@ -12,7 +12,11 @@ __all__ = ["emit_gbnf"]
 _LITERAL_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def _char(cp: int, in_class: bool) -> str:
+_HEX_DIGITS = frozenset("0123456789ABCDEFabcdef")
+
+
+def _char(cp: int, in_class: bool, after_x_escape: bool = False) -> str:
+    """One character as GBNF writes it; ``after_x_escape`` when it follows a ``\\xHH``."""
     c = chr(cp)
     if in_class and c in "]\\[":
         return "\\" + c
@@ -20,11 +24,23 @@ def _char(cp: int, in_class: bool) -> str:
         return f"\\x{cp:02X}"  # llama.cpp and llguidance read no `\-` or `\^` escape
     if not in_class and c in _LITERAL_ESCAPES:
         return _LITERAL_ESCAPES[c]
-    if 0x20 <= cp <= 0x7E:
+    # xgrammar reads every hex digit after `\x` (llama.cpp reads two), so a hex digit right
+    # after an `\x` escape is escaped too: `[\x2D\x30-9]`, never `[\x2D0-9]`. `\u` would
+    # do for xgrammar, but llguidance's GBNF reader drops its leading zeros.
+    if 0x20 <= cp <= 0x7E and not (after_x_escape and c in _HEX_DIGITS):
         return c
     if cp <= 0xFF:
         return f"\\x{cp:02X}"
     return f"\\u{cp:04X}" if cp <= 0xFFFF else f"\\U{cp:08X}"
+
+
+def _chars(cps: list[int], in_class: bool) -> list[str]:
+    """Each character written by :func:`_char`, knowing what came before it."""
+    written: list[str] = []
+    for cp in cps:
+        after_x = bool(written) and written[-1].startswith("\\x")
+        written.append(_char(cp, in_class, after_x))
+    return written
 
 
 def _class(ranges: tuple[tuple[int, int], ...]) -> str:
@@ -32,11 +48,13 @@ def _class(ranges: tuple[tuple[int, int], ...]) -> str:
         return '"' + _char(ranges[0][0], False) + '"'
     inverse = complement(ranges)
     negate = 0 < len(inverse) < len(ranges)
-    body = "".join(
-        _char(lo, True) + ("" if lo == hi else "-" + _char(hi, True))
-        for lo, hi in (inverse if negate else ranges)
-    )
-    return f"[{'^' if negate else ''}{body}]"
+    body: list[str] = []
+    for lo, hi in inverse if negate else ranges:
+        after_x = bool(body) and body[-1].startswith("\\x")
+        body.append(_char(lo, True, after_x))
+        if lo != hi:
+            body += ["-", _char(hi, True)]  # after "-": nothing to guard
+    return f"[{'^' if negate else ''}{''.join(body)}]"
 
 
 class _Helpers:
@@ -59,7 +77,7 @@ def _expr(expr: Expr, tokens: TokenNames, helpers: _Helpers, nested: bool = Fals
             expr.keyword, expr.pointer, "GBNF has no intersection or complement of languages"
         )
     if isinstance(expr, Lit):
-        return '"' + "".join(_char(ord(c), False) for c in expr.text) + '"'
+        return '"' + "".join(_chars([ord(c) for c in expr.text], False)) + '"'
     if isinstance(expr, Chars):
         return _class(expr.ranges)
     if isinstance(expr, Token):

@@ -23,12 +23,30 @@ def byte_tokenizer() -> Any:
 
 
 class SchemaMatcher:
-    """A schema's llguidance grammar, built once, answering ``accepts(text)``."""
+    """A schema's llguidance grammar, built once, answering ``accepts(text)``.
 
-    def __init__(self, schema: Any, *, whitespace: str = "compact") -> None:
+    The keyword options are :func:`~harmony_grammar.schema.schema_to_grammar`'s.
+    """
+
+    def __init__(
+        self,
+        schema: Any,
+        *,
+        whitespace: str = "compact",
+        closed_objects: bool = False,
+        float_safe: bool = True,
+        escaped_ascii: bool = True,
+    ) -> None:
         import llguidance
 
-        self.grammar = schema_to_grammar(schema, target="llguidance", whitespace=whitespace)  # type: ignore[arg-type]
+        self.grammar = schema_to_grammar(
+            schema,
+            target="llguidance",
+            whitespace=whitespace,  # type: ignore[arg-type]
+            closed_objects=closed_objects,
+            float_safe=float_safe,
+            escaped_ascii=escaped_ascii,
+        )
         error = llguidance.LLMatcher.validate_grammar(self.grammar, byte_tokenizer())
         if error:
             raise ValueError(f"llguidance rejected the grammar: {error}")

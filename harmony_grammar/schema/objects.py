@@ -20,7 +20,7 @@ from .ir import EMPTY, NOTHING, Alt, Expr, Lit, Ref, Repeat, Seq, alt, both, is_
 from .merge import is_true_schema
 from .order import declared_order
 from .regex import RegexError, parse_pattern, search_ir
-from .strings import json_string, literal_string, string_not_in
+from .strings import string_not_in
 
 __all__ = ["ObjectBuilder"]
 
@@ -72,7 +72,7 @@ class ObjectBuilder:
             )
             for n in self.order
         }
-        self.keys = {n: literal_string(n) for n in self.order}
+        self.keys = {n: compiler.literal_string(n) for n in self.order}
         self.extra = compiler.shared(self.extra_member(frozenset(schemas), addl))
         self.min = math.ceil(s.get("minProperties", 0))
         self.max = None if "maxProperties" not in s else math.floor(s["maxProperties"])
@@ -134,7 +134,7 @@ class ObjectBuilder:
         """A member whose name is in ``names()`` (built only when some value is allowed: the
         name languages are the costly part) and whose value obeys ``schema``."""
         value = self.c.value(schema, f"{self.pointer}/additionalProperties")
-        return NOTHING if is_nothing(value) else self.c.member(json_string(names()), value)
+        return NOTHING if is_nothing(value) else self.c.member(self.c.json_string(names()), value)
 
     def build(self) -> Expr:
         c = self.c

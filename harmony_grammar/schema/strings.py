@@ -6,6 +6,10 @@ grammar reads the *encoded* text, where one character may be written raw, as a s
 each character set into the union of all its spellings, so ``"\\u0061"`` is accepted wherever
 ``"a"`` is. Lone surrogate escapes are never accepted: they are not Unicode scalar values
 (I-JSON forbids them) and no decoded-string language here contains them.
+
+``escaped_ascii=False`` (generation grammars) drops the ``\\uXXXX`` spellings of printable
+ASCII: no JSON encoder writes ``"\\u0061"`` for ``"a"``, every decoded string keeps a
+spelling, and the lexemes lose half their states (llguidance's first masks are twice as fast).
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ _SHORT_ESCAPES = {0x22: '"', 0x5C: "\\", 0x2F: "/", 0x08: "b", 0x0C: "f", 0x0A: 
 _SHORT_ESCAPES[0x09] = "t"
 #: Characters JSON allows unescaped: everything from U+0020 but '"' and '\'.
 _RAW = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0xD7FF), (0xE000, 0x10FFFF))
+#: The characters a ``\\uXXXX`` escape may spell: the BMP without the surrogates...
+_ESCAPABLE = ((0, 0xD7FF), (0xE000, 0xFFFF))
+#: ...and the same without printable ASCII, for ``escaped_ascii=False``.
+_ESCAPABLE_NOT_ASCII = ((0, 0x1F), (0x7F, 0xD7FF), (0xE000, 0xFFFF))
 
 
 def _intersect(
@@ -77,51 +85,51 @@ def _pairs(lo: int, hi: int) -> Expr:
 
 
 @functools.lru_cache(maxsize=4096)
-def _unit(ranges: tuple[tuple[int, int], ...]) -> Expr:
-    """Every JSON spelling of one character from ``ranges``."""
+def _unit(ranges: tuple[tuple[int, int], ...], escaped_ascii: bool) -> Expr:
+    """Every JSON spelling of one character from ``ranges`` (see the module docstring)."""
     parts: list[Expr] = [chars(_intersect(ranges, _RAW))]
     for cp, letter in _SHORT_ESCAPES.items():
         if any(lo <= cp <= hi for lo, hi in ranges):
             parts.append(Lit("\\" + letter))
-    bmp = _intersect(ranges, ((0, 0xD7FF), (0xE000, 0xFFFF)))
+    bmp = _intersect(ranges, _ESCAPABLE if escaped_ascii else _ESCAPABLE_NOT_ASCII)
     if bmp:
         parts.append(seq(Lit("\\u"), _hex4(bmp)))
     parts.extend(_pairs(lo, hi) for lo, hi in _intersect(ranges, ((0x10000, 0x10FFFF),)))
     return alt(*parts)
 
 
-def encode(expr: Expr) -> Expr:
+def encode(expr: Expr, escaped_ascii: bool = True) -> Expr:
     """Rewrite IR over decoded characters into IR over their JSON spellings."""
     if isinstance(expr, Chars):
-        return _unit(expr.ranges)
+        return _unit(expr.ranges, escaped_ascii)
     if isinstance(expr, Lit):
-        return seq(*(_unit(((ord(c), ord(c)),)) for c in expr.text))
+        return seq(*(_unit(((ord(c), ord(c)),), escaped_ascii) for c in expr.text))
     if isinstance(expr, Seq):
-        return seq(*(encode(i) for i in expr.items))
+        return seq(*(encode(i, escaped_ascii) for i in expr.items))
     if isinstance(expr, Alt):
-        return alt(*(encode(i) for i in expr.items))
+        return alt(*(encode(i, escaped_ascii) for i in expr.items))
     if isinstance(expr, Repeat):
-        return repeat(encode(expr.item), expr.min, expr.max)
+        return repeat(encode(expr.item, escaped_ascii), expr.min, expr.max)
     if isinstance(expr, Both):
         # Each text spells exactly one decoded string, so spelling commutes with both.
         return both(
-            (encode(i) for i in expr.items),
-            (encode(e) for e in expr.excluded),
+            (encode(i, escaped_ascii) for i in expr.items),
+            (encode(e, escaped_ascii) for e in expr.excluded),
             keyword=expr.keyword,
             pointer=expr.pointer,
         )
     raise TypeError(f"not a decoded-string expression: {expr!r}")
 
 
-def json_string(body: Expr) -> Expr:
+def json_string(body: Expr, escaped_ascii: bool = True) -> Expr:
     """A JSON string token whose decoded value is in the language ``body``."""
-    inner = encode(body)
+    inner = encode(body, escaped_ascii)
     return NOTHING if inner == NOTHING else Token(seq(Lit('"'), inner, Lit('"')))
 
 
-def literal_string(text: str) -> Expr:
+def literal_string(text: str, escaped_ascii: bool = True) -> Expr:
     """A JSON string token for exactly ``text`` (any spelling)."""
-    return json_string(Lit(text))
+    return json_string(Lit(text), escaped_ascii)
 
 
 def string_not_in(names: frozenset[str]) -> Expr:
