@@ -46,20 +46,143 @@ def llguidance_rules(grammar: Grammar, prefix: str = "") -> list[str]:
         body = _rename(grammar.rules[name], renamed)
         text = _rule_expr(body, tokens) if body != EMPTY else '""'
         lines.append(f"{renamed[name]}: {text}")
+    lexemes = _Lexemes(list(tokens.names), f"{prefix.upper()}S")
     for body, tname in tokens.names.items():
-        lines.append(f"{tname}: {_lexeme(body)}")
+        lines.append(f"{tname}: {lexemes.body(body)}")
+    lines.extend(f"{name}: {text}" for name, text in lexemes.shared.values())
     return lines
 
 
-def _lexeme(expr: Expr) -> str:
-    """A terminal's body: one regex, or llguidance's ``&``/``~`` around regexes."""
+#: A terminal whose regexes come to fewer characters is written as before, one regex.
+_SPLIT_AT = 2000
+#: In a longer one, a part of at least this many characters met more than once (in it or in
+#: another long terminal) is written once, as a named terminal (see :class:`_Lexemes`).
+_SHARE_AT = 100
+#: Parentheses a terminal's text may nest before a part is named (llguidance allows ~25).
+_MAX_NESTING = 8
+
+
+class _Lexemes:
+    """Terminal bodies, with large repeated parts written once as named terminals.
+
+    A regex cannot refer to another, so a part a token uses twice (the spellings of "any
+    character" in each branch of a names-not-declared trie, a surrogate-pair escape) was
+    printed in full each time: single terminals reached 80k characters, and llguidance's
+    parse of the text cost more than compiling the schema. llguidance terminals may refer
+    to other terminals (``T3: /"/ S0* /"/``), inlined by its regex builder, which shares
+    equal parts itself: the language and the lexer are the same, only the text shrinks.
+    """
+
+    def __init__(self, bodies: list[Expr], prefix: str) -> None:
+        self.prefix = prefix
+        self.repeated = _repeated([b for b in bodies if _length(b) >= _SPLIT_AT])
+        #: expression -> (name, definition), in order of first use
+        self.shared: dict[Expr, tuple[str, str]] = {}
+        self._inside: dict[int, bool] = {}  # id -> whether a shared part lies within
+
+    def body(self, expr: Expr, split: bool | None = None) -> str:
+        """A terminal's body: regexes, names of shared parts, llguidance's ``&``/``~``."""
+        if split is None:
+            split = bool(self.repeated) and _length(expr) >= _SPLIT_AT
+        if isinstance(expr, Both):
+            parts = [_atom(self.body(i, split)) for i in expr.items]
+            parts += [f"~{_atom(self.body(e, split))}" for e in expr.excluded]
+            return f"({' & '.join(parts)})"
+        if isinstance(expr, Seq) and has_both(expr):
+            return f"({' '.join(self.body(i, split) for i in expr.items)})"
+        if has_both(expr):
+            raise TypeError(f"an intersection must be a string token's content: {expr!r}")
+        return self._term(expr) if split else _regex(expr)
+
+    def _term(self, expr: Expr, depth: int = 0) -> str:
+        # llguidance's grammar reader refuses deep parentheses (about 25): a part spelled at
+        # depth gets a name too, which starts it afresh at depth 0.
+        if expr in self.repeated or (depth > _MAX_NESTING and self._holds_shared(expr)):
+            known = self.shared.get(expr)
+            if known is None:
+                name = f"{self.prefix}{len(self.shared)}"
+                self.shared[expr] = (name, "")  # the name is taken before parts are named
+                self.shared[expr] = (name, self._spelled(expr, 0))
+                return name
+            return known[0]
+        return self._spelled(expr, depth)
+
+    def _spelled(self, expr: Expr, depth: int) -> str:
+        """``expr`` as one regex when no shared part lies within, else as terminal syntax."""
+        if not self._holds_shared(expr):
+            return _regex(expr)
+        if isinstance(expr, Token):
+            return self._term(expr.item, depth)
+        if isinstance(expr, Seq):
+            return " ".join(self._term(i, depth) for i in expr.items)
+        if isinstance(expr, Alt):
+            return f"({' | '.join(self._term(i, depth + 1) for i in expr.items)})"
+        if isinstance(expr, Repeat):
+            inner = f"({self._term(expr.item, depth + 1)})"
+            if (expr.min, expr.max) == (0, 1):
+                return inner + "?"
+            if expr.max is None and expr.min <= 1:
+                return inner + ("*" if expr.min == 0 else "+")
+            return f"{inner}{{{expr.min},{'' if expr.max is None else expr.max}}}"
+        raise TypeError(f"not a regular expression: {expr!r}")
+
+    def _holds_shared(self, expr: Expr) -> bool:
+        if isinstance(expr, (Seq, Alt)):
+            items: tuple[Expr, ...] = expr.items
+        elif isinstance(expr, (Repeat, Token)):
+            items = (expr.item,)
+        else:
+            return False
+        known = self._inside.get(id(expr))
+        if known is None:
+            repeated = self.repeated
+            known = any(i in repeated or self._holds_shared(i) for i in items)
+            self._inside[id(expr)] = known
+        return known
+
+
+def _repeated(bodies: list[Expr]) -> set[Expr]:
+    """The parts of ``bodies`` met more than once whose regex is long enough for a name."""
+    seen: set[Expr] = set()
+    again: set[Expr] = set()
+    stack = list(bodies)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (Seq, Alt)):
+            if node in seen:
+                again.add(node)
+            else:
+                seen.add(node)
+                stack.extend(node.items)
+        elif isinstance(node, Repeat):
+            if node in seen:
+                again.add(node)
+            else:
+                seen.add(node)
+                stack.append(node.item)
+        elif isinstance(node, Token):
+            stack.append(node.item)
+        elif isinstance(node, Both):
+            stack.extend((*node.items, *node.excluded))
+    # A Both is only ever a string's whole content, so only a token body holds one.
+    return {n for n in again if not has_both(n) and len(render_regex(n, "rust")) >= _SHARE_AT}
+
+
+def _length(expr: Expr) -> int:
+    """The length of a token body's regex text (its parts', around an intersection)."""
     if isinstance(expr, Both):
-        parts = [_lexeme(i) for i in expr.items] + [f"~{_lexeme(e)}" for e in expr.excluded]
-        return f"({' & '.join(parts)})"
+        return sum(_length(i) for i in (*expr.items, *expr.excluded))
     if isinstance(expr, Seq) and has_both(expr):
-        return f"({' '.join(_lexeme(i) for i in expr.items)})"
-    if has_both(expr):
-        raise TypeError(f"an intersection must be a string token's content: {expr!r}")
+        return sum(_length(i) for i in expr.items)
+    return len(render_regex(expr, "rust"))  # memoised: printed from the same cache
+
+
+def _atom(text: str) -> str:
+    """``text`` made one operand of ``&`` or ``~`` (a spelled-out part is a sequence)."""
+    return text if text.startswith("/") and text.endswith("/") and " " not in text else f"({text})"
+
+
+def _regex(expr: Expr) -> str:
     return f"/{render_regex(expr, 'rust').replace('/', chr(92) + '/')}/"
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 __all__ = [
     "EMPTY",
@@ -43,11 +43,29 @@ __all__ = [
 MAX_CODE_POINT = 0x10FFFF
 
 
+def _memo_hash(node: Any) -> int:
+    """A compound node's hash, computed once and kept in its ``_hash`` slot.
+
+    The generated dataclass hash re-hashes the whole subtree on every call; emitters and the
+    compiler key dicts and caches on expressions, and string tokens are thousands of nodes
+    deep, so that re-hashing was most of the compile time. Nodes are immutable: the hash of
+    the fields that take part in equality never changes.
+    """
+    cached: int | None = node._hash
+    if cached is None:
+        cached = hash((type(node), *(getattr(node, name) for name in node._HASHED)))
+        object.__setattr__(node, "_hash", cached)
+    return cached
+
+
 @dataclass(frozen=True, slots=True)
 class Chars:
     """One character from a set of inclusive code point ranges (sorted, disjoint)."""
 
     ranges: tuple[tuple[int, int], ...]
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    _HASHED: ClassVar[tuple[str, ...]] = ("ranges",)
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +80,9 @@ class Seq:
     """Concatenation; ``Seq(())`` is the empty string."""
 
     items: tuple[Expr, ...]
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    _HASHED: ClassVar[tuple[str, ...]] = ("items",)
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +90,9 @@ class Alt:
     """Union; ``Alt(())`` is the empty language."""
 
     items: tuple[Expr, ...]
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    _HASHED: ClassVar[tuple[str, ...]] = ("items",)
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +102,9 @@ class Repeat:
     item: Expr
     min: int
     max: int | None
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    _HASHED: ClassVar[tuple[str, ...]] = ("item", "min", "max")
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +128,9 @@ class Both:
     excluded: tuple[Expr, ...] = ()
     keyword: str = field(default="", compare=False)
     pointer: str = field(default="", compare=False)
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    _HASHED: ClassVar[tuple[str, ...]] = ("items", "excluded")
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +138,9 @@ class Token:
     """A lexical unit: ``item`` is regular (no ``Ref``) and contains no whitespace."""
 
     item: Expr
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    _HASHED: ClassVar[tuple[str, ...]] = ("item",)
+    __hash__ = _memo_hash
 
 
 Expr: TypeAlias = Chars | Lit | Seq | Alt | Repeat | Ref | Token | Both
@@ -241,8 +274,9 @@ def _refs(expr: Expr) -> set[str]:
             found.add(node.name)
         elif isinstance(node, (Seq, Alt)):
             stack.extend(node.items)
-        elif isinstance(node, (Repeat, Token)):
+        elif isinstance(node, Repeat):
             stack.append(node.item)
+        # A Token's body is regular (no Ref): not walked, and string tokens are large.
     return found
 
 
@@ -253,6 +287,7 @@ def prune(grammar: Grammar) -> set[str]:
     by fixpoint, so recursive rules with no base case (``a: "[" a "]"``) are caught too.
     """
     productive: set[str] = set()
+    token_ok: dict[int, bool] = {}  # a Token holds no Ref: its answer never changes
 
     def ok(expr: Expr) -> bool:
         if isinstance(expr, Ref):
@@ -264,7 +299,10 @@ def prune(grammar: Grammar) -> set[str]:
         if isinstance(expr, Repeat):
             return expr.min == 0 or ok(expr.item)
         if isinstance(expr, Token):
-            return ok(expr.item)
+            known = token_ok.get(id(expr))
+            if known is None:
+                known = token_ok[id(expr)] = ok(expr.item)
+            return known
         return True
 
     # Worklist fixpoint: a rule is looked at again only when a rule it uses became

@@ -56,6 +56,27 @@ def _hex4(ranges: list[tuple[int, int]]) -> Expr:
     return alt(*(fixed_width_range(lo, hi, 4, 16, hex_digit) for lo, hi in ranges))
 
 
+def _bmp_escapes(bmp: list[tuple[int, int]]) -> Expr:
+    """``\\uXXXX`` for the BMP characters ``bmp`` (no surrogates)."""
+    low = _intersect(tuple(bmp), ((0, 0xFF),))
+    if low != [(0, 0xFF)] and _intersect(tuple(bmp), ((0x100, 0xFFFF),)) == list(_HIGH_BMP):
+        # Every character from U+0100 but only some below it (a names-not-declared trie has
+        # one such set per node): `\u00` and two digits, then one expression for the rest
+        # that every such set shares (an emitter writes it once) instead of a copy per set.
+        two = alt(*(fixed_width_range(lo, hi, 2, 16, hex_digit) for lo, hi in low))
+        return alt(seq(Lit("\\u00"), two), _high_escapes())
+    return seq(Lit("\\u"), _hex4(bmp))
+
+
+#: The BMP scalar values from U+0100 (no surrogates).
+_HIGH_BMP = ((0x100, 0xD7FF), (0xE000, 0xFFFF))
+
+
+@functools.cache
+def _high_escapes() -> Expr:
+    return seq(Lit("\\u"), _hex4(list(_HIGH_BMP)))
+
+
 def _pairs(lo: int, hi: int) -> Expr:
     """Surrogate-pair escapes for the astral characters ``lo..hi``."""
 
@@ -85,7 +106,7 @@ def _unit(ranges: tuple[tuple[int, int], ...]) -> Expr:
             parts.append(Lit("\\" + letter))
     bmp = _intersect(ranges, ((0, 0xD7FF), (0xE000, 0xFFFF)))
     if bmp:
-        parts.append(seq(Lit("\\u"), _hex4(bmp)))
+        parts.append(_bmp_escapes(bmp))
     parts.extend(_pairs(lo, hi) for lo, hi in _intersect(ranges, ((0x10000, 0x10FFFF),)))
     return alt(*parts)
 

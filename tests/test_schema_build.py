@@ -1,0 +1,102 @@
+"""What the build-time work (issue 15) must not change: the languages.
+
+The compiler's IR hashes itself once per node, the llguidance emitter writes large repeated
+parts of a terminal once under a name, and ``\\uXXXX`` escapes for "every character but a
+few ASCII ones" share one expression for U+0100 on. Each is checked here against the plain
+form it replaced. No timings: ``benchmarks/bench_schema_compile.py`` measures speed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from harmony_grammar.schema import schema_to_grammar
+from harmony_grammar.schema.ir import Alt, Both, Chars, Lit, Repeat, Seq, Token
+from harmony_grammar.schema.regex import complement
+from harmony_grammar.schema.render_regex import render_regex
+from harmony_grammar.schema.strings import _hex4, _unit
+
+from .test_schema_compiler import verdicts
+
+pytest.importorskip("llguidance")
+
+
+def test_ir_hash_is_cached_and_agrees_with_equality() -> None:
+    leaf = Chars(((0x61, 0x7A),))
+    a = Seq((Lit("x"), Repeat(leaf, 0, None), Alt((Lit("y"), Token(leaf)))))
+    b = Seq((Lit("x"), Repeat(Chars(((0x61, 0x7A),)), 0, None), Alt((Lit("y"), Token(leaf)))))
+    assert a == b and a is not b
+    assert hash(a) == hash(b) == hash(a)  # the second call reads the cached value
+    assert Seq((leaf,)) != Alt((leaf,)) and len({Seq((leaf,)), Alt((leaf,))}) == 2
+    # Both compares (and so hashes) without its keyword and pointer: they only name errors.
+    one = Both((leaf,), (Lit("a"),), "pattern", "/p")
+    other = Both((leaf,), (Lit("a"),), "format", "/q")
+    assert one == other and hash(one) == hash(other)
+    assert "_hash" not in repr(a)
+
+
+def _all_u_escapes() -> list[str]:
+    """Every ``\\uXXXX`` escape, in upper and in lower case hex digits."""
+    return [f"\\u{c:04X}" for c in range(0x10000)] + [f"\\u{c:04x}" for c in range(0x10000)]
+
+
+@pytest.mark.parametrize("excluded", ["e", "adinprs", "\x00\x1f", "\u00ff", "A_z"])
+def test_u_escapes_of_a_set_with_ascii_holes_are_unchanged(excluded: str) -> None:
+    # The set a names-not-declared trie needs at a node: every character but a few.
+    ranges = tuple(complement(tuple((ord(c), ord(c)) for c in sorted(excluded))))
+    bmp = [r for r in ((max(lo, 0), min(hi, 0xD7FF)) for lo, hi in ranges) if r[0] <= r[1]]
+    bmp += [r for r in ((max(lo, 0xE000), min(hi, 0xFFFF)) for lo, hi in ranges) if r[0] <= r[1]]
+    plain = re.compile("\\\\u(?:" + render_regex(_hex4(bmp), "python") + ")")
+    shared = re.compile(render_regex(_unit(ranges), "python"))
+    for escape in _all_u_escapes():
+        assert bool(plain.fullmatch(escape)) == bool(shared.fullmatch(escape)), escape
+
+
+def test_open_object_names_are_written_once_per_terminal() -> None:
+    # Thirty declared names and additionalProperties: the names-not-declared terminal is a
+    # trie whose every node ends in "any characters"; printed as one regex it was 33k
+    # characters. Named parts keep each line short. (Longer names nest the GBNF text, which
+    # inlines tokens, past what llguidance's GBNF reader allows, as before.)
+    schema = {
+        "type": "object",
+        "properties": {f"field_{i}": {"type": "string"} for i in range(30)},
+        "additionalProperties": {"type": "integer"},
+    }
+    text = schema_to_grammar(schema, target="llguidance")
+    assert max(len(line) for line in text.splitlines()) < 2500
+    assert re.search(r"^S\d+: ", text, re.M)  # shared parts, named
+    texts = {
+        '{"field_1":"a","other":1}': True,
+        '{"field_1":1}': False,  # declared: a string, not an additional integer
+        '{"field_":1}': True,  # a proper prefix of declared names
+        '{"field_30":1}': True,  # one character past a declared name
+        '{"field_3":1}': False,
+        '{"field_3x":1}': True,
+        '{"fielD_3":1}': True,
+        '{"field_\\u0033":1}': False,  # a declared name, escaped
+        '{"field_\\u0033":"s"}': True,
+        '{"\\u0066ield_0":"s","\\u00e9":2}': True,
+        '{"field_1\\u0100":2,"\\ud83d\\ude00":3}': True,
+        '{"field_1\\ud83d":2}': False,  # a lone surrogate is never a name
+        '{"":1,"\\"":2}': True,
+        '{"p":"x"}': False,
+    }
+    assert verdicts(schema, list(texts)) == list(texts.values())
+
+
+def test_shared_parts_inside_an_intersection_are_grouped() -> None:
+    # A patternProperties region needs "not a declared name" inside `&`: a named or
+    # spelled-out part there must be one operand (`~(A B)`, not `~A B`).
+    schema = {
+        "patternProperties": {"^x-": {"type": "string"}},
+        "properties": {f"name{i}": {"type": "integer"} for i in range(12)},
+    }
+    texts = {
+        '{"name1":1,"x-a":"s","other":[1]}': True,
+        '{"x-a":1}': False,
+        '{"name1":"s"}': False,
+        '{"name12":"s","x-name1":"t"}': True,
+    }
+    assert verdicts(schema, list(texts), gbnf_too=False) == list(texts.values())
