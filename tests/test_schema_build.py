@@ -1,23 +1,29 @@
-"""What the build-time work (issue 15) must not change: the languages.
+"""What the build-time work (issue 15) must not change: the languages, and which schemas
+are valid.
 
 The compiler's IR hashes itself once per node, the llguidance emitter writes large repeated
-parts of a terminal once under a name, and ``\\uXXXX`` escapes for "every character but a
-few ASCII ones" share one expression for U+0100 on. Each is checked here against the plain
-form it replaced. No timings: ``benchmarks/bench_schema_compile.py`` measures speed.
+parts of a terminal once under a name, ``\\uXXXX`` escapes for "every character but a few
+ASCII ones" share one expression for U+0100 on, and the meta-schema check asks a copy of the
+meta-schema whose references are resolved once. Each is checked here against the plain form
+it replaced. No timings: ``benchmarks/bench_schema_compile.py`` measures speed.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
+import jsonschema
 import pytest
 
 from harmony_grammar.schema import schema_to_grammar
+from harmony_grammar.schema.check import _linked_meta_validator
 from harmony_grammar.schema.ir import Alt, Both, Chars, Lit, Repeat, Seq, Token
 from harmony_grammar.schema.regex import complement
 from harmony_grammar.schema.render_regex import render_regex
 from harmony_grammar.schema.strings import _hex4, _unit
 
+from .conftest import shared_data_dir
 from .test_schema_compiler import verdicts
 
 pytest.importorskip("llguidance")
@@ -100,3 +106,40 @@ def test_shared_parts_inside_an_intersection_are_grouped() -> None:
         '{"name12":"s","x-name1":"t"}': True,
     }
     assert verdicts(schema, list(texts), gbnf_too=False) == list(texts.values())
+
+
+#: The suite's folders and the validator class whose meta-schema each one's schemas meet.
+_SUITE_DRAFTS = {
+    "draft4": jsonschema.Draft4Validator,
+    "draft6": jsonschema.Draft6Validator,
+    "draft7": jsonschema.Draft7Validator,
+    "draft2019-09": jsonschema.Draft201909Validator,
+    "draft2020-12": jsonschema.Draft202012Validator,
+}
+
+
+@pytest.mark.parametrize("draft", sorted(_SUITE_DRAFTS))
+def test_linked_meta_schema_decides_like_the_meta_schema(draft: str) -> None:
+    # check_schema asks a copy of the meta-schema with references resolved once; it must
+    # say yes exactly when the meta-schema does. Candidates: every schema of the draft's
+    # JSON-Schema-Test-Suite folder and every instance there (mostly not schemas at all).
+    cls = _SUITE_DRAFTS[draft]
+    linked = _linked_meta_validator(cls)
+    assert linked.schema is not cls.META_SCHEMA  # linking worked for this meta-schema
+    meta = cls(cls.META_SCHEMA)
+    folder = shared_data_dir("json-schema-test-suite") / "tests" / draft
+    candidates: list[object] = [
+        {"type": 5}, {"properties": {"a": {"minLength": -1}}}, {"items": [{"type": "x"}]},
+        {"$defs": {"a": {"enum": []}}}, {"allOf": []}, {"required": ["a", "a"]},
+        {"$ref": 5}, {"dependentRequired": {"a": [1]}}, {"prefixItems": {}}, {"$id": "#x"},
+    ]  # fmt: skip
+    for path in sorted(folder.glob("*.json")):
+        for group in json.loads(path.read_text(encoding="utf-8")):
+            candidates.append(group["schema"])
+            candidates.extend(test["data"] for test in group["tests"])
+    valid = 0
+    for candidate in candidates:
+        expected = meta.is_valid(candidate)
+        assert linked.is_valid(candidate) == expected, json.dumps(candidate)[:200]
+        valid += expected
+    assert 0 < valid < len(candidates)

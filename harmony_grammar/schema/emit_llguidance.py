@@ -114,9 +114,9 @@ class _Lexemes:
         if isinstance(expr, Token):
             return self._term(expr.item, depth)
         if isinstance(expr, Seq):
-            return " ".join(self._term(i, depth) for i in expr.items)
+            return " ".join(self._runs(expr.items, Seq, depth))
         if isinstance(expr, Alt):
-            return f"({' | '.join(self._term(i, depth + 1) for i in expr.items)})"
+            return f"({' | '.join(self._runs(expr.items, Alt, depth + 1))})"
         if isinstance(expr, Repeat):
             inner = f"({self._term(expr.item, depth + 1)})"
             if (expr.min, expr.max) == (0, 1):
@@ -126,6 +126,23 @@ class _Lexemes:
             return f"{inner}{{{expr.min},{'' if expr.max is None else expr.max}}}"
         raise TypeError(f"not a regular expression: {expr!r}")
 
+    def _runs(self, items: tuple[Expr, ...], kind: type[Seq | Alt], depth: int) -> list[str]:
+        """``items`` spelled one by one, except that neighbours with no shared part in them
+        stay together as one regex (fewer, longer regexes for llguidance to read)."""
+        out: list[str] = []
+        plain: list[Expr] = []
+        for item in items:
+            if item in self.repeated or self._holds_shared(item):
+                if plain:
+                    out.append(_regex(plain[0] if len(plain) == 1 else kind(tuple(plain))))
+                    plain = []
+                out.append(self._term(item, depth))
+            else:
+                plain.append(item)
+        if plain:
+            out.append(_regex(plain[0] if len(plain) == 1 else kind(tuple(plain))))
+        return out
+
     def _holds_shared(self, expr: Expr) -> bool:
         if isinstance(expr, (Seq, Alt)):
             items: tuple[Expr, ...] = expr.items
@@ -134,6 +151,8 @@ class _Lexemes:
         else:
             return False
         known = self._inside.get(id(expr))
+        if known is None and len(render_regex(expr, "rust")) < _SHARE_AT:
+            known = self._inside[id(expr)] = False  # shorter than any shared part
         if known is None:
             repeated = self.repeated
             known = any(i in repeated or self._holds_shared(i) for i in items)
@@ -143,29 +162,28 @@ class _Lexemes:
 
 def _repeated(bodies: list[Expr]) -> set[Expr]:
     """The parts of ``bodies`` met more than once whose regex is long enough for a name."""
+    # A Both is only ever a string's whole content (``"`` Both ``"``): start below it.
+    stack: list[Expr] = []
+    for body in bodies:
+        for part in body.items if isinstance(body, Seq) and has_both(body) else (body,):
+            stack.extend((*part.items, *part.excluded) if isinstance(part, Both) else (part,))
     seen: set[Expr] = set()
     again: set[Expr] = set()
-    stack = list(bodies)
     while stack:
         node = stack.pop()
-        if isinstance(node, (Seq, Alt)):
-            if node in seen:
-                again.add(node)
-            else:
-                seen.add(node)
-                stack.extend(node.items)
-        elif isinstance(node, Repeat):
-            if node in seen:
-                again.add(node)
-            else:
-                seen.add(node)
-                stack.append(node.item)
-        elif isinstance(node, Token):
+        if isinstance(node, Token):
+            node = node.item
+        if not isinstance(node, (Seq, Alt, Repeat)) or len(render_regex(node, "rust")) < _SHARE_AT:
+            continue  # too short to name, and so are its parts
+        if node in seen:
+            again.add(node)
+            continue
+        seen.add(node)
+        if isinstance(node, Repeat):
             stack.append(node.item)
-        elif isinstance(node, Both):
-            stack.extend((*node.items, *node.excluded))
-    # A Both is only ever a string's whole content, so only a token body holds one.
-    return {n for n in again if not has_both(n) and len(render_regex(n, "rust")) >= _SHARE_AT}
+        else:
+            stack.extend(node.items)
+    return again
 
 
 def _length(expr: Expr) -> int:
