@@ -43,7 +43,9 @@ def llguidance_rules(grammar: Grammar, prefix: str = "") -> list[str]:
     renamed = {name: f"{prefix}{name}" for name in grammar.rules}
     lines = []
     for name in reachable_rules(grammar):
-        body = _rename(grammar.rules[name], renamed)
+        body = grammar.rules[name]
+        if prefix:  # (without one every name stays: no copy of the rule)
+            body = _rename(body, renamed)
         text = _rule_expr(body, tokens) if body != EMPTY else '""'
         lines.append(f"{renamed[name]}: {text}")
     lexemes = _Lexemes(list(tokens.names), f"{prefix.upper()}S")
