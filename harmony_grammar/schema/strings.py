@@ -77,6 +77,7 @@ def _high_escapes() -> Expr:
     return seq(Lit("\\u"), _hex4(list(_HIGH_BMP)))
 
 
+@functools.lru_cache(maxsize=1024)  # pure; mostly the same few astral ranges
 def _pairs(lo: int, hi: int) -> Expr:
     """Surrogate-pair escapes for the astral characters ``lo..hi``."""
 
@@ -149,16 +150,21 @@ def string_not_in(names: frozenset[str]) -> Expr:
     """Decoded strings that are none of ``names`` (a trie walked into a regular expression)."""
     anything = repeat(ANY_CHAR, 0, None)
 
-    def node(prefix: str) -> Expr:
-        here = [n for n in names if n.startswith(prefix)]
-        children = sorted({n[len(prefix)] for n in here if len(n) > len(prefix)})
+    def node(prefix: str, here: list[str]) -> Expr:
+        # ``here``: the names under ``prefix``, grouped by their next character (a scan of
+        # every name at every node was names x nodes).
+        below: dict[str, list[str]] = {}
+        for n in here:
+            if len(n) > len(prefix):
+                below.setdefault(n[len(prefix)], []).append(n)
+        children = sorted(below)
         parts: list[Expr] = [] if prefix in names else [seq()]
         taken = tuple((ord(c), ord(c)) for c in children)
         parts.append(seq(chars(complement(getattr(chars(taken), "ranges", ()))), anything))
-        parts.extend(seq(Lit(c), node(prefix + c)) for c in children)
+        parts.extend(seq(Lit(c), node(prefix + c, below[c])) for c in children)
         return alt(*parts)
 
-    return node("") if names else anything
+    return node("", list(names)) if names else anything
 
 
 def limit_length(body: Expr, lo: int, hi: int | None) -> Expr | None:
