@@ -134,7 +134,7 @@ class _Lexemes:
         out: list[str] = []
         plain: list[Expr] = []
         for item in items:
-            if item in self.repeated or self._holds_shared(item):
+            if self._named_or_holds(item):
                 if plain:
                     out.append(_regex(plain[0] if len(plain) == 1 else kind(tuple(plain))))
                     plain = []
@@ -145,21 +145,28 @@ class _Lexemes:
             out.append(_regex(plain[0] if len(plain) == 1 else kind(tuple(plain))))
         return out
 
+    def _named_or_holds(self, expr: Expr) -> bool:
+        return isinstance(expr, _COMPOUND) and (expr in self.repeated or self._holds_shared(expr))
+
     def _holds_shared(self, expr: Expr) -> bool:
-        if isinstance(expr, (Seq, Alt)):
-            items: tuple[Expr, ...] = expr.items
-        elif isinstance(expr, (Repeat, Token)):
-            items = (expr.item,)
-        else:
-            return False
         known = self._inside.get(id(expr))
-        if known is None and len(render_regex(expr, "rust")) < _SHARE_AT:
-            known = self._inside[id(expr)] = False  # shorter than any shared part
         if known is None:
-            repeated = self.repeated
-            known = any(i in repeated or self._holds_shared(i) for i in items)
+            if isinstance(expr, (Seq, Alt)):
+                items: tuple[Expr, ...] = expr.items
+            elif isinstance(expr, (Repeat, Token)):
+                items = (expr.item,)
+            else:
+                return False
+            # Shorter than any shared part: none lies within.
+            known = len(render_regex(expr, "rust")) >= _SHARE_AT and any(
+                self._named_or_holds(i) for i in items
+            )
             self._inside[id(expr)] = known
         return known
+
+
+#: The expressions that may hold (or be) a shared part.
+_COMPOUND = (Seq, Alt, Repeat, Token)
 
 
 def _repeated(bodies: list[Expr]) -> set[Expr]:

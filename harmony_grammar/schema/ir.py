@@ -177,13 +177,18 @@ def seq(*items: Expr) -> Expr:
     """Concatenation, flattened; any ``NOTHING`` makes the whole ``NOTHING``."""
     out: list[Expr] = []
     for item in items:
-        if is_nothing(item):
-            return NOTHING
-        if isinstance(item, Seq):
+        # The hottest constructor: exact type tests (no subclasses exist), cheapest first.
+        if type(item) is Seq:
             out.extend(item.items)
-        elif isinstance(item, Lit) and out and isinstance(out[-1], Lit):
-            out[-1] = Lit(out[-1].text + item.text)
-        elif not (isinstance(item, Lit) and not item.text):
+        elif type(item) is Lit:
+            last = out[-1] if out else None
+            if type(last) is Lit:
+                out[-1] = Lit(last.text + item.text)
+            elif item.text:
+                out.append(item)
+        elif type(item) is Alt and not item.items:
+            return NOTHING
+        else:
             out.append(item)
     return out[0] if len(out) == 1 else Seq(tuple(out))
 
