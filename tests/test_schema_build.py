@@ -143,3 +143,29 @@ def test_linked_meta_schema_decides_like_the_meta_schema(draft: str) -> None:
         assert linked.is_valid(candidate) == expected, json.dumps(candidate)[:200]
         valid += expected
     assert 0 < valid < len(candidates)
+
+
+def test_a_choice_of_tokens_is_one_llguidance_terminal() -> None:
+    # An enum's strings (and anyOf's number ranges) were one lexeme each: a rule
+    # `v0: T4 | T5 | ... | T91`. One terminal holds the same strings.
+    schema = {
+        "type": "object",
+        "properties": {
+            "enc": {"enum": ["UTF-8", "UTF-16", "UCS-2"]},
+            "n": {"anyOf": [{"type": "integer", "maximum": -5}, {"type": "integer", "minimum": 5}]},
+        },
+    }
+    text = schema_to_grammar(schema, target="llguidance")
+    rules = dict(line.split(": ", 1) for line in text.splitlines()[2:])
+    assert not any(re.fullmatch(r"T\d+( \| T\d+)+", body) for body in rules.values())
+    texts = {
+        '{"enc":"UTF-8","n":5}': True,
+        '{"enc":"UTF-16","n":-5}': True,
+        '{"enc":"\\u0055CS-2"}': True,
+        '{"enc":"UTF-1"}': False,
+        '{"enc":"UTF-8x"}': False,
+        '{"n":4}': False,
+        '{"n":-4}': False,
+        '{"n":50}': True,
+    }
+    assert verdicts(schema, list(texts)) == list(texts.values())

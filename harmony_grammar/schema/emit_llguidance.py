@@ -24,6 +24,10 @@ def _rule_expr(expr: Expr, tokens: TokenNames, nested: bool = False) -> str:
         text = " ".join(_rule_expr(i, tokens, True) for i in expr.items)
         return f"({text})" if nested and len(expr.items) > 1 else text
     if isinstance(expr, Alt):
+        if all(isinstance(i, Token) and not has_both(i.item) for i in expr.items):
+            # A choice of tokens (an enum's strings, anyOf's numbers) is one terminal: the
+            # same strings, and llguidance builds one lexeme instead of one per value.
+            return tokens(Token(Alt(tuple(i.item for i in expr.items))))  # type: ignore[union-attr]
         text = " | ".join(_rule_expr(i, tokens) for i in expr.items)
         return f"({text})" if nested else text
     if isinstance(expr, Repeat):
