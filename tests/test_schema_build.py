@@ -11,6 +11,7 @@ it replaced. No timings: ``benchmarks/bench_schema_compile.py`` measures speed.
 from __future__ import annotations
 
 import json
+import pickle
 import re
 
 import jsonschema
@@ -41,6 +42,9 @@ def test_ir_hash_is_cached_and_agrees_with_equality() -> None:
     other = Both((leaf,), (Lit("a"),), "format", "/q")
     assert one == other and hash(one) == hash(other)
     assert "_hash" not in repr(a)
+    # The cached hash is not pickled: read back elsewhere (another hash seed), it is redone.
+    again = pickle.loads(pickle.dumps(a))
+    assert again == a and not hasattr(again, "_hash") and hash(again) == hash(a)
 
 
 def _all_u_escapes() -> list[str]:

@@ -43,6 +43,16 @@ __all__ = [
 MAX_CODE_POINT = 0x10FFFF
 
 
+class _Hashed:
+    """Base of the compound nodes: a slot for their hash, computed once (:func:`_memo_hash`).
+
+    The slot is not a dataclass field, so it is neither compared nor printed nor pickled: a
+    node read back in another process (another string-hash seed) hashes itself afresh.
+    """
+
+    __slots__ = ("_hash",)
+
+
 def _memo_hash(node: Any) -> int:
     """A compound node's hash, computed once and kept in its ``_hash`` slot.
 
@@ -51,19 +61,19 @@ def _memo_hash(node: Any) -> int:
     deep, so that re-hashing was most of the compile time. Nodes are immutable: the hash of
     the fields that take part in equality never changes.
     """
-    cached: int | None = node._hash
-    if cached is None:
+    try:
+        cached: int = node._hash
+    except AttributeError:
         cached = hash((type(node), *(getattr(node, name) for name in node._HASHED)))
         object.__setattr__(node, "_hash", cached)
     return cached
 
 
 @dataclass(frozen=True, slots=True)
-class Chars:
+class Chars(_Hashed):
     """One character from a set of inclusive code point ranges (sorted, disjoint)."""
 
     ranges: tuple[tuple[int, int], ...]
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
     _HASHED: ClassVar[tuple[str, ...]] = ("ranges",)
     __hash__ = _memo_hash
 
@@ -76,33 +86,30 @@ class Lit:
 
 
 @dataclass(frozen=True, slots=True)
-class Seq:
+class Seq(_Hashed):
     """Concatenation; ``Seq(())`` is the empty string."""
 
     items: tuple[Expr, ...]
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
     _HASHED: ClassVar[tuple[str, ...]] = ("items",)
     __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
-class Alt:
+class Alt(_Hashed):
     """Union; ``Alt(())`` is the empty language."""
 
     items: tuple[Expr, ...]
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
     _HASHED: ClassVar[tuple[str, ...]] = ("items",)
     __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
-class Repeat:
+class Repeat(_Hashed):
     """``item`` repeated ``min`` to ``max`` times (``max=None``: unbounded)."""
 
     item: Expr
     min: int
     max: int | None
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
     _HASHED: ClassVar[tuple[str, ...]] = ("item", "min", "max")
     __hash__ = _memo_hash
 
@@ -115,7 +122,7 @@ class Ref:
 
 
 @dataclass(frozen=True, slots=True)
-class Both:
+class Both(_Hashed):
     """The strings every one of ``items`` matches and none of ``excluded`` matches.
 
     Intersection and complement of regular languages, which llguidance's lexemes have (``&``,
@@ -128,17 +135,15 @@ class Both:
     excluded: tuple[Expr, ...] = ()
     keyword: str = field(default="", compare=False)
     pointer: str = field(default="", compare=False)
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
     _HASHED: ClassVar[tuple[str, ...]] = ("items", "excluded")
     __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
-class Token:
+class Token(_Hashed):
     """A lexical unit: ``item`` is regular (no ``Ref``) and contains no whitespace."""
 
     item: Expr
-    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
     _HASHED: ClassVar[tuple[str, ...]] = ("item",)
     __hash__ = _memo_hash
 
