@@ -11,27 +11,29 @@ from .render_regex import render_regex
 __all__ = ["emit_llguidance", "llguidance_rules"]
 
 
-def _rule_expr(expr: Expr, tokens: TokenNames, nested: bool = False) -> str:
+def _rule_expr(
+    expr: Expr, tokens: TokenNames, nested: bool = False, names: dict[str, str] | None = None
+) -> str:
     if isinstance(expr, Lit):
         return json.dumps(expr.text)  # llguidance string literals are JSON strings
     if isinstance(expr, (Token, Chars)):
         return tokens(expr if isinstance(expr, Token) else Token(expr))
     if isinstance(expr, Ref):
-        return expr.name
+        return expr.name if names is None else names[expr.name]
     if isinstance(expr, Seq):
         if not expr.items:
             return '""'
-        text = " ".join(_rule_expr(i, tokens, True) for i in expr.items)
+        text = " ".join(_rule_expr(i, tokens, True, names) for i in expr.items)
         return f"({text})" if nested and len(expr.items) > 1 else text
     if isinstance(expr, Alt):
         if all(isinstance(i, Token) and not has_both(i.item) for i in expr.items):
             # A choice of tokens (an enum's strings, anyOf's numbers) is one terminal: the
             # same strings, and llguidance builds one lexeme instead of one per value.
             return tokens(Token(Alt(tuple(i.item for i in expr.items))))  # type: ignore[union-attr]
-        text = " | ".join(_rule_expr(i, tokens) for i in expr.items)
+        text = " | ".join(_rule_expr(i, tokens, False, names) for i in expr.items)
         return f"({text})" if nested else text
     if isinstance(expr, Repeat):
-        inner = _rule_expr(expr.item, tokens, True)
+        inner = _rule_expr(expr.item, tokens, True, names)
         if (expr.min, expr.max) == (0, 1):
             return inner + "?"
         if expr.max is None and expr.min <= 1:
@@ -44,14 +46,20 @@ def _rule_expr(expr: Expr, tokens: TokenNames, nested: bool = False) -> str:
 def llguidance_rules(grammar: Grammar, prefix: str = "") -> list[str]:
     """The rule and terminal lines, names prefixed (to embed several grammars in one)."""
     tokens = TokenNames(f"{prefix.upper()}T")
-    renamed = {name: f"{prefix}{name}" for name in grammar.rules}
+    # Rules with the same body are one rule (the any-value member, say, recurs per object):
+    # references to a later one print the first one's name, and it is not printed.
+    first: dict[Expr, str] = {}
+    names: dict[str, str] = {}
+    order = reachable_rules(grammar)
+    for name in order:
+        names[name] = f"{prefix}{first.setdefault(grammar.rules[name], name)}"
     lines = []
-    for name in reachable_rules(grammar):
+    for name in order:
+        if names[name] != f"{prefix}{name}":
+            continue
         body = grammar.rules[name]
-        if prefix:  # (without one every name stays: no copy of the rule)
-            body = _rename(body, renamed)
-        text = _rule_expr(body, tokens) if body != EMPTY else '""'
-        lines.append(f"{renamed[name]}: {text}")
+        text = _rule_expr(body, tokens, False, names) if body != EMPTY else '""'
+        lines.append(f"{names[name]}: {text}")
     lexemes = _Lexemes(list(tokens.names), f"{prefix.upper()}S")
     for body, tname in tokens.names.items():
         lines.append(f"{tname}: {lexemes.body(body)}")
@@ -215,18 +223,6 @@ def _atom(text: str) -> str:
 
 def _regex(expr: Expr) -> str:
     return f"/{render_regex(expr, 'rust').replace('/', chr(92) + '/')}/"
-
-
-def _rename(expr: Expr, names: dict[str, str]) -> Expr:
-    if isinstance(expr, Ref):
-        return Ref(names[expr.name])
-    if isinstance(expr, Seq):
-        return Seq(tuple(_rename(i, names) for i in expr.items))
-    if isinstance(expr, Alt):
-        return Alt(tuple(_rename(i, names) for i in expr.items))
-    if isinstance(expr, Repeat):
-        return Repeat(_rename(expr.item, names), expr.min, expr.max)
-    return expr
 
 
 def emit_llguidance(grammar: Grammar) -> str:
