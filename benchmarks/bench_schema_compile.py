@@ -1,22 +1,45 @@
-"""Compile time against schema size: this compiler vs llguidance's %json vs xgrammar.
+"""Compile time against schema size, and over the MaskBench dev split: this compiler vs
+llguidance's %json vs xgrammar, all in one run.
 
-    python benchmarks/bench_schema_compile.py [--scale F] [--dev] [--data DIR] [--stride N]
+    python benchmarks/bench_schema_compile.py [--scale F] [--dev] [--no-shapes] [--data DIR]
+        [--stride N]
+
+Every engine is timed over the same stage: a schema in, a grammar object ready to compute
+token masks out (with flexible whitespace, which is what llguidance's and xgrammar's JSON
+modes default to):
+
+- ours: ``schema_to_grammar(target="llguidance", whitespace="flexible")``, then
+  ``llguidance.LLMatcher`` on that text (llguidance parses and compiles it: the cost a caller
+  pays before the first mask);
+- llguidance: ``LLMatcher`` on ``grammar_from_json_schema`` (its Rust JSON-schema compiler
+  runs inside);
+- xgrammar (skipped when not installed): ``Grammar.from_json_schema`` then
+  ``GrammarCompiler.compile_grammar``, over a 256-token byte vocabulary (like llguidance's
+  byte tokenizer here), one thread, no cache.
+
+A second ``validate_grammar`` parse is in nobody's time. Schemas an engine refuses or fails on
+print as ``-`` and are left out of its total; ``--dev`` also totals the schemas every engine
+built, the like-for-like comparison.
 
 For each shape the issue names (nested ``items``, ``enum`` of strings, ``anyOf``/``oneOf`` of
 consts, optional properties, ``prefixItems``) and each size, every engine compiles the schema
 once; the table prints seconds and, for ours, the ratio to the previous (half) size: linear
-compile time shows as ratios near 2 (the issue's target: at most 2.5). ``--scale`` multiplies
-every size (0.25 for a quick look). ``--dev`` also times building every MaskBench dev-split
-schema, all engines in the same run. Ours is ``schema_to_grammar(target="llguidance")`` plus
-llguidance's own parse of that text (what a caller pays before the first mask); llguidance
-is ``grammar_from_json_schema`` plus the same parse; xgrammar is ``Grammar.from_json_schema``
-(skipped when not installed). Schemas an engine refuses or fails on print as ``-``.
+compile time shows as ratios near 2 (the target: at most 2.5). ``--scale`` multiplies every
+size (0.25 for a quick look).
+
+``--dev`` times every MaskBench dev-split schema (``--stride N``: every N-th) and reports, for
+ours, where the time goes: the meta-schema check, compiling to the IR, printing the text and
+llguidance's parse of it; the per-schema distribution; and the ten slowest schemas. Wall and
+CPU seconds are both printed, with the machine's load average: on a shared machine CPU
+seconds are the steadier figure.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,10 +47,13 @@ from typing import Any
 
 import llguidance
 
-from harmony_grammar.schema import schema_to_grammar
+from harmony_grammar.schema import compile_schema, schema_to_grammar
+from harmony_grammar.schema import compiler as compiler_module
+from harmony_grammar.schema.emit_llguidance import emit_llguidance
 from harmony_grammar.schema.matcher import byte_tokenizer
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "maskbench-dev"
+OURS = "harmony-grammar"
 
 
 def nested_items(n: int) -> Any:
@@ -43,7 +69,10 @@ SHAPES: dict[str, tuple[Callable[[int], Any], list[int]]] = {
     "anyOf consts": (lambda n: {"anyOf": [{"const": i} for i in range(n)]}, [500, 1000, 2000]),
     "oneOf consts": (lambda n: {"oneOf": [{"const": i} for i in range(n)]}, [500, 1000, 2000]),
     "optional properties": (
-        lambda n: {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(n)}},
+        lambda n: {
+            "type": "object",
+            "properties": {f"p{i}": {"type": "integer"} for i in range(n)},
+        },
         [250, 500, 1000],
     ),
     "prefixItems": (
@@ -53,88 +82,188 @@ SHAPES: dict[str, tuple[Callable[[int], Any], list[int]]] = {
 }
 
 
-def ours(schema: Any) -> None:
-    text = schema_to_grammar(schema, target="llguidance")
-    error = llguidance.LLMatcher.validate_grammar(text, byte_tokenizer())
-    if error:
-        raise ValueError(error)
+def _ready(text: str) -> Any:
+    """llguidance's matcher for ``text``: parsed, compiled, ready for its first mask."""
+    matcher = llguidance.LLMatcher(byte_tokenizer(), text, log_level=0)
+    if matcher.is_error():
+        raise ValueError(matcher.get_error())
+    return matcher
 
 
-def llg(schema: Any) -> None:
-    text = llguidance.LLMatcher.grammar_from_json_schema(schema)
-    error = llguidance.LLMatcher.validate_grammar(text, byte_tokenizer())
-    if error:
-        raise ValueError(error)
+def ours(schema: Any) -> Any:
+    return _ready(schema_to_grammar(schema, target="llguidance", whitespace="flexible"))
 
 
-def xgr(schema: Any) -> None:
-    import xgrammar
-
-    xgrammar.Grammar.from_json_schema(json.dumps(schema), any_whitespace=True, strict_mode=False)
+def llg(schema: Any) -> Any:
+    return _ready(llguidance.LLMatcher.grammar_from_json_schema(schema))
 
 
-def timed(build: Callable[[Any], None], schema: Any) -> float | None:
-    start = time.perf_counter()
+def _xgrammar_build() -> Callable[[Any], Any] | None:
+    try:
+        import xgrammar
+    except ImportError:
+        print("xgrammar is not installed: skipped (pip install --no-deps xgrammar==0.2.9)")
+        return None
+    vocab = xgrammar.TokenizerInfo(
+        [bytes([b]) for b in range(256)], vocab_type=xgrammar.VocabType.RAW
+    )
+    compiler = xgrammar.GrammarCompiler(vocab, max_threads=1, cache_enabled=False)
+
+    def xgr(schema: Any) -> Any:
+        grammar = xgrammar.Grammar.from_json_schema(
+            json.dumps(schema), any_whitespace=True, strict_mode=False
+        )
+        return compiler.compile_grammar(grammar)
+
+    return xgr
+
+
+def engines() -> dict[str, Callable[[Any], Any]]:
+    out: dict[str, Callable[[Any], Any]] = {OURS: ours, "llguidance %json": llg}
+    xgr = _xgrammar_build()
+    if xgr is not None:
+        out["xgrammar 0.2.9"] = xgr
+    return out
+
+
+def timed(build: Callable[[Any], Any], schema: Any) -> tuple[float, float] | None:
+    """(wall, CPU) seconds for one build; None when the engine refuses or fails."""
+    wall, cpu = time.perf_counter(), time.process_time()
     try:
         build(schema)
     except Exception:  # a refusal or an engine's own failure: no time to report
         return None
-    return time.perf_counter() - start
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def engines() -> dict[str, Callable[[Any], None]]:
-    out: dict[str, Callable[[Any], None]] = {"harmony-grammar": ours, "llguidance %json": llg}
-    try:
-        import xgrammar  # noqa: F401
-    except ImportError:
-        print("xgrammar is not installed: skipped (pip install --no-deps xgrammar==0.2.9)")
-    else:
-        out["xgrammar"] = xgr
-    return out
-
-
-def shapes_table(scale: float) -> None:
-    runs = engines()
+def shapes_table(runs: dict[str, Callable[[Any], Any]], scale: float) -> None:
     print(f"{'shape':22} {'size':>6} " + " ".join(f"{n:>17}" for n in runs) + "  ours x prev")
     for shape, (make, sizes) in SHAPES.items():
         previous: float | None = None
         for size in (max(1, round(s * scale)) for s in sizes):
             schema = make(size)
             times = {name: timed(build, schema) for name, build in runs.items()}
-            cells = " ".join(f"{'-' if t is None else f'{t:.3f} s':>17}" for t in times.values())
-            mine = times["harmony-grammar"]
-            ratio = "" if previous is None or mine is None else f"{mine / previous:8.2f}"
+            cells = " ".join(f"{'-' if t is None else f'{t[0]:.3f} s':>17}" for t in times.values())
+            mine = times[OURS]
+            ratio = "" if previous is None or mine is None else f"{mine[0] / previous:8.2f}"
             print(f"{shape:22} {size:6} {cells}  {ratio}")
-            previous = mine
+            previous = None if mine is None else mine[0]
 
 
-def dev_split(data: Path, stride: int) -> None:
-    runs = engines()
+class _Phases:
+    """Our build, phase by phase: the meta-schema check (timed where the compiler calls it),
+    the rest of compiling to the IR, printing llguidance's text, llguidance's parse."""
+
+    NAMES = ("meta-schema check", "compile to IR", "print text", "llguidance parse")
+
+    def __init__(self) -> None:
+        self.check = 0.0
+        real = compiler_module.check_schema
+
+        def check_schema(*args: Any) -> None:
+            start = time.perf_counter()
+            try:
+                real(*args)
+            finally:
+                self.check += time.perf_counter() - start
+
+        compiler_module.check_schema = check_schema  # type: ignore[assignment]
+
+    def __call__(self, schema: Any) -> dict[str, float]:
+        """Seconds per phase (wall); raises like ``ours`` on a refusal."""
+        self.check = 0.0
+        start = time.perf_counter()
+        grammar = compile_schema(schema, whitespace="flexible")
+        compiled = time.perf_counter()
+        text = emit_llguidance(grammar)
+        printed = time.perf_counter()
+        _ready(text)
+        done = time.perf_counter()
+        times = (self.check, compiled - start - self.check, printed - compiled, done - printed)
+        return dict(zip(self.NAMES, times, strict=True))
+
+
+def _percentiles(values: list[float]) -> str:
+    if not values:
+        return "-"
+    ordered = sorted(values)
+    cuts = statistics.quantiles(ordered, n=100) if len(ordered) > 1 else ordered * 99
+    return (
+        f"p50 {cuts[49] * 1e3:7.2f}  p90 {cuts[89] * 1e3:7.2f}  p99 {cuts[98] * 1e3:8.2f}  "
+        f"max {ordered[-1] * 1e3:8.1f} ms"
+    )
+
+
+def dev_split(runs: dict[str, Callable[[Any], Any]], data: Path, stride: int) -> None:
     files = sorted(data.glob("*.json"))[::stride]
-    totals = dict.fromkeys(runs, 0.0)
-    built = dict.fromkeys(runs, 0)
+    load_before = os.getloadavg()
+    times: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in runs}
     for path in files:
         schema = json.loads(path.read_text(encoding="utf-8"))["schema"]
         for name, build in runs.items():
             t = timed(build, schema)
             if t is not None:
-                totals[name] += t
-                built[name] += 1
-    print(f"\nMaskBench dev split, {len(files)} schemas: total build seconds (schemas built)")
+                times[name][path.name] = t
+    load_after = os.getloadavg()
+    base = "llguidance %json"
+    print(
+        f"\nMaskBench dev split, {len(files)} schemas (load average {load_before[0]:.1f} "
+        f"before, {load_after[0]:.1f} after)"
+    )
+    print(f"{'engine':18} {'built':>6} {'wall s':>8} {'CPU s':>8}   per schema (wall)")
     for name in runs:
-        print(f"{name:22} {totals[name]:9.1f} s ({built[name]})")
+        got = times[name]
+        wall = sum(t[0] for t in got.values())
+        cpu = sum(t[1] for t in got.values())
+        print(
+            f"{name:18} {len(got):6} {wall:8.2f} {cpu:8.2f}   "
+            f"{_percentiles([t[0] for t in got.values()])}"
+        )
+    common = set.intersection(*(set(t) for t in times.values()))
+    print(f"\nThe {len(common)} schemas every engine built:")
+    totals = {
+        name: (sum(times[name][f][0] for f in common), sum(times[name][f][1] for f in common))
+        for name in runs
+    }
+    for name, (wall, cpu) in totals.items():
+        ratio = ""
+        if name != base and totals[base][0] > 0:
+            ratio = (
+                f"  {wall / totals[base][0]:6.1f}x llguidance (wall), "
+                f"{cpu / totals[base][1]:6.1f}x (CPU)"
+            )
+        print(f"{name:18} {wall:8.2f} s wall {cpu:8.2f} s CPU{ratio}")
+    phased = _Phases()
+    phases: dict[str, dict[str, float]] = {}
+    for path in files:
+        if path.name in times[OURS]:
+            schema = json.loads(path.read_text(encoding="utf-8"))["schema"]
+            phases[path.name] = phased(schema)
+    total = sum(sum(p.values()) for p in phases.values()) or 1.0
+    print(f"\n{OURS}, where the time goes (a second pass, wall):")
+    for phase in _Phases.NAMES:
+        spent = sum(p[phase] for p in phases.values())
+        print(f"  {phase:20} {spent:8.2f} s  {100 * spent / total:5.1f}%")
+    print(f"\n{OURS}, ten slowest schemas (wall, phases as above):")
+    slowest = sorted(phases.items(), key=lambda item: -sum(item[1].values()))[:10]
+    for name, p in slowest:
+        parts = " ".join(f"{p[phase] * 1e3:7.1f}" for phase in _Phases.NAMES)
+        print(f"  {sum(p.values()) * 1e3:8.1f} ms = {parts}  {name}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every size")
     parser.add_argument("--dev", action="store_true", help="also time the MaskBench dev split")
+    parser.add_argument("--no-shapes", action="store_true", help="skip the shapes table")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--stride", type=int, default=1, help="dev split: every N-th file")
     args = parser.parse_args()
-    shapes_table(args.scale)
+    runs = engines()
+    if not args.no_shapes:
+        shapes_table(runs, args.scale)
     if args.dev:
-        dev_split(args.data, args.stride)
+        dev_split(runs, args.data, args.stride)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ fixed width, either letter case).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from .ir import NOTHING, Expr, alt, chars, repeat, seq
@@ -39,6 +40,7 @@ def _digits(value: int, width: int, base: int) -> list[int]:
     return out[::-1]
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and the same ranges recur (\u escapes, bounds)
 def fixed_width_range(lo: int, hi: int, width: int, base: int, digit: DigitSet) -> Expr:
     """Strings of exactly ``width`` digits whose value lies in ``lo..hi``."""
     if lo > hi:

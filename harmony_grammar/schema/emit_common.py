@@ -27,6 +27,7 @@ class TokenNames:
 def reachable_rules(grammar: Grammar) -> list[str]:
     """Rule names reachable from the start rule, start first, in discovery order."""
     seen = [grammar.start]
+    known = {grammar.start}  # `name in seen` on the list was quadratic in the rule count
     index = 0
 
     def visit(expr: Expr, found: Callable[[str], None]) -> None:
@@ -39,7 +40,8 @@ def reachable_rules(grammar: Grammar) -> list[str]:
             visit(expr.item, found)
 
     def found(name: str) -> None:
-        if name not in seen:
+        if name not in known:
+            known.add(name)
             seen.append(name)
 
     while index < len(seen):

@@ -21,15 +21,16 @@ class _Optionals:
 
     def __init__(self) -> None:
         self.rules: dict[str, str] = {}
+        self._names: dict[str, str] = {}  # text -> name (a search of rules was quadratic)
 
     def __call__(self, body: str, nullable: bool = True) -> str:
         """The helper rule for ``body`` (``_oN: body |``, or ``_gN: body`` when not nullable)."""
         text = f"{body} |" if nullable else body
-        for name, existing in self.rules.items():
-            if existing == text:
-                return name
-        name = f"_{'o' if nullable else 'g'}{len(self.rules)}"
-        self.rules[name] = text
+        name = self._names.get(text)
+        if name is None:
+            name = f"_{'o' if nullable else 'g'}{len(self.rules)}"
+            self.rules[name] = text
+            self._names[text] = name
         return name
 
 
@@ -88,8 +89,11 @@ def emit_lark(grammar: Grammar) -> str:
         lines.append(f"{name}: {text}".rstrip())
     done = 0
     while done < len(tokens.names):
-        body, tname = list(tokens.names.items())[done]
-        lines.append(f"{tname}: {_rule_expr(body, tokens, optionals)}")
-        done += 1
+        # Printing a token may name more (at the end): print in batches, not by indexing a
+        # fresh copy of the table per token (quadratic).
+        batch = list(tokens.names.items())[done:]
+        for body, tname in batch:
+            lines.append(f"{tname}: {_rule_expr(body, tokens, optionals)}")
+        done += len(batch)
     lines.extend(f"{name}: {body}" for name, body in optionals.rules.items())
     return "\n".join(lines) + "\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 __all__ = [
     "EMPTY",
@@ -43,11 +43,39 @@ __all__ = [
 MAX_CODE_POINT = 0x10FFFF
 
 
+class _Hashed:
+    """Base of the compound nodes: a slot for their hash, computed once (:func:`_memo_hash`).
+
+    The slot is not a dataclass field, so it is neither compared nor printed nor pickled: a
+    node read back in another process (another string-hash seed) hashes itself afresh.
+    """
+
+    __slots__ = ("_hash",)
+
+
+def _memo_hash(node: Any) -> int:
+    """A compound node's hash, computed once and kept in its ``_hash`` slot.
+
+    The generated dataclass hash re-hashes the whole subtree on every call; emitters and the
+    compiler key dicts and caches on expressions, and string tokens are thousands of nodes
+    deep, so that re-hashing was most of the compile time. Nodes are immutable: the hash of
+    the fields that take part in equality never changes.
+    """
+    try:
+        cached: int = node._hash
+    except AttributeError:
+        cached = hash((type(node), *(getattr(node, name) for name in node._HASHED)))
+        object.__setattr__(node, "_hash", cached)
+    return cached
+
+
 @dataclass(frozen=True, slots=True)
-class Chars:
+class Chars(_Hashed):
     """One character from a set of inclusive code point ranges (sorted, disjoint)."""
 
     ranges: tuple[tuple[int, int], ...]
+    _HASHED: ClassVar[tuple[str, ...]] = ("ranges",)
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,26 +86,32 @@ class Lit:
 
 
 @dataclass(frozen=True, slots=True)
-class Seq:
+class Seq(_Hashed):
     """Concatenation; ``Seq(())`` is the empty string."""
 
     items: tuple[Expr, ...]
+    _HASHED: ClassVar[tuple[str, ...]] = ("items",)
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
-class Alt:
+class Alt(_Hashed):
     """Union; ``Alt(())`` is the empty language."""
 
     items: tuple[Expr, ...]
+    _HASHED: ClassVar[tuple[str, ...]] = ("items",)
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
-class Repeat:
+class Repeat(_Hashed):
     """``item`` repeated ``min`` to ``max`` times (``max=None``: unbounded)."""
 
     item: Expr
     min: int
     max: int | None
+    _HASHED: ClassVar[tuple[str, ...]] = ("item", "min", "max")
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +122,7 @@ class Ref:
 
 
 @dataclass(frozen=True, slots=True)
-class Both:
+class Both(_Hashed):
     """The strings every one of ``items`` matches and none of ``excluded`` matches.
 
     Intersection and complement of regular languages, which llguidance's lexemes have (``&``,
@@ -101,13 +135,17 @@ class Both:
     excluded: tuple[Expr, ...] = ()
     keyword: str = field(default="", compare=False)
     pointer: str = field(default="", compare=False)
+    _HASHED: ClassVar[tuple[str, ...]] = ("items", "excluded")
+    __hash__ = _memo_hash
 
 
 @dataclass(frozen=True, slots=True)
-class Token:
+class Token(_Hashed):
     """A lexical unit: ``item`` is regular (no ``Ref``) and contains no whitespace."""
 
     item: Expr
+    _HASHED: ClassVar[tuple[str, ...]] = ("item",)
+    __hash__ = _memo_hash
 
 
 Expr: TypeAlias = Chars | Lit | Seq | Alt | Repeat | Ref | Token | Both
@@ -144,13 +182,18 @@ def seq(*items: Expr) -> Expr:
     """Concatenation, flattened; any ``NOTHING`` makes the whole ``NOTHING``."""
     out: list[Expr] = []
     for item in items:
-        if is_nothing(item):
-            return NOTHING
-        if isinstance(item, Seq):
+        # The hottest constructor: exact type tests (no subclasses exist), cheapest first.
+        if type(item) is Seq:
             out.extend(item.items)
-        elif isinstance(item, Lit) and out and isinstance(out[-1], Lit):
-            out[-1] = Lit(out[-1].text + item.text)
-        elif not (isinstance(item, Lit) and not item.text):
+        elif type(item) is Lit:
+            last = out[-1] if out else None
+            if type(last) is Lit:
+                out[-1] = Lit(last.text + item.text)
+            elif item.text:
+                out.append(item)
+        elif type(item) is Alt and not item.items:
+            return NOTHING
+        else:
             out.append(item)
     return out[0] if len(out) == 1 else Seq(tuple(out))
 
@@ -241,8 +284,9 @@ def _refs(expr: Expr) -> set[str]:
             found.add(node.name)
         elif isinstance(node, (Seq, Alt)):
             stack.extend(node.items)
-        elif isinstance(node, (Repeat, Token)):
+        elif isinstance(node, Repeat):
             stack.append(node.item)
+        # A Token's body is regular (no Ref): not walked, and string tokens are large.
     return found
 
 
@@ -253,6 +297,7 @@ def prune(grammar: Grammar) -> set[str]:
     by fixpoint, so recursive rules with no base case (``a: "[" a "]"``) are caught too.
     """
     productive: set[str] = set()
+    token_ok: dict[int, bool] = {}  # a Token holds no Ref: its answer never changes
 
     def ok(expr: Expr) -> bool:
         if isinstance(expr, Ref):
@@ -264,7 +309,10 @@ def prune(grammar: Grammar) -> set[str]:
         if isinstance(expr, Repeat):
             return expr.min == 0 or ok(expr.item)
         if isinstance(expr, Token):
-            return ok(expr.item)
+            known = token_ok.get(id(expr))
+            if known is None:
+                known = token_ok[id(expr)] = ok(expr.item)
+            return known
         return True
 
     # Worklist fixpoint: a rule is looked at again only when a rule it uses became

@@ -47,12 +47,12 @@ class SchemaMatcher:
             float_safe=float_safe,
             escaped_ascii=escaped_ascii,
         )
-        error = llguidance.LLMatcher.validate_grammar(self.grammar, byte_tokenizer())
-        if error:
-            raise ValueError(f"llguidance rejected the grammar: {error}")
         # Building a matcher compiles the grammar: build one, copy it per text (reset() does
-        # not clear an error state).
+        # not clear an error state). It reports what validate_grammar would, without a
+        # second parse of the text.
         self._pristine = llguidance.LLMatcher(byte_tokenizer(), self.grammar, log_level=0)
+        if self._pristine.is_error():
+            raise ValueError(f"llguidance rejected the grammar: {self._pristine.get_error()}")
 
     def accepts(self, text: str) -> bool:
         """True when the whole of ``text`` is in the grammar's language."""

@@ -64,6 +64,28 @@ def _hex4(ranges: list[tuple[int, int]]) -> Expr:
     return alt(*(fixed_width_range(lo, hi, 4, 16, hex_digit) for lo, hi in ranges))
 
 
+def _bmp_escapes(bmp: list[tuple[int, int]]) -> Expr:
+    """``\\uXXXX`` for the BMP characters ``bmp`` (no surrogates)."""
+    low = _intersect(tuple(bmp), ((0, 0xFF),))
+    if low != [(0, 0xFF)] and _intersect(tuple(bmp), ((0x100, 0xFFFF),)) == list(_HIGH_BMP):
+        # Every character from U+0100 but only some below it (a names-not-declared trie has
+        # one such set per node): `\u00` and two digits, then one expression for the rest
+        # that every such set shares (an emitter writes it once) instead of a copy per set.
+        two = alt(*(fixed_width_range(lo, hi, 2, 16, hex_digit) for lo, hi in low))
+        return alt(seq(Lit("\\u00"), two), _high_escapes())
+    return seq(Lit("\\u"), _hex4(bmp))
+
+
+#: The BMP scalar values from U+0100 (no surrogates).
+_HIGH_BMP = ((0x100, 0xD7FF), (0xE000, 0xFFFF))
+
+
+@functools.cache
+def _high_escapes() -> Expr:
+    return seq(Lit("\\u"), _hex4(list(_HIGH_BMP)))
+
+
+@functools.lru_cache(maxsize=1024)  # pure; mostly the same few astral ranges
 def _pairs(lo: int, hi: int) -> Expr:
     """Surrogate-pair escapes for the astral characters ``lo..hi``."""
 
@@ -93,7 +115,7 @@ def _unit(ranges: tuple[tuple[int, int], ...], escaped_ascii: bool) -> Expr:
             parts.append(Lit("\\" + letter))
     bmp = _intersect(ranges, _ESCAPABLE if escaped_ascii else _ESCAPABLE_NOT_ASCII)
     if bmp:
-        parts.append(seq(Lit("\\u"), _hex4(bmp)))
+        parts.append(_bmp_escapes(bmp))
     parts.extend(_pairs(lo, hi) for lo, hi in _intersect(ranges, ((0x10000, 0x10FFFF),)))
     return alt(*parts)
 
@@ -136,16 +158,21 @@ def string_not_in(names: frozenset[str]) -> Expr:
     """Decoded strings that are none of ``names`` (a trie walked into a regular expression)."""
     anything = repeat(ANY_CHAR, 0, None)
 
-    def node(prefix: str) -> Expr:
-        here = [n for n in names if n.startswith(prefix)]
-        children = sorted({n[len(prefix)] for n in here if len(n) > len(prefix)})
+    def node(prefix: str, here: list[str]) -> Expr:
+        # ``here``: the names under ``prefix``, grouped by their next character (a scan of
+        # every name at every node was names x nodes).
+        below: dict[str, list[str]] = {}
+        for n in here:
+            if len(n) > len(prefix):
+                below.setdefault(n[len(prefix)], []).append(n)
+        children = sorted(below)
         parts: list[Expr] = [] if prefix in names else [seq()]
         taken = tuple((ord(c), ord(c)) for c in children)
         parts.append(seq(chars(complement(getattr(chars(taken), "ranges", ()))), anything))
-        parts.extend(seq(Lit(c), node(prefix + c)) for c in children)
+        parts.extend(seq(Lit(c), node(prefix + c, below[c])) for c in children)
         return alt(*parts)
 
-    return node("") if names else anything
+    return node("", list(names)) if names else anything
 
 
 def limit_length(body: Expr, lo: int, hi: int | None) -> Expr | None:
