@@ -59,7 +59,7 @@ def test_u_escapes_of_a_set_with_ascii_holes_are_unchanged(excluded: str) -> Non
     bmp = [r for r in ((max(lo, 0), min(hi, 0xD7FF)) for lo, hi in ranges) if r[0] <= r[1]]
     bmp += [r for r in ((max(lo, 0xE000), min(hi, 0xFFFF)) for lo, hi in ranges) if r[0] <= r[1]]
     plain = re.compile("\\\\u(?:" + render_regex(_hex4(bmp), "python") + ")")
-    shared = re.compile(render_regex(_unit(ranges), "python"))
+    shared = re.compile(render_regex(_unit(ranges, True), "python"))
     for escape in _all_u_escapes():
         assert bool(plain.fullmatch(escape)) == bool(shared.fullmatch(escape)), escape
 
