@@ -312,6 +312,34 @@ def test_each_object_keeps_its_own_declared_order() -> None:
     ]
 
 
+@pytest.mark.parametrize("combinator", ["oneOf", "anyOf"])
+def test_all_of_branch_names_come_before_a_later_members(combinator: str) -> None:
+    # MaskBench Github_trivial---o64859: allOf [{oneOf: [...]}, {properties: ...}]. The
+    # branch's names come first, as declared and as canonical_json writes them (the later
+    # member's properties used to be merged in first).
+    schema = {
+        "allOf": [
+            {combinator: [
+                {"properties": {"state": {"const": "stopped"}}, "required": ["state"]},
+                {"properties": {"current": {"minimum": 0}, "state": {"const": "running"}},
+                 "required": ["state"]},
+            ]},
+            {"properties": {"builder": {"type": "object"}, "id": {"type": "number"}},
+             "required": ["builder", "id"]},
+        ],
+        "type": "object",
+    }
+    value = {"current": 50, "state": "running", "builder": {}, "id": 1}
+    text = canonical_json(value, schema)
+    assert text == '{"current":50,"state":"running","builder":{},"id":1}'
+    matcher = SchemaMatcher(schema)
+    assert matcher.accepts(text)
+    assert matcher.accepts('{"state":"stopped","builder":{},"id":2}')
+    assert not matcher.accepts('{"builder":{},"id":1,"current":50,"state":"running"}')
+    assert not matcher.accepts('{"current":-1,"state":"running","builder":{},"id":1}')
+    assert not matcher.accepts('{"state":"running","builder":{}}')  # id is required
+
+
 def test_multi_tool_any_of_each_tool_in_its_own_order() -> None:
     # The BFCL-style case: an earlier tool ranks `year` first; the imdb tool
     # declares actor_name, year, category and must be accepted in that order.

@@ -221,6 +221,7 @@ class Compiler:
         if "$ref" in s and len(s) > 1:
             parts.append(self.resolve(s.pop("$ref"), pointer)[0])
         parts.extend(s.pop("allOf", []))
+        carried: str | None = None  # an anyOf/oneOf that an earlier member brought in
         for part in parts:
             if part is False:
                 return {"not": {}}
@@ -232,6 +233,14 @@ class Compiler:
                 if target is False:
                     return {"not": {}}
                 member = self.flatten(target, pointer, depth + 1) if target is not True else {}
+            if carried and _places_names(member):
+                # Declared order: the branch an earlier member offers places its names before
+                # this later member's (as canonical_json walks allOf), so the member joins each
+                # branch; allOf[oneOf[b...], m] is exactly oneOf[allOf[b, m]...].
+                s = {**s, carried: [_with_member(b, member) for b in s[carried]]}
+                continue
+            if carried is None:
+                carried = next((k for k in ("oneOf", "anyOf") if k in member and k not in s), None)
             s = merge_schemas(s, member)
         if "allOf" in s or ("$ref" in s and len(s) > 1):
             return self.flatten(s, pointer, depth + 1)
@@ -533,3 +542,17 @@ TYPE_TABLE: dict[str, Callable[[Compiler, Schema, str], Expr]] = {
     "number": Compiler.number,
     "integer": Compiler.integer,
 }
+
+
+def _places_names(s: Schema) -> bool:
+    """Whether an object schema declares names that take a place in the key order."""
+    return any(k in s for k in ("properties", "required", "dependentRequired"))
+
+
+def _with_member(branch: Any, member: Schema) -> Any:
+    """``allOf: [branch, member]``, the branch first (its names come first)."""
+    if branch is True:
+        return member
+    if branch is False:
+        return False
+    return {"allOf": [branch, member]}

@@ -19,6 +19,11 @@ magnitude. Such decimals map to distinct doubles, in order, so no comparison wit
 the same kind changes its answer. A bound that is not of that kind is moved inward to the
 nearest one whose double differs from the bound's double (so both readers agree) and made
 inclusive.
+
+A number with no bound at all takes up to ``ROUND_TRIP_DIGITS`` (17) significant digits, so
+that every double's shortest repr is accepted: a double reader may round it, but with nothing
+to compare against no verdict changes. An unbounded integer takes every integer up to 2**53
+(each a double exactly) and 15 significant digits beyond.
 """
 from __future__ import annotations
 
@@ -60,6 +65,9 @@ class _Fractions:
 
 #: Digits a double keeps for every decimal (DBL_DIG): at most this many significant digits.
 SIGNIFICANT_DIGITS = 15
+#: Digits that tell every double apart (a double's shortest repr has at most 17): the limit
+#: for a number with no bound, where no comparison can change its verdict.
+ROUND_TRIP_DIGITS = 17
 #: Integer parts have at most this many digits: far from a double's overflow (1.8e308).
 MAX_INTEGER_DIGITS = 300
 #: Exponents, with a mantissa under 1e15 and over 1e-15: far from overflow and subnormals.
@@ -96,36 +104,41 @@ def _integers(a: int, b: int) -> Expr:
 
 
 def _float_safe(
-    lo: int, hi: int | None, fraction: Callable[[int], Expr], max_digits: int = MAX_INTEGER_DIGITS
+    lo: int,
+    hi: int | None,
+    fraction: Callable[[int], Expr],
+    max_digits: int = MAX_INTEGER_DIGITS,
+    significant: int = SIGNIFICANT_DIGITS,
 ) -> Expr:
     """Unsigned spellings ``I`` + ``fraction(budget)`` for integer parts ``lo <= I <= hi`` that
     keep a number float-safe: ``budget`` is the number of decimal places left for significant
     digits (15 for ``0``, ``15 - len(I)`` otherwise). Integer parts longer than 15 digits
     end in zeros from the 16th digit on, with no more than ``max_digits`` digits.
+    ``significant`` replaces 15 (unbounded numbers take 17, see ``_UNBOUNDED``).
     """
     parts: list[Expr] = []
     if lo == 0:
-        parts.append(seq(Lit("0"), fraction(SIGNIFICANT_DIGITS)))
+        parts.append(seq(Lit("0"), fraction(significant)))
         lo = 1
     top = 10**max_digits - 1 if hi is None else min(hi, 10**max_digits - 1)
     # Ranges of integer parts up to 15 digits; neighbours with the same fraction merge.
     ranges: list[tuple[int, int, Expr]] = []
-    for width in range(len(str(lo)), SIGNIFICANT_DIGITS + 1):
+    for width in range(len(str(lo)), significant + 1):
         a, b = max(lo, 10 ** (width - 1)), min(top, 10**width - 1)
         if a > b:
             break
-        tail = fraction(SIGNIFICANT_DIGITS - width)
+        tail = fraction(significant - width)
         if ranges and ranges[-1][2] == tail and ranges[-1][1] + 1 == a:
             ranges[-1] = (ranges[-1][0], b, tail)
         else:
             ranges.append((a, b, tail))
     parts.extend(seq(_integers(a, b), tail) for a, b, tail in ranges)
     # Longer integer parts: P * 10**k with a 15-digit P, no fraction but zeros.
-    a, b = max(lo, 10**SIGNIFICANT_DIGITS), top
+    a, b = max(lo, 10**significant), top
     if a <= b:
         zero = fraction(0)
-        head = (10 ** (SIGNIFICANT_DIGITS - 1), 10**SIGNIFICANT_DIGITS - 1)
-        first, last = len(str(a)) - SIGNIFICANT_DIGITS, len(str(b)) - SIGNIFICANT_DIGITS
+        head = (10 ** (significant - 1), 10**significant - 1)
+        first, last = len(str(a)) - significant, len(str(b)) - significant
         full_lo, full_hi = first, last  # every k strictly between is a full range of P
         for k in sorted({first, last}):
             p_lo, p_hi = max(head[0], -(-a // 10**k)), min(head[1], b // 10**k)
@@ -394,6 +407,10 @@ def number_token(
     m_hi = None if lo is None else -lo
     neg = alt() if m_hi is not None and m_hi < 0 else magnitudes(m_lo, m_lo_ex, m_hi, lo_ex)
     body = alt(pos, seq(Lit("-"), neg))
+    if integer and lo is None and hi is None:
+        # Integers up to 2**53 are doubles exactly, so 16 digits mean the same to both
+        # readers; beyond it a double reader rounds (ids!): 15 significant digits again.
+        body = alt(body, seq(opt(Lit("-")), _integers(10**15, 2**53), whole))
     if is_nothing(body) and _admits_some(*exact, 0 if integer else places):
         raise NotExact("no float-safe number (15 significant digits) lies within the bounds")
     return Token(body)
@@ -418,12 +435,17 @@ def _any_fraction(budget: int) -> Expr:
     return _fractions_upto(budget).any
 
 
-#: An unbounded number: plain float-safe decimals, or a mantissa of at most 15 integer digits
-#: with an exponent of at most MAX_EXPONENT (leading zeros allowed, as JSON allows them).
+#: An unbounded number: plain decimals of at most ROUND_TRIP_DIGITS (17) significant digits,
+#: or a mantissa of at most 17 integer digits with an exponent of at most MAX_EXPONENT
+#: (leading zeros allowed, as JSON allows them). With nothing to compare against, a double
+#: reader's rounding cannot change the verdict, and every double's shortest repr (up to 17
+#: digits, ``1.5707963267948966``) is accepted; magnitudes stay between 1e-297 and 1e300.
 _UNBOUNDED = alt(
-    _float_safe(0, None, _any_fraction),
+    _float_safe(0, None, _any_fraction, significant=ROUND_TRIP_DIGITS),
     seq(
-        _float_safe(0, None, _any_fraction, max_digits=SIGNIFICANT_DIGITS),
+        _float_safe(
+            0, None, _any_fraction, max_digits=ROUND_TRIP_DIGITS, significant=ROUND_TRIP_DIGITS
+        ),
         alt(Lit("e"), Lit("E")),
         opt(alt(Lit("+"), Lit("-"))),
         repeat(Lit("0"), 0, None),
