@@ -312,6 +312,28 @@ def test_each_object_keeps_its_own_declared_order() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("fmt", "bad", "good"),
+    [
+        ("date-time", "x", "2020-02-29T00:00:00Z"),
+        ("time", "25:00:00Z", "23:59:59Z"),
+        ("hostname", "not a host!", "a.example"),
+        ("uri", "http//x", "http://x"),
+        ("date", "2021-02-29", "2020-02-29"),
+    ],
+)
+def test_enum_candidates_obey_the_format_as_the_grammar_reads_it(
+    fmt: str, bad: str, good: str
+) -> None:
+    # Found by the differential test: candidates were filtered with jsonschema's format
+    # checker, which skips date-time, time, hostname and uri unless optional packages are
+    # installed, so the grammar accepted "x" as a date-time.
+    schema = {"enum": [bad, good], "format": fmt}
+    assert verdicts(schema, [json.dumps(bad), json.dumps(good)]) == [False, True]
+    with pytest.raises(UnsupportedSchemaError, match="no JSON value"):
+        schema_to_grammar({"const": bad, "format": fmt})
+
+
 @pytest.mark.parametrize("combinator", ["oneOf", "anyOf"])
 def test_all_of_branch_names_come_before_a_later_members(combinator: str) -> None:
     # MaskBench Github_trivial---o64859: allOf [{oneOf: [...]}, {properties: ...}]. The

@@ -30,7 +30,7 @@ import jsonschema
 from .check import check_schema
 from .ecma_search import ecma_validator_class
 from .errors import UnsupportedSchemaError
-from .formats import format_ir
+from .formats import format_ir, grammar_format_checker
 from .ir import (
     EMPTY,
     NOTHING,
@@ -133,7 +133,8 @@ class Compiler:
         check_schema(root, cls)
         # The reference validator reads patterns as ECMA-262, as the grammar does.
         ecma = ecma_validator_class(cls)
-        self.validator = ecma(root, format_checker=cls.FORMAT_CHECKER)
+        # Formats as the grammar reads them, not as whichever optional checkers are installed.
+        self.validator = ecma(root, format_checker=grammar_format_checker(cls.FORMAT_CHECKER))
         self._pointer_rules: dict[str, str] = {}
         self._counter = itertools.count()
 
