@@ -37,6 +37,12 @@ def _round_trips(text: str) -> bool:
     return Decimal(repr(float(text))) == Decimal(text)
 
 
+def _fifteen(schema: dict[str, Any]) -> bool:
+    """Whether the 15-digit rule holds (an integer, or an exclusive bound: the 17-digit rule
+    of unbounded and inclusively bounded numbers may round, to the same verdict)."""
+    return schema["type"] == "integer" or any(k.startswith("exclusive") for k in schema)
+
+
 def _significant(text: str) -> int:
     """Significant digits of a decimal text (trailing zeros not counted)."""
     return len(Decimal(text).normalize().as_tuple().digits)
@@ -62,9 +68,16 @@ def _significant(text: str) -> int:
           "1234567890123456e2": True, "0.1234567890123456": True, "1.5707963267948966": True,
           "0.10000000000000001": True, "123456789012345678": False, "1.23456789012345678": False,
           "0.000000000000000001": False, "12345678901234567e280": True, "1e-297": False}),
-        # Any bound keeps 15: a double reader could move a 17-digit number across it.
-        ({"type": "number", "minimum": 0},
-         {"1.5707963267948966": False, "1.57079632679489": True}),
+        # Inclusive bounds too (rounding is monotone): latitude, say.
+        ({"type": "number", "minimum": -90, "maximum": 90},
+         {"37.774929499999996": True, "90.000000000000001": False, "-90": True,
+          "-90.00000000000001": False, "0.10000000000000001": True}),
+        # An exclusive bound keeps 15: 1.0000000000000001 reads as 1, which is excluded.
+        ({"type": "number", "exclusiveMinimum": 1},
+         {"1.5707963267948966": False, "1.0000000000000001": False, "1.57079632679489": True}),
+        # So does an integer bound a double cannot hold (compared exactly, it could be crossed).
+        ({"type": "number", "minimum": 9007199254740993},
+         {"9007199254741000": True, "90071992547409931": False}),
         # A bound a double cannot hold exactly is moved inward, inclusive.
         ({"type": "integer", "maximum": 9223372036854775807},
          {"9223372036854775807": False, "9223372036854770000": True, "-1": True}),
@@ -73,10 +86,8 @@ def _significant(text: str) -> int:
 def test_issue_examples_on_every_target(schema: Any, expected: dict[str, bool]) -> None:
     texts = list(expected)
     assert verdicts(schema, texts) == [expected[t] for t in texts]
-    bounded = set(schema) - {"type"}
     for text, ok in zip(texts, verdicts(schema, texts), strict=True):
-        # Unbounded: nothing to compare with, so only the digit count is limited.
-        assert not ok or (_round_trips(text) if bounded else _significant(text) <= 17), text
+        assert not ok or (_round_trips(text) if _fifteen(schema) else _significant(text) <= 17)
 
 
 _DIGITS = st.text("0123456789", min_size=1, max_size=20)
@@ -117,8 +128,10 @@ def test_accepted_numbers_mean_the_same_to_both_readers(
         # An unbounded number may round (17 digits), but never to infinity or zero, and an
         # integer only where a double holds it exactly (up to 2**53) or reads it back.
         assert math.isfinite(double) and (double != 0) == (exact != 0), text
-        assert (_round_trips(text) or (kind == "integer" and abs(exact) <= 2**53)
-                if bounds or kind == "integer" else _significant(text) <= 17), text
+        if kind == "integer":
+            assert _round_trips(text) or abs(exact) <= 2**53, text
+        else:
+            assert _round_trips(text) if _fifteen(schema) else _significant(text) <= 17, text
         for keyword, bound in schema.items():
             if keyword in _HOLDS:
                 exact_bound = Fraction(Decimal(repr(bound)) if isinstance(bound, float) else bound)

@@ -161,12 +161,14 @@ def _magnitudes(
     integer: bool,
     whole: Expr,
     places: int | None = None,
+    significant: int = SIGNIFICANT_DIGITS,
 ) -> Expr:
     """Unsigned float-safe spellings of values ``m`` with ``lo (<|<=) m (<|<=) hi``, all
     integers.
 
     ``whole`` is the fraction an integral value may carry (``.0``, or nothing in draft 4);
-    ``places`` limits the significant decimal places further (``multipleOf``).
+    ``places`` limits the significant decimal places further (``multipleOf``);
+    ``significant`` is :func:`_float_safe`'s.
     """
 
     def limit(budget: int) -> _Fractions:
@@ -175,20 +177,23 @@ def _magnitudes(
     def any_fraction(budget: int) -> Expr:
         return whole if integer else limit(budget).any
 
+    def digits(lo: int, hi: int | None, fraction: Callable[[int], Expr]) -> Expr:
+        return _float_safe(lo, hi, fraction, significant=significant)
+
     if hi is not None and (lo > hi or (lo == hi and (lo_ex or hi_ex))):
         return alt()
     if hi is not None and lo == hi:
-        return _float_safe(lo, lo, lambda _: whole)
+        return digits(lo, lo, lambda _: whole)
     parts = []
     if not lo_ex:
-        parts.append(_float_safe(lo, lo, any_fraction))
+        parts.append(digits(lo, lo, any_fraction))
     elif not integer:
-        parts.append(_float_safe(lo, lo, lambda budget: limit(budget).nonzero))
+        parts.append(digits(lo, lo, lambda budget: limit(budget).nonzero))
     top = None if hi is None else hi - 1
     if top is None or lo + 1 <= top:
-        parts.append(_float_safe(lo + 1, top, any_fraction))
+        parts.append(digits(lo + 1, top, any_fraction))
     if hi is not None and not hi_ex:
-        parts.append(_float_safe(hi, hi, lambda _: whole))
+        parts.append(digits(hi, hi, lambda _: whole))
     return alt(*parts)
 
 
@@ -285,25 +290,34 @@ def _fraction_part(
 
 
 def _fractional_magnitudes(
-    lo: Fraction | int, lo_ex: bool, hi: Fraction | int | None, hi_ex: bool
+    lo: Fraction | int,
+    lo_ex: bool,
+    hi: Fraction | int | None,
+    hi_ex: bool,
+    significant: int = SIGNIFICANT_DIGITS,
 ) -> Expr:
-    """Unsigned spellings of values ``m`` with ``lo (<|<=) m (<|<=) hi``, bounds any decimals."""
+    """Unsigned spellings of values ``m`` with ``lo (<|<=) m (<|<=) hi``, bounds any decimals;
+    ``significant`` is :func:`_float_safe`'s."""
     if hi is not None and (lo > hi or (lo == hi and (lo_ex or hi_ex))):
         return NOTHING
+
+    def digits(lo: int, hi: int | None, fraction: Callable[[int], Expr]) -> Expr:
+        return _float_safe(lo, hi, fraction, significant=significant)
+
     n = math.floor(lo)
     low = _fraction_digits(Fraction(lo) - n)
     if hi is not None and math.floor(hi) == n:
         high = _fraction_digits(Fraction(hi) - n)
-        return _float_safe(n, n, lambda b: _fraction_part(low, lo_ex, high, hi_ex, b))
-    parts = [_float_safe(n, n, lambda b: _fraction_part(low, lo_ex, None, False, b))]
+        return digits(n, n, lambda b: _fraction_part(low, lo_ex, high, hi_ex, b))
+    parts = [digits(n, n, lambda b: _fraction_part(low, lo_ex, None, False, b))]
     if hi is None:
-        parts.append(_float_safe(n + 1, None, _any_fraction))
+        parts.append(digits(n + 1, None, _any_fraction))
         return alt(*parts)
     m = math.floor(hi)
     top = _fraction_digits(Fraction(hi) - m)
     if n + 1 <= m - 1:
-        parts.append(_float_safe(n + 1, m - 1, _any_fraction))
-    parts.append(_float_safe(m, m, lambda b: _fraction_part(None, False, top, hi_ex, b)))
+        parts.append(digits(n + 1, m - 1, _any_fraction))
+    parts.append(digits(m, m, lambda b: _fraction_part(None, False, top, hi_ex, b)))
     return alt(*parts)
 
 
@@ -372,6 +386,7 @@ def number_token(
     """
     exact = (lower, upper)
     lower, upper = _safe_bound(lower, upper=False), _safe_bound(upper, upper=True)
+    significant = ROUND_TRIP_DIGITS if _monotone(integer, places, *exact) else SIGNIFICANT_DIGITS
     fractional = not integer and any(
         b is not None and b.value.denominator != 1 for b in (lower, upper)
     )
@@ -383,7 +398,9 @@ def number_token(
         hi: Any = None if upper is None else upper.value
         lo_ex = lower is not None and lower.exclusive
         hi_ex = upper is not None and upper.exclusive
-        magnitudes = _fractional_magnitudes
+
+        def magnitudes(lo: Any, lo_ex: bool, hi: Any, hi_ex: bool) -> Expr:
+            return _fractional_magnitudes(lo, lo_ex, hi, hi_ex, significant)
     else:
         whole = _ZERO_FRACTION if zero_fraction or not integer else seq()
         lo, lo_ex = _whole(lower, integer, upper=False)
@@ -392,7 +409,7 @@ def number_token(
             return Token(seq(opt(Lit("-")), _UNBOUNDED))
 
         def magnitudes(lo: Any, lo_ex: bool, hi: Any, hi_ex: bool) -> Expr:
-            return _magnitudes(lo, lo_ex, hi, hi_ex, integer, whole, places)
+            return _magnitudes(lo, lo_ex, hi, hi_ex, integer, whole, places, significant)
 
     # Non-negative values: magnitudes from max(lo, 0).
     if lo is None or lo < 0:
@@ -414,6 +431,26 @@ def number_token(
     if is_nothing(body) and _admits_some(*exact, 0 if integer else places):
         raise NotExact("no float-safe number (15 significant digits) lies within the bounds")
     return Token(body)
+
+
+def _monotone(integer: bool, places: int | None, *bounds: Bound | None) -> bool:
+    """Whether a ``number`` within ``bounds`` may take 17 significant digits: every bound is
+    inclusive, float-safe itself, and exactly a double where it is an integer (a non-integer
+    bound is a double to every double reader). Rounding to the nearest double is monotone, so
+    ``lo <= x <= hi`` gives ``lo <= double(x) <= hi`` whether the reader compares with the
+    bound or with its double; an exclusive bound could be reached (``1.0000000000000001``
+    reads as ``1``), and an integer bound beyond 2**53 compared exactly could be crossed."""
+    if integer or places is not None:
+        return False
+    return all(
+        b is None
+        or (
+            not b.exclusive
+            and _significant(b.value)
+            and (b.value.denominator != 1 or Fraction(float(b.value)) == b.value)
+        )
+        for b in bounds
+    )
 
 
 def _admits_some(lower: Bound | None, upper: Bound | None, places: int | None) -> bool:
