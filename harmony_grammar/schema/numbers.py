@@ -20,9 +20,10 @@ the same kind changes its answer. A bound that is not of that kind is moved inwa
 nearest one whose double differs from the bound's double (so both readers agree) and made
 inclusive.
 
-A number with no bound at all takes up to ``ROUND_TRIP_DIGITS`` (17) significant digits, so
-that every double's shortest repr is accepted: a double reader may round it, but with nothing
-to compare against no verdict changes. An unbounded integer takes every integer up to 2**53
+A number with no bound, or only inclusive bounds that are float-safe (and doubles exactly,
+when integers), takes up to ``ROUND_TRIP_DIGITS`` (17) significant digits, so every double's
+shortest repr is accepted: a double reader may round it, but rounding is monotone, so never
+across such a bound (:func:`_monotone`). An unbounded integer takes every integer up to 2**53
 (each a double exactly) and 15 significant digits beyond.
 """
 from __future__ import annotations
