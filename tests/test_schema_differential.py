@@ -240,6 +240,7 @@ def test_no_text_the_grammar_accepts_is_invalid() -> None:
         schema = json.loads(path.read_text(encoding="utf-8"))["schema"]
         _check_schema(tally, path.name, schema)
     print(f"\ndifferential: {dict(tally.counts)}")
+    print(f"formats the oracle asserts: {sorted(jsonschema.FormatChecker().checkers)}")
     print(f"multipleOf where float division and exact decimals disagree: {len(FLOAT_DIVISION)}")
     for reason, texts in sorted(tally.rejects.items()):
         print(f"grammar rejects, oracle accepts ({reason}): {len(texts)}, e.g. {texts[:3]}")
