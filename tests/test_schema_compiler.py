@@ -362,6 +362,26 @@ def test_all_of_branch_names_come_before_a_later_members(combinator: str) -> Non
     assert not matcher.accepts('{"state":"running","builder":{}}')  # id is required
 
 
+def test_canonical_json_puts_merged_properties_before_required_only_names() -> None:
+    # Found by the differential test (MaskBench o72111, o6376): the grammar orders a merged
+    # object by declared_order of the merge (all properties, then required-only names);
+    # canonical_json ranked the root's required-only names before the $ref target's or the
+    # branch's properties, and the grammar rejected what it wrote. Files write the former.
+    ref = {"$ref": "#/$defs/t", "required": ["rt", "if"],
+           "$defs": {"t": {"type": "object", "properties": {"if": {}, "n": {}, "rt": {}}}}}
+    branch = {"required": ["req"], "anyOf": [
+        {"properties": {"req": {"type": "string"}}, "additionalProperties": False},
+        {"properties": {"f": {"type": "string"}, "req": {"type": "string"}},
+         "additionalProperties": False},
+    ]}  # fmt: skip
+    for schema, value, text in (
+        (ref, {"rt": 1, "if": 2}, '{"if":2,"rt":1}'),
+        (branch, {"req": "a", "f": "b"}, '{"f":"b","req":"a"}'),
+    ):
+        assert canonical_json(value, schema) == text
+        assert SchemaMatcher(schema).accepts(text)
+
+
 def test_multi_tool_any_of_each_tool_in_its_own_order() -> None:
     # The issue's BFCL-style case: an earlier tool ranks `year` first; the imdb tool
     # declares actor_name, year, category and must be accepted in that order.
