@@ -1,7 +1,8 @@
 """Coverage on MaskBench (dev split): this compiler vs llguidance's %json, xgrammar and
 outlines_core.
 
-    python benchmarks/bench_schema_coverage.py [--data DIR] [--stride N]
+    python benchmarks/bench_schema_coverage.py [--data DIR] [--stride N] [--file NAME]...
+        [--ours-only]
 
 For every schema with at least one valid instance, each engine builds its grammar once and
 checks every instance. Every engine, ours included (with flexible whitespace), reads the
@@ -112,15 +113,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--stride", type=int, default=1, help="use every N-th file")
+    parser.add_argument(
+        "--file", action="append", default=[], help="only this file name (repeatable)"
+    )
+    parser.add_argument(
+        "--ours-only", action="store_true", help="run harmony-grammar alone, no peer engines"
+    )
     args = parser.parse_args()
     files = sorted(args.data.glob("*.json"))[:: args.stride]
-    engines: list[Any] = [Ours(), LLGuidanceJson(), OutlinesCore()]
+    if args.file:
+        files = [f for f in files if f.name in set(args.file)]
+    engines: list[Any] = [Ours()] if args.ours_only else [Ours(), LLGuidanceJson(), OutlinesCore()]
     try:
-        import xgrammar  # noqa: F401
+        if not args.ours_only:  # importing xgrammar (torch) takes seconds
+            import xgrammar  # noqa: F401
+
+            engines.insert(2, XGrammar())
     except ImportError:
         print("xgrammar is not installed: skipped (pip install --no-deps xgrammar==0.2.9)")
-    else:
-        engines.insert(2, XGrammar())
     stats = {e.name: collections.Counter() for e in engines}
     refusals: collections.Counter[str] = collections.Counter()
     build_time = collections.Counter()

@@ -346,6 +346,76 @@ def test_each_object_keeps_its_own_declared_order() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("fmt", "bad", "good"),
+    [
+        ("date-time", "x", "2020-02-29T00:00:00Z"),
+        ("time", "25:00:00Z", "23:59:59Z"),
+        ("hostname", "not a host!", "a.example"),
+        ("uri", "http//x", "http://x"),
+        ("date", "2021-02-29", "2020-02-29"),
+    ],
+)
+def test_enum_candidates_obey_the_format_as_the_grammar_reads_it(
+    fmt: str, bad: str, good: str
+) -> None:
+    # Found by the differential test: candidates were filtered with jsonschema's format
+    # checker, which skips date-time, time, hostname and uri unless optional packages are
+    # installed, so the grammar accepted "x" as a date-time.
+    schema = {"enum": [bad, good], "format": fmt}
+    assert verdicts(schema, [json.dumps(bad), json.dumps(good)]) == [False, True]
+    with pytest.raises(UnsupportedSchemaError, match="no JSON value"):
+        schema_to_grammar({"const": bad, "format": fmt})
+
+
+@pytest.mark.parametrize("combinator", ["oneOf", "anyOf"])
+def test_all_of_branch_names_come_before_a_later_members(combinator: str) -> None:
+    # MaskBench Github_trivial---o64859: allOf [{oneOf: [...]}, {properties: ...}]. The
+    # branch's names come first, as declared and as canonical_json writes them (the later
+    # member's properties used to be merged in first).
+    schema = {
+        "allOf": [
+            {combinator: [
+                {"properties": {"state": {"const": "stopped"}}, "required": ["state"]},
+                {"properties": {"current": {"minimum": 0}, "state": {"const": "running"}},
+                 "required": ["state"]},
+            ]},
+            {"properties": {"builder": {"type": "object"}, "id": {"type": "number"}},
+             "required": ["builder", "id"]},
+        ],
+        "type": "object",
+    }
+    value = {"current": 50, "state": "running", "builder": {}, "id": 1}
+    text = canonical_json(value, schema)
+    assert text == '{"current":50,"state":"running","builder":{},"id":1}'
+    matcher = SchemaMatcher(schema)
+    assert matcher.accepts(text)
+    assert matcher.accepts('{"state":"stopped","builder":{},"id":2}')
+    assert not matcher.accepts('{"builder":{},"id":1,"current":50,"state":"running"}')
+    assert not matcher.accepts('{"current":-1,"state":"running","builder":{},"id":1}')
+    assert not matcher.accepts('{"state":"running","builder":{}}')  # id is required
+
+
+def test_canonical_json_puts_merged_properties_before_required_only_names() -> None:
+    # Found by the differential test (MaskBench o72111, o6376): the grammar orders a merged
+    # object by declared_order of the merge (all properties, then required-only names);
+    # canonical_json ranked the root's required-only names before the $ref target's or the
+    # branch's properties, and the grammar rejected what it wrote. Files write the former.
+    ref = {"$ref": "#/$defs/t", "required": ["rt", "if"],
+           "$defs": {"t": {"type": "object", "properties": {"if": {}, "n": {}, "rt": {}}}}}
+    branch = {"required": ["req"], "anyOf": [
+        {"properties": {"req": {"type": "string"}}, "additionalProperties": False},
+        {"properties": {"f": {"type": "string"}, "req": {"type": "string"}},
+         "additionalProperties": False},
+    ]}  # fmt: skip
+    for schema, value, text in (
+        (ref, {"rt": 1, "if": 2}, '{"if":2,"rt":1}'),
+        (branch, {"req": "a", "f": "b"}, '{"f":"b","req":"a"}'),
+    ):
+        assert canonical_json(value, schema) == text
+        assert SchemaMatcher(schema).accepts(text)
+
+
 def test_multi_tool_any_of_each_tool_in_its_own_order() -> None:
     # The issue's BFCL-style case: an earlier tool ranks `year` first; the imdb tool
     # declares actor_name, year, category and must be accepted in that order.

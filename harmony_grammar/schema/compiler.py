@@ -30,7 +30,7 @@ import jsonschema
 from .check import check_schema
 from .ecma_search import ecma_validator_class
 from .errors import UnsupportedSchemaError
-from .formats import format_ir
+from .formats import format_ir, grammar_format_checker
 from .ir import (
     EMPTY,
     NOTHING,
@@ -136,7 +136,8 @@ class Compiler:
         check_schema(root, cls)
         # The reference validator reads patterns as ECMA-262, as the grammar does.
         ecma = ecma_validator_class(cls)
-        self.validator = ecma(root, format_checker=cls.FORMAT_CHECKER)
+        # Formats as the grammar reads them, not as whichever optional checkers are installed.
+        self.validator = ecma(root, format_checker=grammar_format_checker(cls.FORMAT_CHECKER))
         self._pointer_rules: dict[str, str] = {}
         self._counter = itertools.count()
 
@@ -224,6 +225,7 @@ class Compiler:
         if "$ref" in s and len(s) > 1:
             parts.append(self.resolve(s.pop("$ref"), pointer)[0])
         parts.extend(s.pop("allOf", []))
+        carried: str | None = None  # an anyOf/oneOf that an earlier member brought in
         for part in parts:
             if part is False:
                 return {"not": {}}
@@ -235,6 +237,14 @@ class Compiler:
                 if target is False:
                     return {"not": {}}
                 member = self.flatten(target, pointer, depth + 1) if target is not True else {}
+            if carried and _places_names(member):
+                # Declared order: the branch an earlier member offers places its names before
+                # this later member's (as canonical_json walks allOf), so the member joins each
+                # branch; allOf[oneOf[b...], m] is exactly oneOf[allOf[b, m]...].
+                s = {**s, carried: [_with_member(b, member) for b in s[carried]]}
+                continue
+            if carried is None:
+                carried = next((k for k in ("oneOf", "anyOf") if k in member and k not in s), None)
             s = merge_schemas(s, member)
         if "allOf" in s or ("$ref" in s and len(s) > 1):
             return self.flatten(s, pointer, depth + 1)
@@ -546,3 +556,17 @@ TYPE_TABLE: dict[str, Callable[[Compiler, Schema, str], Expr]] = {
     "number": Compiler.number,
     "integer": Compiler.integer,
 }
+
+
+def _places_names(s: Schema) -> bool:
+    """Whether an object schema declares names that take a place in the key order."""
+    return any(k in s for k in ("properties", "required", "dependentRequired"))
+
+
+def _with_member(branch: Any, member: Schema) -> Any:
+    """``allOf: [branch, member]``, the branch first (its names come first)."""
+    if branch is True:
+        return member
+    if branch is False:
+        return False
+    return {"allOf": [branch, member]}

@@ -10,11 +10,16 @@ and constrain nothing.
 from __future__ import annotations
 
 import functools
+import re
+from typing import Any
 
-from .ir import Expr, both, repeat
+import jsonschema
+
+from .ir import Both, Expr, both, repeat
 from .regex import ANY_CHAR, search_ir
+from .render_regex import render_regex
 
-__all__ = ["FORMATS", "format_ir"]
+__all__ = ["FORMATS", "format_ir", "format_matches", "grammar_format_checker"]
 
 _D = "[0-9]"
 _MONTH_DAY = (
@@ -100,3 +105,35 @@ def format_ir(name: str) -> Expr | None:
         return both([search_ir(_HOSTNAME), _HOSTNAME_LENGTH], keyword="format", pointer="")
     source = FORMATS.get(name)
     return None if source is None else search_ir(source)
+
+
+@functools.cache
+def _format_regexes(name: str) -> tuple[re.Pattern[str], ...]:
+    expr = format_ir(name)
+    assert expr is not None, name
+    parts = expr.items if isinstance(expr, Both) else (expr,)
+    return tuple(re.compile(render_regex(part, "python"), re.DOTALL) for part in parts)
+
+
+def format_matches(name: str, text: str) -> bool:
+    """Whether the decoded string ``text`` is in the language of the known format ``name``."""
+    return all(regex.fullmatch(text) for regex in _format_regexes(name))
+
+
+def _checks(name: str, instance: object) -> bool:
+    return not isinstance(instance, str) or format_matches(name, instance)
+
+
+@functools.cache
+def grammar_format_checker(base: Any) -> Any:
+    """jsonschema's format checker ``base`` with every format this module knows decided by
+    :func:`format_matches`, the language the grammar accepts. The compiler's reference
+    validator filters ``enum``/``const`` candidates with it, so a candidate keeps the verdict
+    the grammar would give it without the enum: jsonschema checks ``date-time``, ``time``,
+    ``hostname`` or ``uri`` only when optional packages are installed, and without them
+    ``{"enum": ["x"], "format": "date-time"}`` used to accept ``"x"``."""
+    checker = jsonschema.FormatChecker(formats=())
+    checker.checkers = dict(base.checkers)
+    for name in (*FORMATS, "hostname"):
+        checker.checkers[name] = (functools.partial(_checks, name), ())
+    return checker

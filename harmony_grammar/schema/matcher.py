@@ -53,9 +53,24 @@ class SchemaMatcher:
         self._pristine = llguidance.LLMatcher(byte_tokenizer(), self.grammar, log_level=0)
         if self._pristine.is_error():
             raise ValueError(f"llguidance rejected the grammar: {self._pristine.get_error()}")
+        #: Texts rejected because llguidance's lexer ran out of room, not by the grammar.
+        self.lexer_limits = 0
 
     def accepts(self, text: str) -> bool:
-        """True when the whole of ``text`` is in the grammar's language."""
+        """True when the whole of ``text`` is in the grammar's language (False, counted in
+        ``lexer_limits``, when llguidance's lexer gives up on it)."""
         matcher = self._pristine.deep_copy()
         ok: bool = matcher.consume_tokens(list(text.encode("utf-8"))) and matcher.is_accepting()
+        if not ok and matcher.is_error() and _LEXER_LIMIT in (matcher.get_error() or ""):
+            # Copies share the lexer and its budget of derivatives (a 131072-character string
+            # under maxLength 131072 spends it): once spent, every copy fails, even on `{}`.
+            # A fresh matcher gets a fresh budget for the texts after this one.
+            import llguidance
+
+            self.lexer_limits += 1
+            self._pristine = llguidance.LLMatcher(byte_tokenizer(), self.grammar, log_level=0)
         return ok
+
+
+#: llguidance's error when its lexer has built too many regex derivatives.
+_LEXER_LIMIT = "too many expressions constructed"

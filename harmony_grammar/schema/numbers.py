@@ -19,6 +19,12 @@ magnitude. Such decimals map to distinct doubles, in order, so no comparison wit
 the same kind changes its answer. A bound that is not of that kind is moved inward to the
 nearest one whose double differs from the bound's double (so both readers agree) and made
 inclusive.
+
+A number with no bound, or only inclusive bounds that are float-safe (and doubles exactly,
+when integers), takes up to ``ROUND_TRIP_DIGITS`` (17) significant digits, so every double's
+shortest repr is accepted: a double reader may round it, but rounding is monotone, so never
+across such a bound (:func:`_monotone`). An unbounded integer takes every integer up to 2**53
+(each a double exactly) and 15 significant digits beyond.
 """
 from __future__ import annotations
 
@@ -60,6 +66,9 @@ class _Fractions:
 
 #: Digits a double keeps for every decimal (DBL_DIG): at most this many significant digits.
 SIGNIFICANT_DIGITS = 15
+#: Digits that tell every double apart (a double's shortest repr has at most 17): the limit
+#: for a number with no bound, where no comparison can change its verdict.
+ROUND_TRIP_DIGITS = 17
 #: Integer parts have at most this many digits: far from a double's overflow (1.8e308).
 MAX_INTEGER_DIGITS = 300
 #: Exponents, with a mantissa under 1e15 and over 1e-15: far from overflow and subnormals.
@@ -96,36 +105,41 @@ def _integers(a: int, b: int) -> Expr:
 
 
 def _float_safe(
-    lo: int, hi: int | None, fraction: Callable[[int], Expr], max_digits: int = MAX_INTEGER_DIGITS
+    lo: int,
+    hi: int | None,
+    fraction: Callable[[int], Expr],
+    max_digits: int = MAX_INTEGER_DIGITS,
+    significant: int = SIGNIFICANT_DIGITS,
 ) -> Expr:
     """Unsigned spellings ``I`` + ``fraction(budget)`` for integer parts ``lo <= I <= hi`` that
     keep a number float-safe: ``budget`` is the number of decimal places left for significant
     digits (15 for ``0``, ``15 - len(I)`` otherwise). Integer parts longer than 15 digits
     end in zeros from the 16th digit on, with no more than ``max_digits`` digits.
+    ``significant`` replaces 15 (unbounded numbers take 17, see ``_UNBOUNDED``).
     """
     parts: list[Expr] = []
     if lo == 0:
-        parts.append(seq(Lit("0"), fraction(SIGNIFICANT_DIGITS)))
+        parts.append(seq(Lit("0"), fraction(significant)))
         lo = 1
     top = 10**max_digits - 1 if hi is None else min(hi, 10**max_digits - 1)
     # Ranges of integer parts up to 15 digits; neighbours with the same fraction merge.
     ranges: list[tuple[int, int, Expr]] = []
-    for width in range(len(str(lo)), SIGNIFICANT_DIGITS + 1):
+    for width in range(len(str(lo)), significant + 1):
         a, b = max(lo, 10 ** (width - 1)), min(top, 10**width - 1)
         if a > b:
             break
-        tail = fraction(SIGNIFICANT_DIGITS - width)
+        tail = fraction(significant - width)
         if ranges and ranges[-1][2] == tail and ranges[-1][1] + 1 == a:
             ranges[-1] = (ranges[-1][0], b, tail)
         else:
             ranges.append((a, b, tail))
     parts.extend(seq(_integers(a, b), tail) for a, b, tail in ranges)
     # Longer integer parts: P * 10**k with a 15-digit P, no fraction but zeros.
-    a, b = max(lo, 10**SIGNIFICANT_DIGITS), top
+    a, b = max(lo, 10**significant), top
     if a <= b:
         zero = fraction(0)
-        head = (10 ** (SIGNIFICANT_DIGITS - 1), 10**SIGNIFICANT_DIGITS - 1)
-        first, last = len(str(a)) - SIGNIFICANT_DIGITS, len(str(b)) - SIGNIFICANT_DIGITS
+        head = (10 ** (significant - 1), 10**significant - 1)
+        first, last = len(str(a)) - significant, len(str(b)) - significant
         full_lo, full_hi = first, last  # every k strictly between is a full range of P
         for k in sorted({first, last}):
             p_lo, p_hi = max(head[0], -(-a // 10**k)), min(head[1], b // 10**k)
@@ -148,12 +162,14 @@ def _magnitudes(
     integer: bool,
     whole: Expr,
     places: int | None = None,
+    significant: int = SIGNIFICANT_DIGITS,
 ) -> Expr:
     """Unsigned float-safe spellings of values ``m`` with ``lo (<|<=) m (<|<=) hi``, all
     integers.
 
     ``whole`` is the fraction an integral value may carry (``.0``, or nothing in draft 4);
-    ``places`` limits the significant decimal places further (``multipleOf``).
+    ``places`` limits the significant decimal places further (``multipleOf``);
+    ``significant`` is :func:`_float_safe`'s.
     """
 
     def limit(budget: int) -> _Fractions:
@@ -162,20 +178,23 @@ def _magnitudes(
     def any_fraction(budget: int) -> Expr:
         return whole if integer else limit(budget).any
 
+    def digits(lo: int, hi: int | None, fraction: Callable[[int], Expr]) -> Expr:
+        return _float_safe(lo, hi, fraction, significant=significant)
+
     if hi is not None and (lo > hi or (lo == hi and (lo_ex or hi_ex))):
         return alt()
     if hi is not None and lo == hi:
-        return _float_safe(lo, lo, lambda _: whole)
+        return digits(lo, lo, lambda _: whole)
     parts = []
     if not lo_ex:
-        parts.append(_float_safe(lo, lo, any_fraction))
+        parts.append(digits(lo, lo, any_fraction))
     elif not integer:
-        parts.append(_float_safe(lo, lo, lambda budget: limit(budget).nonzero))
+        parts.append(digits(lo, lo, lambda budget: limit(budget).nonzero))
     top = None if hi is None else hi - 1
     if top is None or lo + 1 <= top:
-        parts.append(_float_safe(lo + 1, top, any_fraction))
+        parts.append(digits(lo + 1, top, any_fraction))
     if hi is not None and not hi_ex:
-        parts.append(_float_safe(hi, hi, lambda _: whole))
+        parts.append(digits(hi, hi, lambda _: whole))
     return alt(*parts)
 
 
@@ -272,25 +291,34 @@ def _fraction_part(
 
 
 def _fractional_magnitudes(
-    lo: Fraction | int, lo_ex: bool, hi: Fraction | int | None, hi_ex: bool
+    lo: Fraction | int,
+    lo_ex: bool,
+    hi: Fraction | int | None,
+    hi_ex: bool,
+    significant: int = SIGNIFICANT_DIGITS,
 ) -> Expr:
-    """Unsigned spellings of values ``m`` with ``lo (<|<=) m (<|<=) hi``, bounds any decimals."""
+    """Unsigned spellings of values ``m`` with ``lo (<|<=) m (<|<=) hi``, bounds any decimals;
+    ``significant`` is :func:`_float_safe`'s."""
     if hi is not None and (lo > hi or (lo == hi and (lo_ex or hi_ex))):
         return NOTHING
+
+    def digits(lo: int, hi: int | None, fraction: Callable[[int], Expr]) -> Expr:
+        return _float_safe(lo, hi, fraction, significant=significant)
+
     n = math.floor(lo)
     low = _fraction_digits(Fraction(lo) - n)
     if hi is not None and math.floor(hi) == n:
         high = _fraction_digits(Fraction(hi) - n)
-        return _float_safe(n, n, lambda b: _fraction_part(low, lo_ex, high, hi_ex, b))
-    parts = [_float_safe(n, n, lambda b: _fraction_part(low, lo_ex, None, False, b))]
+        return digits(n, n, lambda b: _fraction_part(low, lo_ex, high, hi_ex, b))
+    parts = [digits(n, n, lambda b: _fraction_part(low, lo_ex, None, False, b))]
     if hi is None:
-        parts.append(_float_safe(n + 1, None, _any_fraction))
+        parts.append(digits(n + 1, None, _any_fraction))
         return alt(*parts)
     m = math.floor(hi)
     top = _fraction_digits(Fraction(hi) - m)
     if n + 1 <= m - 1:
-        parts.append(_float_safe(n + 1, m - 1, _any_fraction))
-    parts.append(_float_safe(m, m, lambda b: _fraction_part(None, False, top, hi_ex, b)))
+        parts.append(digits(n + 1, m - 1, _any_fraction))
+    parts.append(digits(m, m, lambda b: _fraction_part(None, False, top, hi_ex, b)))
     return alt(*parts)
 
 
@@ -359,6 +387,7 @@ def number_token(
     """
     exact = (lower, upper)
     lower, upper = _safe_bound(lower, upper=False), _safe_bound(upper, upper=True)
+    significant = ROUND_TRIP_DIGITS if _monotone(integer, places, *exact) else SIGNIFICANT_DIGITS
     fractional = not integer and any(
         b is not None and b.value.denominator != 1 for b in (lower, upper)
     )
@@ -370,7 +399,9 @@ def number_token(
         hi: Any = None if upper is None else upper.value
         lo_ex = lower is not None and lower.exclusive
         hi_ex = upper is not None and upper.exclusive
-        magnitudes = _fractional_magnitudes
+
+        def magnitudes(lo: Any, lo_ex: bool, hi: Any, hi_ex: bool) -> Expr:
+            return _fractional_magnitudes(lo, lo_ex, hi, hi_ex, significant)
     else:
         whole = _ZERO_FRACTION if zero_fraction or not integer else seq()
         lo, lo_ex = _whole(lower, integer, upper=False)
@@ -379,7 +410,7 @@ def number_token(
             return Token(seq(opt(Lit("-")), _UNBOUNDED))
 
         def magnitudes(lo: Any, lo_ex: bool, hi: Any, hi_ex: bool) -> Expr:
-            return _magnitudes(lo, lo_ex, hi, hi_ex, integer, whole, places)
+            return _magnitudes(lo, lo_ex, hi, hi_ex, integer, whole, places, significant)
 
     # Non-negative values: magnitudes from max(lo, 0).
     if lo is None or lo < 0:
@@ -394,9 +425,33 @@ def number_token(
     m_hi = None if lo is None else -lo
     neg = alt() if m_hi is not None and m_hi < 0 else magnitudes(m_lo, m_lo_ex, m_hi, lo_ex)
     body = alt(pos, seq(Lit("-"), neg))
+    if integer and lo is None and hi is None:
+        # Integers up to 2**53 are doubles exactly, so 16 digits mean the same to both
+        # readers; beyond it a double reader rounds (ids!): 15 significant digits again.
+        body = alt(body, seq(opt(Lit("-")), _integers(10**15, 2**53), whole))
     if is_nothing(body) and _admits_some(*exact, 0 if integer else places):
         raise NotExact("no float-safe number (15 significant digits) lies within the bounds")
     return Token(body)
+
+
+def _monotone(integer: bool, places: int | None, *bounds: Bound | None) -> bool:
+    """Whether a ``number`` within ``bounds`` may take 17 significant digits: every bound is
+    inclusive, float-safe itself, and exactly a double where it is an integer (a non-integer
+    bound is a double to every double reader). Rounding to the nearest double is monotone, so
+    ``lo <= x <= hi`` gives ``lo <= double(x) <= hi`` whether the reader compares with the
+    bound or with its double; an exclusive bound could be reached (``1.0000000000000001``
+    reads as ``1``), and an integer bound beyond 2**53 compared exactly could be crossed."""
+    if integer or places is not None:
+        return False
+    return all(
+        b is None
+        or (
+            not b.exclusive
+            and _significant(b.value)
+            and (b.value.denominator != 1 or Fraction(float(b.value)) == b.value)
+        )
+        for b in bounds
+    )
 
 
 def _admits_some(lower: Bound | None, upper: Bound | None, places: int | None) -> bool:
@@ -418,12 +473,17 @@ def _any_fraction(budget: int) -> Expr:
     return _fractions_upto(budget).any
 
 
-#: An unbounded number: plain float-safe decimals, or a mantissa of at most 15 integer digits
-#: with an exponent of at most MAX_EXPONENT (leading zeros allowed, as JSON allows them).
+#: An unbounded number: plain decimals of at most ROUND_TRIP_DIGITS (17) significant digits,
+#: or a mantissa of at most 17 integer digits with an exponent of at most MAX_EXPONENT
+#: (leading zeros allowed, as JSON allows them). With nothing to compare against, a double
+#: reader's rounding cannot change the verdict, and every double's shortest repr (up to 17
+#: digits, ``1.5707963267948966``) is accepted; magnitudes stay between 1e-297 and 1e300.
 _UNBOUNDED = alt(
-    _float_safe(0, None, _any_fraction),
+    _float_safe(0, None, _any_fraction, significant=ROUND_TRIP_DIGITS),
     seq(
-        _float_safe(0, None, _any_fraction, max_digits=SIGNIFICANT_DIGITS),
+        _float_safe(
+            0, None, _any_fraction, max_digits=ROUND_TRIP_DIGITS, significant=ROUND_TRIP_DIGITS
+        ),
         alt(Lit("e"), Lit("E")),
         opt(alt(Lit("+"), Lit("-"))),
         repeat(Lit("0"), 0, None),

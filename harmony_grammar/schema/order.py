@@ -39,12 +39,14 @@ def declared_order(s: dict[str, Any]) -> list[str]:
 def order_keys(value: Any, schema: Any, root: Any, is_valid: Any) -> Any:
     """``value`` with every object's keys in the order its grammar expects.
 
-    An object takes the declared order of the schemas that apply to it: the schema itself,
-    then its ``$ref`` target and ``allOf`` members (the order in which the compiler merges
-    them), and of each ``anyOf``/``oneOf`` the first branch that ``is_valid(value, branch)``
-    accepts. Declared names come first in that order; other keys follow in the value's own
-    order (the grammar lets additional members stand anywhere). A value equal to an ``enum``
-    or ``const`` literal of those schemas is written as that literal is.
+    An object takes the declared order of the schemas that apply to it, merged as the
+    compiler merges them: the schema itself, then its ``$ref`` target and ``allOf`` members,
+    and of each ``anyOf``/``oneOf`` the first branch that ``is_valid(value, branch)``
+    accepts; their ``properties`` first, then names only ``required`` mentions, then names
+    only ``dependentRequired`` mentions. Declared names come first in that order; other keys
+    follow in the value's own order (the grammar lets additional members stand anywhere). A
+    value equal to an ``enum`` or ``const`` literal of those schemas is written as that
+    literal is.
     """
     applicable = list(_applicable(value, schema, root, is_valid, 0))
     for s in applicable:
@@ -54,10 +56,19 @@ def order_keys(value: Any, schema: Any, root: Any, is_valid: Any) -> Any:
             if isinstance(value, (dict, list)) and json_equal(literal, value):
                 return literal
     if isinstance(value, dict):
+        # As the grammar orders the merged object (declared_order of the merge): every
+        # schema's `properties` first, then names only `required` mentions, then names only
+        # dependencies mention, each group in merge order.
+        merged = [_legacy_dependencies(s) for s in applicable]
+        groups = (
+            [list(s.get("properties", {})) for s in merged]
+            + [declared_order({"required": s.get("required", [])}) for s in merged]
+            + [declared_order({"dependentRequired": s.get("dependentRequired", {})})
+               for s in merged]
+        )  # fmt: skip
         rank: dict[str, int] = {}
-        for s in applicable:
-            normal = _legacy_dependencies(s)
-            for name in declared_order(normal):
+        for names in groups:
+            for name in names:
                 rank.setdefault(name, len(rank))
         keys = sorted(value, key=lambda k: rank.get(k, len(rank)))
         return {
