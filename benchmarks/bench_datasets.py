@@ -22,6 +22,11 @@ Per configuration it prints records/s, records/s per worker, the driver's peak m
 of the process that drives the engine, and its peak RssAnon, the part that is not mapped
 files; workers are not the driver) and the machine's load average when it started, so a
 reader can tell how busy the machine was.
+
+Before and after the configurations it measures the machine's own ceiling: the same pure
+Python loop in one process, then in two at once. On two idle cores two processes do about
+2x the work of one in the same time; on a machine other programs share, much less, and no
+engine can scale past that figure. Read the engines' 1 -> 2 worker scaling against it.
 """
 
 from __future__ import annotations
@@ -291,6 +296,31 @@ def _child(config: str, root: str, sample: int) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
+# ---------------------------------------------------------------------------------- the ceiling
+
+
+def _spin(n: int) -> float:
+    began = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i * i % 7
+    return time.perf_counter() - began
+
+
+def _ceiling(n: int = 8_000_000) -> str:
+    """How much more work two processes do than one in the same time, here and now."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_spin, [1000, 1000]))  # both started
+        one = pool.submit(_spin, n).result()
+        began = time.perf_counter()
+        list(pool.map(_spin, [n, n]))
+        two = time.perf_counter() - began
+    load = os.getloadavg()[0]
+    return f"machine ceiling: 2 processes {2 * one / two:.2f}x one (load {load:.2f})"
+
+
 # ---------------------------------------------------------------------------------- the run
 
 
@@ -335,6 +365,7 @@ def main() -> None:
             f"{size / 1e6:.0f} MB; {os.cpu_count()} CPUs, affinity "
             f"{len(os.sched_getaffinity(0))}"
         )
+        print(_ceiling(), flush=True)
         print("config            records     time    records/s   per worker  vs OH  driver memory")
         reference = None
         for config in args.configs.split(","):
@@ -349,6 +380,7 @@ def main() -> None:
             if config == "openai-harmony":
                 reference = result["records"] / result["seconds"]
             print(_line(result, reference if config != "openai-harmony" else None), flush=True)
+        print(_ceiling())
         print(
             "vs OH: records/s per worker over openai-harmony's end-to-end records/s in one "
             "process (encode + parse); peak = the driver's VmHWM, anon = its peak RssAnon"

@@ -11,7 +11,7 @@ Ray Dataset of the pieces' descriptions, one block each. ``map_batches`` runs
 (identity and results; never the records' text). :func:`results_dataset` is that lazy
 dataset: :func:`validate_ray` streams it back to the driver with ``iter_batches`` (its memory
 holds a few blocks whatever the dataset's size), and the CLI can instead have the workers
-write it (``write_parquet``) and bring back aggregates only (:mod:`.cluster_output`).
+write it (``write_parquet``) and bring back aggregates only (:mod:`.ray_output`).
 
 Pieces rather than ``ray.data.read_parquet``: a piece is read where it is validated, like
 ``read_parquet``'s own tasks, but it knows its file and first row, so every result carries
@@ -36,9 +36,10 @@ from typing import Any
 from .batch import BatchOptions
 from .local_engine import validate_unit
 from .results import ResultBatch
-from .sources import DEFAULT_CHUNK, DEFAULT_PIECE, Unit, split
+from .sources import DEFAULT_CHUNK, Unit, split
 
 __all__ = [
+    "RAY_PIECE",
     "RayUnavailableError",
     "configure_data_context",
     "import_ray",
@@ -46,6 +47,13 @@ __all__ = [
     "start_ray",
     "validate_ray",
 ]
+
+
+#: Records per Ray task. Larger than the local engine's pieces: a Ray task costs tens of
+#: milliseconds to schedule and its worker may sit on another node, so a piece is one to two
+#: seconds of work (a typical row group of 10,000 rows is one piece), and the shards that
+#: ``write_parquet`` writes, one per piece, are of a useful size.
+RAY_PIECE = 10_000
 
 
 class RayUnavailableError(ImportError):
@@ -112,7 +120,7 @@ def results_dataset(
     *,
     jobs: int = 0,
     chunk_size: int = DEFAULT_CHUNK,
-    piece_records: int = DEFAULT_PIECE,
+    piece_records: int = RAY_PIECE,
 ) -> Any:
     """The lazy Ray Dataset of the results (rows of :func:`.results.output_schema`, in input
     order): one task per piece, at most ``jobs`` (0: as many as the cluster runs) at once.
@@ -134,7 +142,7 @@ def validate_ray(
     address: str | None = None,
     jobs: int = 0,
     chunk_size: int = DEFAULT_CHUNK,
-    piece_records: int = DEFAULT_PIECE,
+    piece_records: int = RAY_PIECE,
     progress: bool = False,
 ) -> Iterator[ResultBatch]:
     """Validate every record of ``units`` on Ray Data, in input order.

@@ -76,7 +76,9 @@ class ResultBatch:
         """One :class:`~.dataset.ItemResult` per record, as the CLI's summary takes them."""
         # size 1: progress over a dataset counts records
         for record, text in zip(self.records, self.columns["diagnostics"], strict=True):
-            yield ItemResult(record, diagnostics_from_json(text), tokens=False, size=1)
+            # most records have no diagnostic: skip the JSON parser for them
+            diagnostics = () if text == "[]" else diagnostics_from_json(text)
+            yield ItemResult(record, diagnostics, tokens=False, size=1)
 
     def to_arrow(self) -> Any:
         """The batch as a ``pyarrow.Table`` of :func:`output_schema`."""

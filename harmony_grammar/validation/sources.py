@@ -203,13 +203,16 @@ def count_records(units: Sequence[Unit]) -> int | None:
 
 
 def split(
-    units: Sequence[Unit], records: int = DEFAULT_PIECE, jsonl_bytes: int = DEFAULT_PIECE_BYTES
+    units: Sequence[Unit], records: int = DEFAULT_PIECE, jsonl_bytes: int | None = None
 ) -> Iterator[Unit]:
     """The units cut into pieces of at most ``records`` rows (Parquet, Arrow) or about
-    ``jsonl_bytes`` bytes (JSON Lines, cut after a newline), in order.
+    ``jsonl_bytes`` bytes (JSON Lines, cut after a newline; by default
+    :data:`DEFAULT_PIECE_BYTES` scaled as ``records`` is to :data:`DEFAULT_PIECE`), in order.
 
     Standard input cannot be cut (nor read by another process) and is one piece.
     """
+    if jsonl_bytes is None:
+        jsonl_bytes = max(DEFAULT_PIECE_BYTES * records // DEFAULT_PIECE, 1)
     for unit in units:
         if unit.kind == "jsonl":
             if unit.path == "-":
