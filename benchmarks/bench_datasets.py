@@ -12,6 +12,9 @@ files, consuming every record's results as the CLI does:
 * ``local-N``: :func:`~harmony_grammar.validation.local_engine.validate_local`, N processes;
 * ``ray-N``: :func:`~harmony_grammar.validation.ray_engine.validate_ray` on a local Ray
   started with N CPUs (start-up timed separately);
+* ``raywrite-N``: :func:`~harmony_grammar.validation.ray_output.write_results_ray`, the
+  workers writing the results (``--engine ray --output DIR``) and the driver getting the
+  aggregates; the time includes the write and the aggregation pass;
 * ``datasets-N``: ``datasets.Dataset.map(validate_batch, batched=True, num_proc=N)`` (the
   Parquet-to-Arrow conversion ``from_parquet`` does first is timed separately);
 * ``openai-harmony``: the text encoded (``allowed_special="all"``) and parsed by
@@ -203,6 +206,27 @@ def _run_engine(config: str, root: str) -> dict[str, Any]:
         for batch in validate_ray(units, options, jobs=workers):
             count += len(batch)
             failing += batch.columns["ok"].count(False)
+        ray.shutdown()
+    elif kind == "raywrite":
+        import logging
+
+        import ray
+
+        from harmony_grammar.validation.ray_output import write_results_ray
+
+        began = time.perf_counter()
+        ray.init(
+            num_cpus=workers,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+        )
+        extra["startup_s"] = round(time.perf_counter() - began, 1)
+        baseline = _rss_mb()
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="hg-bench-out-") as out:
+            data = write_results_ray(units, options, str(Path(out) / "results"), jobs=workers)
+            count, failing = data.records, data.failing
         ray.shutdown()
     else:  # datasets
         import datasets

@@ -189,3 +189,25 @@ def test_ray_reads_jsonl_and_save_to_disk_as_the_local_engine_does(ray_local, tm
     assert [r["record"] for r in found["d.jsonl"]] == list(range(1, 100, 2))  # line numbers
     assert found["d.jsonl"][3]["codes"] == ["HG290"]  # the line that is not JSON
     assert [r["record"] for r in found["saved"]] == list(range(50))  # row indexes
+
+
+def test_ray_directory_output_of_a_relative_path_and_of_no_records(
+    ray_local, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # relative paths: the workers must get absolute ones
+    texts = completions(12, seed=4)
+    with open("d.jsonl", "w", encoding="utf-8") as f:
+        f.writelines(json.dumps({"text": text}) + "\n" for text in texts)
+    with open("blank.jsonl", "w", encoding="utf-8") as f:
+        f.write("\n\n")
+    status = main(["validate", "d.jsonl", "--field", "text", "--completion",
+                   "--engine", "ray", "--output", "out"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert err == "" and out.splitlines()[-1].startswith("12 records checked")
+    rows = pq.read_table(tmp_path / "out").to_pylist()
+    assert sorted(r["record"] for r in rows) == list(range(1, 13))
+    assert {r["file"] for r in rows} == {"d.jsonl"}  # the name as given
+    status = main(["validate", "blank.jsonl", "--field", "text",
+                   "--engine", "ray", "--output", "none"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert status == 0 and err == "" and out.splitlines()[-1].startswith("0 records checked")

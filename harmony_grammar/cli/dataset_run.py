@@ -144,10 +144,11 @@ def _write_on_cluster(
 ) -> ReportData:
     """``--engine ray --output DIR``: the workers write; the summary gets the aggregates."""
     summary.progress.enabled = False  # Ray draws its own bars: never both
+    local = "://" not in args.output  # a path: absolute, workers need not share our cwd
     data = write_results_ray(
         units,
         options,
-        args.output,
+        str(Path(args.output).absolute()) if local else args.output,
         address=args.ray_address,
         jobs=args.jobs,
         progress=bool(sys.stderr.isatty()),
@@ -156,8 +157,8 @@ def _write_on_cluster(
     return data
 
 
-def _non_empty_dir(path: Path) -> bool:
-    return path.is_dir() and any(path.iterdir())
+def _not_empty(path: Path) -> bool:
+    return path.is_file() or (path.is_dir() and any(path.iterdir()))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -180,7 +181,7 @@ def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: S
     if args.report and not Path(args.report).resolve().parent.is_dir():
         raise CliError(f"{args.report}: no such directory")  # found now, not after the run
     cluster = _cluster_output(args)
-    if cluster and (Path(args.output).is_file() or _non_empty_dir(Path(args.output))):
+    if cluster and "://" not in args.output and _not_empty(Path(args.output)):
         # Ray would add its shards to what is there: old and new results mixed
         raise CliError(f"{args.output}: exists and is not an empty directory")
     with ExitStack() as stack:

@@ -44,6 +44,15 @@ REPORT_COLUMNS = (
 )
 
 
+def _has_files(directory: str) -> bool:
+    """Whether ``directory`` (a local path or a URI pyarrow knows) holds any file."""
+    import pyarrow.fs as fs
+
+    filesystem, path = fs.FileSystem.from_uri(directory)
+    found = filesystem.get_file_info(fs.FileSelector(path, allow_not_found=True))
+    return any(info.type == fs.FileType.File for info in found)
+
+
 def _partial(batch: Any) -> Any:
     """Ray task: one block of results folded into one row of :class:`ReportData` JSON."""
     import pyarrow as pa
@@ -66,6 +75,8 @@ def write_results_ray(
     """Validate ``units`` on Ray, have the workers write the results under ``directory``
     (Parquet shards of :func:`.results.output_schema`), and return the run's aggregates.
 
+    ``directory`` is an absolute path (every node must find it) or a URI (``s3://...``).
+
     ``address`` and ``jobs`` are :func:`.ray_engine.validate_ray`'s.
     """
     ray = import_ray()
@@ -76,10 +87,9 @@ def write_results_ray(
         if not units:
             return total
         results_dataset(ray, units, options, jobs=jobs).write_parquet(directory)
-        try:
-            written = ray.data.read_parquet(directory, columns=list(REPORT_COLUMNS))
-        except (FileNotFoundError, ValueError):  # no record at all: nothing was written
+        if not _has_files(directory):  # no record at all: nothing was written
             return total
+        written = ray.data.read_parquet(directory, columns=list(REPORT_COLUMNS))
         rank = {label: i for i, label in enumerate(dict.fromkeys(u.label for u in units))}
         # Ray sizes this pass itself: it reads a few small columns, fused with the folding
         partials = written.map_batches(_partial, batch_size=None, batch_format="pyarrow")

@@ -70,8 +70,9 @@ class Unit:
     """A piece of a dataset that is read on its own (and so can be read anywhere).
 
     ``kind`` is ``"jsonl"``, ``"parquet"`` (``part`` is the row group) or ``"arrow"`` (one
-    Arrow stream of a ``save_to_disk`` directory); ``label`` is the identity reported as
-    ``file``; ``rows`` is the unit's record count when known.
+    Arrow stream of a ``save_to_disk`` directory); ``path`` is absolute (a worker's working
+    directory need not be the driver's); ``label`` is the identity reported as ``file``, as
+    the user named it; ``rows`` is the unit's record count when known.
 
     A piece of a row group or Arrow stream (:func:`split`) skips its first ``offset`` rows;
     ``first`` is the row index (in the file or dataset) of its first row. A piece of a JSON
@@ -125,7 +126,7 @@ def _parquet_units(paths: list[Path], needed: list[str]) -> list[Unit]:
         first = 0
         for group in range(metadata.num_row_groups):
             rows = metadata.row_group(group).num_rows
-            units.append(Unit("parquet", str(path), str(path), group, first, rows))
+            units.append(Unit("parquet", os.path.abspath(path), str(path), group, first, rows))
             first += rows
     return units
 
@@ -153,7 +154,7 @@ def _saved_units(directory: Path, needed: list[str]) -> list[Unit]:
         except (OSError, ValueError) as exc:
             raise DataSourceError(f"{path}: not a readable Arrow stream ({exc})") from None
         _columns(names, needed, str(directory))
-        units.append(Unit("arrow", str(path), str(directory), 0, first, rows))
+        units.append(Unit("arrow", os.path.abspath(path), str(directory), 0, first, rows))
         first += rows
     return units
 
@@ -186,7 +187,7 @@ def plan(path: str, field: str, tools_field: str | None = None) -> list[Unit]:
         return _parquet_units(shards, needed)
     if where.suffix == ".parquet":
         return _parquet_units([where], needed)
-    return [Unit("jsonl", path, path)]
+    return [Unit("jsonl", os.path.abspath(path), path)]
 
 
 def count_records(units: Sequence[Unit]) -> int | None:
