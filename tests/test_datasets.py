@@ -14,7 +14,7 @@ from harmony_grammar import validate, validate_batch
 from harmony_grammar.cli.main import main
 from harmony_grammar.tools.arguments import tool_schemas
 from harmony_grammar.validation.batch import RESULT_COLUMNS, BatchOptions
-from harmony_grammar.validation.html_report import SAMPLE_SIZE
+from harmony_grammar.validation.html_report import SAMPLE_SIZE, ReportData
 from harmony_grammar.validation.local_engine import validate_local
 from harmony_grammar.validation.sources import plan, read_unit, split
 from tests.dataset_records import TOOLS, completions, conversations
@@ -400,3 +400,23 @@ def test_the_report_is_one_html_page_holding_the_figures_data(capsys, tmp_path):
         for r in shown
         if r["excerpt"] is not None
     ]
+
+
+def test_report_partials_merged_in_any_order_equal_one_pass_over_the_results(tmp_path):
+    texts = [t[:-4] if i % 3 == 0 else t for i, t in enumerate(completions(120, seed=8))]
+    pq.write_table(pa.table({"text": texts}), tmp_path / "d.parquet", row_group_size=30)
+    options = BatchOptions("text", tools=tool_schemas(TOOLS), start="completion")
+    batches = list(validate_local(plan(str(tmp_path / "d.parquet"), "text"), options))
+    whole = ReportData()
+    for batch in batches:
+        whole.add(batch)
+    assert whole.failing > SAMPLE_SIZE  # so the merge must choose which samples to keep
+    merged = ReportData()
+    for batch in reversed(batches):  # as a cluster's partials may arrive
+        partial = ReportData()
+        partial.add(batch)
+        merged.merge(
+            ReportData.from_json(partial.to_json()), order=lambda s: (s["file"], s["record"])
+        )
+    assert merged == whole
+    assert merged.figures() == whole.figures()
