@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .batch import BatchOptions
-from .local_engine import validate_unit
+from .local_engine import validate_piece
 from .results import ResultBatch
 from .sources import DEFAULT_CHUNK, Unit, split
 
@@ -109,8 +109,9 @@ def configure_data_context(ray: Any, *, progress: bool = False) -> None:
 def _validate_units(batch: Any, options: BatchOptions, chunk_size: int) -> Iterator[Any]:
     """Ray task: read and validate the pieces in ``batch`` (a pyarrow table of unit rows)."""
     for row in batch.to_pylist():
-        for result in validate_unit(Unit(**row), options, chunk_size):
-            yield result.to_arrow()
+        # one table per piece: Ray's per-block cost (buffering, sizing, the object store) is
+        # paid once per piece rather than once per chunk
+        yield validate_piece(Unit(**row), options, chunk_size)
 
 
 def results_dataset(
