@@ -79,7 +79,8 @@ class ReportData:
             ok, length = columns["ok"][i], columns["length"][i]
             self.recovered += columns["recovered"][i] is not None
             (self.lengths_ok if ok else self.lengths_failing)[_length_bucket(length)] += 1
-            for d in json.loads(columns["diagnostics"][i]):
+            text = columns["diagnostics"][i]
+            for d in json.loads(text) if text != "[]" else ():  # most records: none to parse
                 self.by_code[d["code"]] += 1
                 self.severity_of[d["code"]] = d["severity"]
                 if length > 0:
