@@ -12,6 +12,9 @@ files, consuming every record's results as the CLI does:
 * ``local-N``: :func:`~harmony_grammar.validation.local_engine.validate_local`, N processes;
 * ``ray-N``: :func:`~harmony_grammar.validation.ray_engine.validate_ray` on a local Ray
   started with N CPUs (start-up timed separately);
+* ``raywrite-N``: :func:`~harmony_grammar.validation.ray_output.write_results_ray`, the
+  workers writing the results (``--engine ray --output DIR``) and the driver getting the
+  aggregates; the time includes the write and the aggregation pass;
 * ``datasets-N``: ``datasets.Dataset.map(validate_batch, batched=True, num_proc=N)`` (the
   Parquet-to-Arrow conversion ``from_parquet`` does first is timed separately);
 * ``openai-harmony``: the text encoded (``allowed_special="all"``) and parsed by
@@ -22,6 +25,11 @@ Per configuration it prints records/s, records/s per worker, the driver's peak m
 of the process that drives the engine, and its peak RssAnon, the part that is not mapped
 files; workers are not the driver) and the machine's load average when it started, so a
 reader can tell how busy the machine was.
+
+Before and after the configurations it measures the machine's own ceiling: the same pure
+Python loop in one process, then in two at once. On two idle cores two processes do about
+2x the work of one in the same time; on a machine other programs share, much less, and no
+engine can scale past that figure. Read the engines' 1 -> 2 worker scaling against it.
 """
 
 from __future__ import annotations
@@ -199,6 +207,27 @@ def _run_engine(config: str, root: str) -> dict[str, Any]:
             count += len(batch)
             failing += batch.columns["ok"].count(False)
         ray.shutdown()
+    elif kind == "raywrite":
+        import logging
+
+        import ray
+
+        from harmony_grammar.validation.ray_output import write_results_ray
+
+        began = time.perf_counter()
+        ray.init(
+            num_cpus=workers,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+        )
+        extra["startup_s"] = round(time.perf_counter() - began, 1)
+        baseline = _rss_mb()
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="hg-bench-out-") as out:
+            data = write_results_ray(units, options, str(Path(out) / "results"), jobs=workers)
+            count, failing = data.records, data.failing
+        ray.shutdown()
     else:  # datasets
         import datasets
 
@@ -291,6 +320,31 @@ def _child(config: str, root: str, sample: int) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
+# ---------------------------------------------------------------------------------- the ceiling
+
+
+def _spin(n: int) -> float:
+    began = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i * i % 7
+    return time.perf_counter() - began
+
+
+def _ceiling(n: int = 8_000_000) -> str:
+    """How much more work two processes do than one in the same time, here and now."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_spin, [1000, 1000]))  # both started
+        one = pool.submit(_spin, n).result()
+        began = time.perf_counter()
+        list(pool.map(_spin, [n, n]))
+        two = time.perf_counter() - began
+    load = os.getloadavg()[0]
+    return f"machine ceiling: 2 processes {2 * one / two:.2f}x one (load {load:.2f})"
+
+
 # ---------------------------------------------------------------------------------- the run
 
 
@@ -335,6 +389,7 @@ def main() -> None:
             f"{size / 1e6:.0f} MB; {os.cpu_count()} CPUs, affinity "
             f"{len(os.sched_getaffinity(0))}"
         )
+        print(_ceiling(), flush=True)
         print("config            records     time    records/s   per worker  vs OH  driver memory")
         reference = None
         for config in args.configs.split(","):
@@ -349,6 +404,7 @@ def main() -> None:
             if config == "openai-harmony":
                 reference = result["records"] / result["seconds"]
             print(_line(result, reference if config != "openai-harmony" else None), flush=True)
+        print(_ceiling())
         print(
             "vs OH: records/s per worker over openai-harmony's end-to-end records/s in one "
             "process (encode + parse); peak = the driver's VmHWM, anon = its peak RssAnon"

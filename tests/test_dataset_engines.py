@@ -105,7 +105,9 @@ def test_local_datasets_map_and_ray_agree_record_for_record(ray_local, shards, t
     ray_rows = [
         {"file": batch.file, "record": record,
          **{name: batch.columns[name][i] for name in RESULT_COLUMNS}}
-        for batch in validate_ray(plan(str(shards), "text", "tools"), options, jobs=2)
+        for batch in validate_ray(
+            plan(str(shards), "text", "tools"), options, jobs=2, piece_records=16
+        )  # pieces of 16 records: slices of the row groups of 40, read by the workers
         for i, record in enumerate(batch.records)
     ]  # fmt: skip
     assert [r["record"] for r in ray_rows] == [r["record"] for r in local]
@@ -131,6 +133,40 @@ def test_the_cli_on_ray_writes_what_the_local_engine_writes(ray_local, shards, t
     assert json.loads(summaries[0].splitlines()[-1])["summary"]["records"] == RECORDS
 
 
+def test_ray_workers_write_a_directory_and_the_driver_gets_the_same_summary_and_report(
+    ray_local, shards, tmp_path, capsys
+):
+    common = ["validate", str(shards), "--field", "text", "--tools-field", "tools",
+              "--completion", "--jobs", "2"]  # fmt: skip
+    runs = {}
+    for engine, output in (("local", "local.parquet"), ("ray", "results")):
+        status = main(
+            [*common, "--engine", engine, "--output", str(tmp_path / output),
+             "--report", str(tmp_path / f"{engine}.html"), "--format", "json"]
+        )  # fmt: skip
+        out, err = capsys.readouterr()
+        assert status == 1 and err == ""
+        runs[engine] = out.splitlines()
+    local = pq.read_table(tmp_path / "local.parquet").to_pylist()
+    shards_written = sorted((tmp_path / "results").glob("*.parquet"))
+    assert shards_written  # Ray's workers wrote shards into the directory
+    written = pq.read_table(tmp_path / "results").to_pylist()
+    files = sorted({row["file"] for row in local})
+    rank = {name: i for i, name in enumerate(files)}
+    written.sort(key=lambda row: (rank[row["file"]], row["record"]))
+    assert written == local  # every record, once, with its identity
+    # the driver printed no line per record, and the same summary (counts, causes)
+    assert len(runs["ray"]) == 1 and len(runs["local"]) > 1
+    assert runs["ray"][-1] == runs["local"][-1]
+    # the report's figures and samples, aggregated on the workers, are the driver's own
+    local_page = (tmp_path / "local.html").read_text(encoding="utf-8")
+    assert (tmp_path / "ray.html").read_text(encoding="utf-8") == local_page
+    # an existing, non-empty directory is refused before anything runs
+    status = main([*common, "--engine", "ray", "--output", str(tmp_path / "results")])
+    _, err = capsys.readouterr()
+    assert status == 2 and "not an empty directory" in err
+
+
 def test_ray_reads_jsonl_and_save_to_disk_as_the_local_engine_does(ray_local, tmp_path, capsys):
     datasets = pytest.importorskip("datasets")
     datasets.disable_progress_bars()
@@ -153,3 +189,25 @@ def test_ray_reads_jsonl_and_save_to_disk_as_the_local_engine_does(ray_local, tm
     assert [r["record"] for r in found["d.jsonl"]] == list(range(1, 100, 2))  # line numbers
     assert found["d.jsonl"][3]["codes"] == ["HG290"]  # the line that is not JSON
     assert [r["record"] for r in found["saved"]] == list(range(50))  # row indexes
+
+
+def test_ray_directory_output_of_a_relative_path_and_of_no_records(
+    ray_local, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # relative paths: the workers must get absolute ones
+    texts = completions(12, seed=4)
+    with open("d.jsonl", "w", encoding="utf-8") as f:
+        f.writelines(json.dumps({"text": text}) + "\n" for text in texts)
+    with open("blank.jsonl", "w", encoding="utf-8") as f:
+        f.write("\n\n")
+    status = main(["validate", "d.jsonl", "--field", "text", "--completion",
+                   "--engine", "ray", "--output", "out"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert err == "" and out.splitlines()[-1].startswith("12 records checked")
+    rows = pq.read_table(tmp_path / "out").to_pylist()
+    assert sorted(r["record"] for r in rows) == list(range(1, 13))
+    assert {r["file"] for r in rows} == {"d.jsonl"}  # the name as given
+    status = main(["validate", "blank.jsonl", "--field", "text",
+                   "--engine", "ray", "--output", "none"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert status == 0 and err == "" and out.splitlines()[-1].startswith("0 records checked")

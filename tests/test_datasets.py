@@ -12,8 +12,11 @@ import pytest
 
 from harmony_grammar import validate, validate_batch
 from harmony_grammar.cli.main import main
-from harmony_grammar.validation.batch import RESULT_COLUMNS
-from harmony_grammar.validation.html_report import SAMPLE_SIZE
+from harmony_grammar.tools.arguments import tool_schemas
+from harmony_grammar.validation.batch import RESULT_COLUMNS, BatchOptions
+from harmony_grammar.validation.html_report import SAMPLE_SIZE, ReportData
+from harmony_grammar.validation.local_engine import validate_local
+from harmony_grammar.validation.sources import plan, read_unit, split
 from tests.dataset_records import TOOLS, completions, conversations
 
 pa = pytest.importorskip("pyarrow")
@@ -188,13 +191,105 @@ def test_jobs_2_writes_what_jobs_1_writes(capsys, dataset_files):
     assert outputs[0] == outputs[1]
 
 
+def _jsonl_with_rough_lines(path, texts):
+    """JSONL with blank lines, a line that is not JSON, and no newline at the end."""
+    with path.open("w", encoding="utf-8") as f:
+        for i, text in enumerate(texts):
+            f.write(json.dumps({"text": text}) + "\n")
+            if i % 7 == 3:
+                f.write("\n")
+            if i == 20:
+                f.write("{not json\n")
+        f.write(json.dumps({"text": texts[0]}))
+
+
+@pytest.mark.parametrize("name", ["data.jsonl", "rough.jsonl", "data.parquet", "shards", "saved"])
+def test_pieces_read_the_same_records_under_the_same_identity(dataset_files, name):
+    root, texts = dataset_files
+    _jsonl_with_rough_lines(root / "rough.jsonl", texts)
+    units = plan(str(root / name), "text")
+
+    def records(parts):
+        return [
+            (chunk.file, record, value, None if chunk.errors is None else chunk.errors[i])
+            for part in parts
+            for chunk in read_unit(part, "text", batch_size=5)
+            for i, (record, value) in enumerate(zip(chunk.records, chunk.values))
+        ]
+
+    whole = records(units)
+    for size in (1, 7, 1000):
+        pieces = list(split(units, records=size, jsonl_bytes=size * 300))
+        assert records(pieces) == whole
+        if size == 7:  # small pieces really cut every unit
+            assert len(pieces) > len(units)
+
+
+@pytest.mark.parametrize("name", ["rough.jsonl", "data.parquet", "saved"])
+def test_two_workers_reading_small_pieces_give_what_one_process_gives(dataset_files, name):
+    root, texts = dataset_files
+    _jsonl_with_rough_lines(root / "rough.jsonl", texts)
+    units = plan(str(root / name), "text")
+    options = BatchOptions("text", tools=tool_schemas(TOOLS))
+
+    def rows(jobs, piece):
+        return [
+            row
+            for batch in validate_local(units, options, jobs=jobs, piece_records=piece)
+            for row in batch.to_arrow().to_pylist()
+        ]
+
+    one = rows(1, 2048)
+    assert rows(2, 7) == one
+    assert len(one) == len(texts) + (2 if name == "rough.jsonl" else 0)  # + bad line, last
+
+
+def test_jsonl_records_carry_their_own_tools_as_parquet_columns_do(capsys, tmp_path):
+    texts = completions(24, seed=3)
+    own = [TOOLS if i % 3 == 0 else json.dumps(TOOLS) if i % 3 == 1 else None for i in range(24)]
+    own[5] = "{not json"
+    with (tmp_path / "t.jsonl").open("w", encoding="utf-8") as f:
+        for i, (text, tools) in enumerate(zip(texts, own)):
+            record = {"out": {"text": text}}
+            if tools is not None or i % 2:  # a missing field and a null both mean none
+                record["tools"] = tools
+            f.write(json.dumps(record) + "\n")
+    column = [t if t is None or isinstance(t, str) else json.dumps(t) for t in own]
+    pq.write_table(pa.table({"out.text": texts, "tools": column}), tmp_path / "t.parquet")
+    outputs = []
+    for name in ("t.jsonl", "t.parquet"):
+        output = tmp_path / f"{name}.results.parquet"
+        status, _, err = _results(
+            capsys,
+            str(tmp_path / name),
+            "--field",
+            "out.text",
+            "--tools-field",
+            "tools",
+            "--completion",
+            "--output",
+            str(output),
+            "--jobs",
+            "2",
+        )
+        assert status == 1 and err == ""
+        outputs.append([r["codes"] for r in pq.read_table(output).to_pylist()])
+    assert outputs[0] == outputs[1]
+    assert outputs[0][5] == ["HG290"]
+    for i, text in enumerate(texts):
+        if i != 5:
+            tools = TOOLS if own[i] is not None else None
+            assert outputs[0][i] == _codes(validate(text, tools=tools, start="completion"))
+    assert any("HG180" in codes for codes in outputs[0])
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["{root}/data.parquet", "--field", "nope"], "no column 'nope'"),
         (["{root}/missing.parquet", "--field", "text"], "no such file"),
         (["{root}/data.jsonl", "--output", "{root}/o.parquet"], "need --field"),
-        (["{root}/data.jsonl", "--field", "text", "--tools-field", "t"], "Parquet or Arrow"),
+        (["{root}/data.parquet", "--field", "text", "--tools-field", "t"], "no column 't'"),
         (["{root}", "--field", "text"], "neither .parquet shards"),
         (["{root}/data.jsonl", "--field", "text", "--report", "{root}/no/r.html"], "no such dir"),
     ],
@@ -305,3 +400,23 @@ def test_the_report_is_one_html_page_holding_the_figures_data(capsys, tmp_path):
         for r in shown
         if r["excerpt"] is not None
     ]
+
+
+def test_report_partials_merged_in_any_order_equal_one_pass_over_the_results(tmp_path):
+    texts = [t[:-4] if i % 3 == 0 else t for i, t in enumerate(completions(120, seed=8))]
+    pq.write_table(pa.table({"text": texts}), tmp_path / "d.parquet", row_group_size=30)
+    options = BatchOptions("text", tools=tool_schemas(TOOLS), start="completion")
+    batches = list(validate_local(plan(str(tmp_path / "d.parquet"), "text"), options))
+    whole = ReportData()
+    for batch in batches:
+        whole.add(batch)
+    assert whole.failing > SAMPLE_SIZE  # so the merge must choose which samples to keep
+    merged = ReportData()
+    for batch in reversed(batches):  # as a cluster's partials may arrive
+        partial = ReportData()
+        partial.add(batch)
+        merged.merge(
+            ReportData.from_json(partial.to_json()), order=lambda s: (s["file"], s["record"])
+        )
+    assert merged == whole
+    assert merged.figures() == whole.figures()

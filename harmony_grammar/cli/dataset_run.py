@@ -6,13 +6,18 @@ module's options). Results from either engine stream through the same consumers:
 command's summary (diagnostic lines and counts, as for ``--jsonl``), the ``--output`` Parquet
 writer and the report's accumulator; none of them keeps records, so the driver's memory does
 not grow with the dataset.
+
+With ``--engine ray`` and an ``--output`` that is not a ``.parquet`` file name, the results
+never reach the driver: Ray's workers write them into that directory
+(:mod:`..validation.ray_output`) and the driver gets aggregates only, so the summary has the
+counts and causes but no line per record (those are in the directory).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Protocol
@@ -22,6 +27,7 @@ from ..validation.dataset import ItemResult, Progress, ValidationOptions, worker
 from ..validation.html_report import ReportData, render_html
 from ..validation.local_engine import validate_local
 from ..validation.ray_engine import RayUnavailableError, validate_ray
+from ..validation.ray_output import write_results_ray
 from ..validation.results import ResultBatch, output_schema
 from ..validation.sources import DataSourceError, Unit, count_records, plan
 from .errors import CliError
@@ -35,6 +41,10 @@ class Summary(Protocol):
     progress: Progress
 
     def add(self, path: str, result: ItemResult) -> None: ...
+
+    def add_totals(
+        self, records: int, failing: int, by_code: Mapping[str, int], severity_of: Mapping[str, str]
+    ) -> None: ...
 
 
 def add_dataset_options(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +76,8 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--output",
         metavar="RESULTS.parquet",
-        help="write every record's results with its file and record number",
+        help="write every record's results with its file and record number; with --engine "
+        "ray, a name not ending in .parquet is a directory the workers write shards into",
     )
     group.add_argument(
         "--report",
@@ -123,6 +134,33 @@ def _results(
     )
 
 
+def _cluster_output(args: argparse.Namespace) -> bool:
+    """Whether Ray's workers write ``--output`` (a directory) rather than the driver (a file)."""
+    return bool(args.engine == "ray" and args.output and not args.output.endswith(".parquet"))
+
+
+def _write_on_cluster(
+    args: argparse.Namespace, units: list[Unit], options: BatchOptions, summary: Summary
+) -> ReportData:
+    """``--engine ray --output DIR``: the workers write; the summary gets the aggregates."""
+    summary.progress.enabled = False  # Ray draws its own bars: never both
+    local = "://" not in args.output  # a path: absolute, workers need not share our cwd
+    data = write_results_ray(
+        units,
+        options,
+        str(Path(args.output).absolute()) if local else args.output,
+        address=args.ray_address,
+        jobs=args.jobs,
+        progress=bool(sys.stderr.isatty()),
+    )
+    summary.add_totals(data.records, data.failing, data.by_code, data.severity_of)
+    return data
+
+
+def _not_empty(path: Path) -> bool:
+    return path.is_file() or (path.is_dir() and any(path.iterdir()))
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:300]
@@ -142,10 +180,16 @@ def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: S
     report = ReportData() if args.report else None
     if args.report and not Path(args.report).resolve().parent.is_dir():
         raise CliError(f"{args.report}: no such directory")  # found now, not after the run
+    cluster = _cluster_output(args)
+    if cluster and "://" not in args.output and _not_empty(Path(args.output)):
+        # Ray would add its shards to what is there: old and new results mixed
+        raise CliError(f"{args.output}: exists and is not an empty directory")
     with ExitStack() as stack:
-        output = _Output(args.output, stack) if args.output else None
+        output = _Output(args.output, stack) if args.output and not cluster else None
         try:
-            for batch in _results(args, units, batch_options, summary.progress):
+            if cluster:
+                report = _write_on_cluster(args, units, batch_options, summary)
+            for batch in () if cluster else _results(args, units, batch_options, summary.progress):
                 for result in batch.item_results():
                     summary.add(batch.file, result)
                 if output is not None:
@@ -164,7 +208,8 @@ def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: S
             raise CliError(f"ray: {type(exc).__name__}: {_first_line(exc)}") from None
         finally:
             summary.progress.clear()
-    if report is not None:
+    if args.report:
+        assert report is not None
         try:
             Path(args.report).write_text(render_html(report), encoding="utf-8")
         except OSError as exc:

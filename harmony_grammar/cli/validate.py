@@ -18,7 +18,7 @@ import argparse
 import json
 import os
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from typing import Any
 
@@ -147,6 +147,16 @@ class _Report:
                 for diagnostic in result.diagnostics:
                     print(self._line(path, result, diagnostic))
         self.progress.advance(result.size)
+
+    def add_totals(
+        self, records: int, failing: int, by_code: Mapping[str, int], severity_of: Mapping[str, str]
+    ) -> None:
+        """Counts aggregated elsewhere (a cluster's workers): the summary's figures, no line
+        per record."""
+        self.inputs += records
+        self.with_errors += failing
+        self.by_code.update(by_code)
+        self.severity_of.update({code: Severity(value) for code, value in severity_of.items()})
 
     def _json(self, path: str, result: ItemResult) -> dict[str, Any]:
         return {

@@ -57,12 +57,15 @@ class ValidationOptions:
 @dataclass(frozen=True, slots=True)
 class Item:
     """One input to validate: ``key`` names it (a JSONL line number or a file name);
-    ``source`` is Harmony text or token ids, or None when ``error`` says why there is none."""
+    ``source`` is Harmony text or token ids, or None when ``error`` says why there is none;
+    ``tools`` is the record's own tools value when a tools field was asked for (None when the
+    record has none)."""
 
     key: int | str
     source: str | list[int] | None
     error: str | None = None
     size: int = 0
+    tools: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +98,17 @@ def _field(record: Any, path: str) -> Any:
     return value
 
 
-def _record(line: bytes, number: int, field: str) -> Item:
+def _optional_field(record: Any, path: str | None) -> Any:
+    """``record``'s value at ``path``, or None when there is no such path (or no path)."""
+    if path is None:
+        return None
+    try:
+        return _field(record, path)
+    except KeyError:
+        return None
+
+
+def _record(line: bytes, number: int, field: str, tools_field: str | None = None) -> Item:
     try:
         record = loads_bounded(line.decode(json.detect_encoding(line)))
     except UnicodeDecodeError as exc:
@@ -108,12 +121,13 @@ def _record(line: bytes, number: int, field: str) -> Item:
         value = _field(record, field)
     except KeyError:
         return Item(number, None, f"the record has no field {field!r}", len(line))
+    tools = _optional_field(record, tools_field)
     if isinstance(value, str):
-        return Item(number, value, size=len(line))
+        return Item(number, value, size=len(line), tools=tools)
     if isinstance(value, list) and all(
         isinstance(v, int) and not isinstance(v, bool) for v in value
     ):
-        return Item(number, value, size=len(line))
+        return Item(number, value, size=len(line), tools=tools)
     kind = type(value).__name__
     return Item(
         number, None, f"field {field!r} holds {kind}, not Harmony text or token ids", len(line)
@@ -121,12 +135,18 @@ def _record(line: bytes, number: int, field: str) -> Item:
 
 
 def read_jsonl(
-    stream: IO[bytes], field: str, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    stream: IO[bytes],
+    field: str,
+    *,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    tools_field: str | None = None,
 ) -> Iterator[Item]:
     """Items of a JSON Lines stream, one per non-blank line, keyed by 1-based line number.
 
     ``field`` holds Harmony text or a list of token ids (a dotted path reaches into nested
     objects). A line that is not such a record becomes an item with an ``error``.
+    ``tools_field`` (a path too) is read into each item's ``tools``, unchecked: the caller
+    decides what a tools value means.
     """
     number = 0
     while True:
@@ -144,7 +164,7 @@ def read_jsonl(
             yield Item(number, None, f"the line is longer than {max_record_bytes} bytes", skipped)
             continue
         if line.strip():
-            yield _record(line, number, field)
+            yield _record(line, number, field, tools_field)
 
 
 # ---------------------------------------------------------------------------------- validating

@@ -79,7 +79,8 @@ class ReportData:
             ok, length = columns["ok"][i], columns["length"][i]
             self.recovered += columns["recovered"][i] is not None
             (self.lengths_ok if ok else self.lengths_failing)[_length_bucket(length)] += 1
-            for d in json.loads(columns["diagnostics"][i]):
+            text = columns["diagnostics"][i]
+            for d in json.loads(text) if text != "[]" else ():  # most records: none to parse
                 self.by_code[d["code"]] += 1
                 self.severity_of[d["code"]] = d["severity"]
                 if length > 0:
@@ -96,6 +97,38 @@ class ReportData:
                             "excerpt": columns["excerpt"][i],
                         }
                     )
+
+    def merge(self, other: ReportData, order: Callable[[dict[str, Any]], Any]) -> None:
+        """Add the counts of ``other`` (accumulated elsewhere, on a worker say); the samples
+        kept are the first :data:`SAMPLE_SIZE` of both by ``order`` (a sample's input order:
+        it has ``file`` and ``record``), so partials may arrive in any order."""
+        self.records += other.records
+        self.failing += other.failing
+        self.recovered += other.recovered
+        self.by_code.update(other.by_code)
+        self.severity_of.update(other.severity_of)
+        for mine, theirs in (
+            (self.positions, other.positions),
+            (self.lengths_ok, other.lengths_ok),
+            (self.lengths_failing, other.lengths_failing),
+        ):
+            for i, count in enumerate(theirs):
+                mine[i] += count
+        self.samples = sorted([*self.samples, *other.samples], key=order)[:SAMPLE_SIZE]
+
+    def to_json(self) -> str:
+        """The accumulated counts and samples as JSON (:meth:`from_json` reads them back)."""
+        return json.dumps(
+            {name: getattr(self, name) for name in self.__dataclass_fields__},
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ReportData:
+        """What :meth:`to_json` wrote."""
+        data = json.loads(text)
+        data["by_code"] = Counter(data["by_code"])
+        return cls(**data)
 
     def figures(self) -> dict[str, Any]:
         """Every figure's data, JSON-ready (what the page embeds)."""

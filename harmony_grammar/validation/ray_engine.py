@@ -2,14 +2,18 @@
 
 Theory of operation
 -------------------
-The driver plans the dataset (:func:`.sources.plan`: metadata only) and makes a Ray Dataset of
-the units themselves, one block each. ``map_batches`` runs :func:`_validate_units` on them in
-Ray's workers: each reads its unit (:func:`.sources.read_unit`) and validates it chunk by chunk
-with :func:`.batch.validate_values`, yielding result tables of :func:`.results.output_schema`
-(identity and results; never the records' text). The driver streams those back with
-``iter_batches``, so its memory holds a few blocks whatever the dataset's size.
+The driver plans the dataset (:func:`.sources.plan`: metadata only), cuts it into pieces
+(:func:`.sources.split`: slices of row groups, byte ranges of JSON Lines files) and makes a
+Ray Dataset of the pieces' descriptions, one block each. ``map_batches`` runs
+:func:`_validate_units` on them in Ray's workers: each reads its piece
+(:func:`.sources.read_unit`) and validates it chunk by chunk with
+:func:`.batch.validate_values`, yielding result tables of :func:`.results.output_schema`
+(identity and results; never the records' text). :func:`results_dataset` is that lazy
+dataset: :func:`validate_ray` streams it back to the driver with ``iter_batches`` (its memory
+holds a few blocks whatever the dataset's size), and the CLI can instead have the workers
+write it (``write_parquet``) and bring back aggregates only (:mod:`.ray_output`).
 
-Units rather than ``ray.data.read_parquet``: a unit is read where it is validated, like
+Pieces rather than ``ray.data.read_parquet``: a piece is read where it is validated, like
 ``read_parquet``'s own tasks, but it knows its file and first row, so every result carries
 the input's row identity without ordering tricks on the driver, and JSON Lines and
 ``save_to_disk`` directories (Arrow streams, which Ray has no reader for) take the same path.
@@ -30,17 +34,26 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .batch import BatchOptions
-from .local_engine import validate_chunk
+from .local_engine import validate_piece
 from .results import ResultBatch
-from .sources import DEFAULT_CHUNK, Unit, read_unit
+from .sources import DEFAULT_CHUNK, Unit, split
 
 __all__ = [
+    "RAY_PIECE",
     "RayUnavailableError",
     "configure_data_context",
     "import_ray",
+    "results_dataset",
     "start_ray",
     "validate_ray",
 ]
+
+
+#: Records per Ray task. Larger than the local engine's pieces: a Ray task costs tens of
+#: milliseconds to schedule and its worker may sit on another node, so a piece is one to two
+#: seconds of work (a typical row group of 10,000 rows is one piece), and the shards that
+#: ``write_parquet`` writes, one per piece, are of a useful size.
+RAY_PIECE = 10_000
 
 
 class RayUnavailableError(ImportError):
@@ -94,11 +107,33 @@ def configure_data_context(ray: Any, *, progress: bool = False) -> None:
 
 
 def _validate_units(batch: Any, options: BatchOptions, chunk_size: int) -> Iterator[Any]:
-    """Ray task: read and validate the units in ``batch`` (a pyarrow table of unit rows)."""
+    """Ray task: read and validate the pieces in ``batch`` (a pyarrow table of unit rows)."""
     for row in batch.to_pylist():
-        unit = Unit(**row)
-        for chunk in read_unit(unit, options.field, options.tools_field, chunk_size):
-            yield validate_chunk(chunk, options).to_arrow()
+        # one table per piece: Ray's per-block cost (buffering, sizing, the object store) is
+        # paid once per piece rather than once per chunk
+        yield validate_piece(Unit(**row), options, chunk_size)
+
+
+def results_dataset(
+    ray: Any,
+    units: Sequence[Unit],
+    options: BatchOptions,
+    *,
+    jobs: int = 0,
+    chunk_size: int = DEFAULT_CHUNK,
+    piece_records: int = RAY_PIECE,
+) -> Any:
+    """The lazy Ray Dataset of the results (rows of :func:`.results.output_schema`, in input
+    order): one task per piece, at most ``jobs`` (0: as many as the cluster runs) at once.
+    Nothing runs until it is consumed (iterated, or written where it is computed)."""
+    pieces = [dataclasses.asdict(piece) for piece in split(units, piece_records)]
+    return ray.data.from_items(pieces, override_num_blocks=len(pieces)).map_batches(
+        _validate_units,
+        fn_kwargs={"options": options, "chunk_size": chunk_size},
+        batch_size=1,
+        batch_format="pyarrow",
+        compute=ray.data.TaskPoolStrategy(size=jobs or None),
+    )
 
 
 def validate_ray(
@@ -108,6 +143,7 @@ def validate_ray(
     address: str | None = None,
     jobs: int = 0,
     chunk_size: int = DEFAULT_CHUNK,
+    piece_records: int = RAY_PIECE,
     progress: bool = False,
 ) -> Iterator[ResultBatch]:
     """Validate every record of ``units`` on Ray Data, in input order.
@@ -122,14 +158,8 @@ def validate_ray(
         configure_data_context(ray, progress=progress)
         if not units:
             return
-        dataset = ray.data.from_items(
-            [dataclasses.asdict(unit) for unit in units], override_num_blocks=len(units)
-        ).map_batches(
-            _validate_units,
-            fn_kwargs={"options": options, "chunk_size": chunk_size},
-            batch_size=1,
-            batch_format="pyarrow",
-            compute=ray.data.TaskPoolStrategy(size=jobs or None),
+        dataset = results_dataset(
+            ray, units, options, jobs=jobs, chunk_size=chunk_size, piece_records=piece_records
         )
         for table in dataset.iter_batches(batch_size=None, batch_format="pyarrow"):
             yield from ResultBatch.from_arrow(table)

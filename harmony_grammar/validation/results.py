@@ -8,14 +8,14 @@ the input's identity (``file``, ``record``) followed by :data:`~.batch.RESULT_CO
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .batch import RESULT_COLUMNS, diagnostics_from_json, result_schema
 from .dataset import ItemResult
 
-__all__ = ["IDENTITY_COLUMNS", "ResultBatch", "output_schema"]
+__all__ = ["IDENTITY_COLUMNS", "ResultBatch", "concat_tables", "output_schema"]
 
 #: The input's row identity, first in every result table (see :mod:`.sources`).
 IDENTITY_COLUMNS = ("file", "record")
@@ -28,14 +28,46 @@ def output_schema() -> Any:
     return pa.schema([("file", pa.string()), ("record", pa.int64()), *result_schema()])
 
 
+def concat_tables(tables: Iterable[Any]) -> Any:
+    """Result tables of :func:`output_schema` as one (an empty one for none)."""
+    import pyarrow as pa
+
+    parts = list(tables)
+    return pa.concat_tables(parts) if parts else output_schema().empty_table()
+
+
+class _Columns(Mapping[str, list[Any]]):
+    """A result table's columns as Python lists, each converted when first read: a consumer
+    that needs two columns (a progress count, ``ok``) pays for those two only."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+        self._lists: dict[str, list[Any]] = {}
+
+    def __getitem__(self, name: str) -> list[Any]:
+        if name not in RESULT_COLUMNS:
+            raise KeyError(name)
+        if name not in self._lists:
+            self._lists[name] = self._table.column(name).to_pylist()
+        return self._lists[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(RESULT_COLUMNS)
+
+    def __len__(self) -> int:
+        return len(RESULT_COLUMNS)
+
+
 @dataclass(slots=True)
 class ResultBatch:
     """``columns`` (each of :data:`~.batch.RESULT_COLUMNS`) for the records ``records`` of
-    ``file``, one list entry per record."""
+    ``file``, one list entry per record; ``table``, when the batch came as Arrow, is the
+    same as a table of :func:`output_schema` (written as it is, never rebuilt)."""
 
     file: str
     records: list[int]
-    columns: dict[str, list[Any]]
+    columns: Mapping[str, list[Any]]
+    table: Any = None
 
     def __len__(self) -> int:
         return len(self.records)
@@ -44,12 +76,16 @@ class ResultBatch:
         """One :class:`~.dataset.ItemResult` per record, as the CLI's summary takes them."""
         # size 1: progress over a dataset counts records
         for record, text in zip(self.records, self.columns["diagnostics"], strict=True):
-            yield ItemResult(record, diagnostics_from_json(text), tokens=False, size=1)
+            # most records have no diagnostic: skip the JSON parser for them
+            diagnostics = () if text == "[]" else diagnostics_from_json(text)
+            yield ItemResult(record, diagnostics, tokens=False, size=1)
 
     def to_arrow(self) -> Any:
         """The batch as a ``pyarrow.Table`` of :func:`output_schema`."""
         import pyarrow as pa
 
+        if self.table is not None:
+            return self.table
         data = {"file": [self.file] * len(self.records), "record": self.records}
         data.update({name: self.columns[name] for name in RESULT_COLUMNS})
         return pa.Table.from_pydict(data, schema=output_schema())
@@ -64,9 +100,5 @@ class ResultBatch:
             while stop < len(files) and files[stop] == files[start]:
                 stop += 1
             part = table.slice(start, stop - start)
-            yield cls(
-                files[start],
-                part.column("record").to_pylist(),
-                {name: part.column(name).to_pylist() for name in RESULT_COLUMNS},
-            )
+            yield cls(files[start], part.column("record").to_pylist(), _Columns(part), part)
             start = stop
