@@ -208,23 +208,38 @@ def argument_ids() -> dict[str, list[int]]:
     }
 
 
+def timed_walk(
+    ids: list[int],
+    fill: Callable[[], object],
+    consume: Callable[[int], bool],
+    stopped: Callable[[], bool],
+) -> list[float]:
+    """Mask before each token and once after the last (none once a stop token is in); the
+    seconds of each mask. A token the grammar refuses fails the benchmark."""
+    times = []
+    for token in [*ids, None]:
+        if stopped():
+            break
+        started = time.perf_counter()
+        fill()
+        times.append(time.perf_counter() - started)
+        if token is None:
+            break
+        assert consume(token), token
+    return times
+
+
 # --- llguidance ----------------------------------------------------------------------------
 
 
 def llguidance_walk(matcher: Any, ids: list[int], vocab_size: int) -> list[float]:
-    """Mask before each token and once after the last; the seconds of each mask."""
     bitmask = llnp.allocate_token_bitmask(1, vocab_size)
-    times = []
-    for token in [*ids, None]:
-        if matcher.is_stopped():  # a stop token was consumed: no mask after it
-            break
-        started = time.perf_counter()
-        llnp.fill_next_token_bitmask(matcher, bitmask, 0)
-        times.append(time.perf_counter() - started)
-        if token is None:
-            break
-        assert matcher.consume_token(token), matcher.get_error()
-    return times
+    return timed_walk(
+        ids,
+        lambda: llnp.fill_next_token_bitmask(matcher, bitmask, 0),
+        matcher.consume_token,
+        matcher.is_stopped,
+    )
 
 
 def llguidance_requests(
@@ -261,17 +276,12 @@ def xgrammar_walk(compiled: Any, ids: list[int], vocab_size: int) -> list[float]
 
     matcher = xgrammar.GrammarMatcher(compiled)
     bitmask = xgrammar.allocate_token_bitmask(1, vocab_size)
-    times = []
-    for token in [*ids, None]:
-        if matcher.is_terminated():  # a stop token was accepted: no mask after it
-            break
-        started = time.perf_counter()
-        matcher.fill_next_token_bitmask(bitmask)
-        times.append(time.perf_counter() - started)
-        if token is None:
-            break
-        assert matcher.accept_token(token), token
-    return times
+    return timed_walk(
+        ids,
+        lambda: matcher.fill_next_token_bitmask(bitmask),
+        matcher.accept_token,
+        matcher.is_terminated,
+    )
 
 
 def xgrammar_requests(

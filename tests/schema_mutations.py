@@ -14,7 +14,8 @@ import copy
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
-from urllib.parse import unquote
+
+from harmony_grammar.schema.pointer import resolve_local_ref
 
 __all__ = ["mutations"]
 
@@ -40,25 +41,10 @@ def _applicable(schema: Any, root: Any, hops: int = 0) -> list[dict[str, Any]]:
     out = [schema]
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        out += _applicable(_resolve(root, ref), root, hops + 1)
+        out += _applicable(resolve_local_ref(root, ref), root, hops + 1)
     for part in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
         out += _applicable(part, root, hops + 1)
     return out
-
-
-def _resolve(root: Any, ref: str) -> Any:
-    if not ref.startswith("#"):
-        return None
-    node = root
-    for part in unquote(ref[1:]).split("/")[1:]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return None
-    return node
 
 
 def _variants(value: Any, schema: Any, root: Any, hops: int) -> Iterator[Any]:

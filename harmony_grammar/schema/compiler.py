@@ -53,6 +53,7 @@ from .merge import ANNOTATIONS, is_true_schema, merge_schemas
 from .numbers import JSON_NUMBER, Bound, NotExact, number_token
 from .objects import ObjectBuilder
 from .one_of import one_of, type_set
+from .pointer import follow_fragment
 from .regex import ANY_CHAR, RegexError, search_ir
 from .strings import json_string, limit_length, literal_string
 
@@ -163,15 +164,9 @@ class Compiler:
         fragment = unquote(ref[1:])
         if fragment and not fragment.startswith("/"):
             raise UnsupportedSchemaError("$ref", pointer, f"anchor references ({ref!r})")
-        node = self.root
-        for part in fragment.split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            elif isinstance(node, dict) and part in node:
-                node = node[part]
-            else:
-                raise UnsupportedSchemaError("$ref", pointer, f"unresolvable reference {ref!r}")
+        node = follow_fragment(self.root, fragment)
+        if node is None:
+            raise UnsupportedSchemaError("$ref", pointer, f"unresolvable reference {ref!r}")
         return node, fragment
 
     def ref_rule(self, ref: str, pointer: str) -> Expr:

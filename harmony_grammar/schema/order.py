@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote
 
 from .ecma_search import ecma_search
 from .merge import json_equal
+from .pointer import resolve_local_ref
 from .regex import RegexError
 
 __all__ = ["declared_order", "order_keys"]
@@ -92,7 +92,7 @@ def _applicable(
     yield schema
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        yield from _applicable(value, _resolve(root, ref), root, is_valid, hops + 1)
+        yield from _applicable(value, resolve_local_ref(root, ref), root, is_valid, hops + 1)
     for part in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
         yield from _applicable(value, part, root, is_valid, hops + 1)
     for keyword in ("anyOf", "oneOf"):
@@ -109,21 +109,6 @@ def _safe_valid(is_valid: Any, value: Any, schema: Any) -> bool:
         return bool(is_valid(value, schema))
     except Exception:
         return False
-
-
-def _resolve(root: Any, ref: str) -> Any:
-    if not ref.startswith("#"):
-        return None
-    node = root
-    for part in unquote(ref[1:]).split("/")[1:]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return None
-    return node
 
 
 def _legacy_dependencies(s: dict[str, Any]) -> dict[str, Any]:
