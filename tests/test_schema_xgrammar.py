@@ -70,3 +70,57 @@ def test_arrays_and_objects_match_llguidance() -> None:
     assert {ok for _, ok in verdicts} == {True, False}  # the texts exercise both verdicts
     for text, expected in verdicts:
         assert xgrammar_accepts(grammar, text) == expected, text
+
+
+@pytest.fixture(scope="module")
+def harmony_compiler() -> Any:
+    from harmony_grammar.generation.xgrammar_tag import harmony_tokenizer_info
+
+    info = harmony_tokenizer_info()
+    return xgrammar.GrammarCompiler(info, cache_enabled=False), info
+
+
+MASK_CASES: list[tuple[dict[str, Any], Any]] = [
+    ({"type": "string"}, "a string at the root, then the stop token"),
+    ({"type": "string", "maxLength": 3}, "abc"),
+    (
+        {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 4}},
+                "code": {"enum": ["USD", "EUR"]},
+            },
+        },
+        {"city": 'San Francisco, "CA"\n', "tags": ["ab", "", "wxyz"], "code": "EUR"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "value"), MASK_CASES)
+@pytest.mark.parametrize("whitespace", ["compact", "flexible"])
+def test_masks_allow_every_token_of_a_valid_text(
+    harmony_compiler: Any, schema: dict[str, Any], value: Any, whitespace: str
+) -> None:
+    # The lookahead on a string's closing rule is a hint for xgrammar's mask cache that the
+    # matcher does not check: a wrong hint would hide a valid token from the mask (and a
+    # model could never write it), which accept/reject tests cannot see. So: the mask before
+    # each token of valid texts, and the stop token at the end, must allow it.
+    from harmony_grammar.format.tokens import ControlToken
+    from harmony_grammar.format.vocabulary import load_encoding
+
+    compiler, info = harmony_compiler
+    grammar = schema_to_grammar(
+        schema, target="xgrammar", whitespace=whitespace, closed_objects=True, escaped_ascii=False
+    )
+    compiled = compiler.compile_grammar(grammar)
+    separators = (",", ":") if whitespace == "compact" else (", ", ": ")
+    text = json.dumps(value, separators=separators, ensure_ascii=False)
+    matcher = xgrammar.GrammarMatcher(compiled)
+    bitmask = xgrammar.allocate_token_bitmask(1, info.vocab_size)
+    for token in [*load_encoding().encode(text), ControlToken.CALL.id]:
+        matcher.fill_next_token_bitmask(bitmask)
+        allowed = bool((int(bitmask[0, token // 32]) >> (token % 32)) & 1)
+        assert allowed, (text, token)
+        assert matcher.accept_token(token), (text, token)
+    assert matcher.is_terminated()
