@@ -147,3 +147,23 @@ def _plain(value: Any) -> Any:
 def test_a_bound_no_float_safe_number_meets_is_refused() -> None:
     with pytest.raises(UnsupportedSchemaError):
         schema_to_grammar({"type": "number", "exclusiveMinimum": 0, "maximum": 1e-20})
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        {"exclusiveMinimum": 99999999999999991808},  # moving inward crosses 10**20
+        {"maximum": -99999999999999991808},
+        {"minimum": 9999999999999999.5, "type": "number"},
+    ],
+)
+def test_a_bound_just_below_a_power_of_ten_moves_inward(bounds: dict[str, Any]) -> None:
+    # The float-safe spacing grows tenfold past a power of ten; the search for the nearest
+    # float-safe bound used to keep the old spacing's offset and never find one (a hang).
+    schema = {"type": "integer", **bounds}
+    matcher = SchemaMatcher(schema)
+    bound = next(iter(bounds.values()))
+    inside = 100000000000001000000 if bound > 0 else -100000000000001000000
+    if "minimum" in bounds:
+        inside = 10000000000000010
+    assert matcher.accepts(str(inside))

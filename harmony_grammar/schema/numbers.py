@@ -364,7 +364,12 @@ def _safe_bound(bound: Bound | None, upper: bool) -> Bound | None:
     inside = (math.floor(value / step) if upper else math.ceil(value / step)) * step
     while inside == value or float(inside) == float(value) or not _significant(inside):
         inside += -step if upper else step
-        step = _step(inside) if inside else step
+        if inside:
+            # Past a power of ten the spacing grows tenfold: realign to the new spacing
+            # (inward), or every later step would miss the float-safe values (a hang on
+            # exclusiveMinimum 99999999999999991808).
+            step = _step(inside)
+            inside = (math.floor(inside / step) if upper else math.ceil(inside / step)) * step
     return Bound(inside)
 
 
