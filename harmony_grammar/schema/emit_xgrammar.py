@@ -92,8 +92,9 @@ class _Reshaper:
         """The rule for ``item{low,high} end``, the literal ``end`` inside the recursion:
         ``r ::= end | item r`` (unbounded) or a chain ``r0 ::= item r1 ... rk ::= end | ...``
         (bounded). xgrammar then knows where the repetition may stop (a JSON string's closing
-        quote) and has far fewer tokens to check at run time: 20 instead of 48 microseconds a
-        token inside a string, and 7 ms to 30 microseconds for a three-character string."""
+        quote) and has far fewer tokens to check at run time: 46 instead of 80 microseconds a
+        token inside a string (before the lookahead hint of ``_STRING_END``), and 11
+        microseconds instead of 7 ms for a three-character string."""
         key = Seq((Repeat(item, low, high), end))
         name = self.named.get(key)
         if name is not None:
