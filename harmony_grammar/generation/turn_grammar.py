@@ -20,6 +20,7 @@ from .turn_plan import (
     CONTROL_TERMINALS,
     MessageKind,
     TurnGrammarError,
+    body_grammar,
     message_shape,
     turn_plan,
 )
@@ -57,15 +58,9 @@ def _cached_schema_rules(
     schema_json: str, prefix: str, whitespace: str, closed: bool
 ) -> tuple[str, tuple[str, ...]]:
     # A server sees the same tools on request after request: compile each schema once.
-    from ..schema import compile_schema
     from ..schema.emit_llguidance import llguidance_rules
 
-    grammar = compile_schema(
-        json.loads(schema_json),
-        whitespace=whitespace,  # type: ignore[arg-type]
-        closed_objects=closed,
-        escaped_ascii=False,  # generation: ASCII as itself (smaller, faster lexemes)
-    )
+    grammar = body_grammar(schema_json, whitespace, closed)
     return f"{prefix}{grammar.start}", tuple(llguidance_rules(grammar, prefix))
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "Opening",
     "TurnGrammarError",
     "TurnPlan",
+    "body_grammar",
     "message_shape",
     "response_schema",
     "turn_plan",
@@ -263,3 +264,20 @@ def turn_plan(
         )
         ends.append("final")
     return TurnPlan(kinds, tuple(ends), bodies)
+
+
+def body_grammar(schema_json: str, whitespace: str, closed_objects: bool) -> Any:
+    """The IR grammar (``harmony_grammar.schema.Grammar``) a turn generates a body with: the
+    schema (as JSON text, key order kept: declared order is the generated order) compiled
+    with ``closed_objects`` and printable ASCII spelled only as itself (``escaped_ascii=False``:
+    smaller lexemes that mask faster, docs/schema-grammar.md). Both targets embed it."""
+    import json
+
+    from ..schema import compile_schema
+
+    return compile_schema(
+        json.loads(schema_json),
+        whitespace=whitespace,  # type: ignore[arg-type]
+        closed_objects=closed_objects,
+        escaped_ascii=False,
+    )

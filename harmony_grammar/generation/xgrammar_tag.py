@@ -31,7 +31,7 @@ from typing import Any
 
 from ..format.tokens import FIRST_SPECIAL_ID, LAST_SPECIAL_ID
 from ..tools.arguments import ToolsArgument
-from .turn_plan import CONTROL_TERMINALS, MessageKind, TurnPlan, turn_plan
+from .turn_plan import CONTROL_TERMINALS, MessageKind, TurnPlan, body_grammar, turn_plan
 
 __all__ = [
     "SPECIAL_IDS",
@@ -49,16 +49,9 @@ Format = dict[str, Any]
 @functools.lru_cache(maxsize=512)
 def _schema_ebnf(schema_json: str, whitespace: str, closed: bool) -> str:
     # A server sees the same tools on request after request: compile each schema once.
-    from ..schema import compile_schema
     from ..schema.emit_xgrammar import emit_xgrammar
 
-    grammar = compile_schema(
-        json.loads(schema_json),
-        whitespace=whitespace,  # type: ignore[arg-type]
-        closed_objects=closed,
-        escaped_ascii=False,  # generation: ASCII as itself (smaller, faster lexemes)
-    )
-    return emit_xgrammar(grammar)
+    return emit_xgrammar(body_grammar(schema_json, whitespace, closed))
 
 
 def _message(kind: MessageKind, body: Format, *, first: bool) -> Format:

@@ -80,15 +80,9 @@ class _Reshaper:
     def loop(self, item: Expr) -> Ref:
         """The rule ``r ::= item r | ""``, an alternative ``item`` distributed over it
         (``r ::= [a-z] r | "\\" e r | ""``: xgrammar is fast on a class repeated so)."""
-        name = self.named.get(Repeat(item, 0, None))
-        if name is None:
-            name = f"{self.prefix}{len(self.named)}"
-            self.named[Repeat(item, 0, None)] = name
-            branches = item.items if isinstance(item, Alt) else (item,)
-            self.rules[name] = Alt((*(Seq((b, Ref(name))) for b in branches), Seq(())))
-        return Ref(name)
+        return self.loop_until(item, 0, None, Seq(()))
 
-    def loop_until(self, item: Expr, low: int, high: int | None, end: Lit) -> Ref:
+    def loop_until(self, item: Expr, low: int, high: int | None, end: Lit | Seq) -> Ref:
         """The rule for ``item{low,high} end``, the literal ``end`` inside the recursion:
         ``r ::= end | item r`` (unbounded) or a chain ``r0 ::= item r1 ... rk ::= end | ...``
         (bounded). xgrammar then knows where the repetition may stop (a JSON string's closing
@@ -103,7 +97,7 @@ class _Reshaper:
         closing_quote = end == Lit('"')
         if high is None:
             name = self.named[key] = f"{self.prefix}{len(self.named)}"
-            self.rules[name] = Alt((end, *(Seq((b, Ref(name))) for b in branches)))
+            self.rules[name] = Alt((*(Seq((b, Ref(name))) for b in branches), end))
             if closing_quote:
                 self.string_ends.add(name)
             return Ref(name)
