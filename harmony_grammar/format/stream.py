@@ -27,6 +27,7 @@ class StreamParser:
     ``start`` is ``completion`` (model output after ``<|start|>{role}``, the default) or
     ``conversation``. With ``tools``, each call's arguments are checked as they stream.
     Feed either text (:meth:`feed`) or token ids (:meth:`feed_tokens`), not both.
+    ``stripped_dialect`` is as for :func:`~harmony_grammar.parse`.
 
     After ``<|call|>`` or ``<|return|>``, :attr:`stop_reason` is ``call`` or ``return`` and a
     :class:`~harmony_grammar.format.events.StopGeneration` event says so; when the model starts
@@ -42,6 +43,7 @@ class StreamParser:
         tools: ToolsArgument = None,
         max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
         call_id: Callable[[], str] | None = None,
+        stripped_dialect: bool | None = None,
     ) -> None:
         self._events: list[Event] = []
         self._options = dict(
@@ -52,6 +54,7 @@ class StreamParser:
             events=self._events,
             call_id=call_id,
             tools=tool_schemas(tools) if tools is not None else None,
+            stripped_dialect=stripped_dialect,
         )
         self._engine: Engine | None = None
         self._text: TextLexer | None = None
@@ -141,5 +144,8 @@ class StreamParser:
         if end is None:
             end = engine.diagnostics[-1].end if engine.diagnostics else 0
         return ParseResult(
-            tuple(engine.messages), engine.overflow.cap(engine.diagnostics, end), engine.next_turn
+            tuple(engine.messages),
+            engine.overflow.cap(engine.diagnostics, end),
+            engine.next_turn,
+            engine.accounting(end),
         )
