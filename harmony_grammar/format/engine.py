@@ -327,7 +327,12 @@ class Engine:
         self._pending = PendingText()
         if self._skipping:
             return
-        text = close_duplicate_channel(self, text, start)
+        rest = close_duplicate_channel(self, text, start)
+        if len(rest) < len(text) and self.exact_positions:
+            start += len(text) - len(rest)  # the second channel's name was read
+        text = rest
+        if not text:
+            return
         for repair in self._repairs.pending_text:
             if repair(self, text, start, end, closer):
                 return
@@ -501,8 +506,7 @@ class Engine:
 
     def _on_message(self, value: str, start: int, end: int) -> None:
         draft = self._require_draft(start)
-        for repair in self._repairs.header_complete:
-            repair(self, draft, start)
+        self.complete_header(draft, start)
         draft.content = []
         if draft.is_tool_call:
             draft.call_id = self._call_id()
@@ -524,6 +528,11 @@ class Engine:
             if draft.call_id is not None and draft.recipient is not None:
                 name = draft.recipient.removeprefix("functions.")
                 self.events.append(ToolCallStart(name, draft.recipient, draft.call_id))
+
+    def complete_header(self, draft: Draft, at: int) -> None:
+        """Run the repairs of a complete header (the ``HEADER_COMPLETE`` rows)."""
+        for repair in self._repairs.header_complete:
+            repair(self, draft, at)
 
     def _on_content(self, value: str, start: int, end: int) -> None:
         self._require_draft(start).content_fed = True

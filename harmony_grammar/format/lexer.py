@@ -97,7 +97,8 @@ class TextRun:
 class RunDecoder:
     """Decodes runs of ordinary token ids to text, holding split UTF-8 sequences back.
 
-    Invalid bytes become U+FFFD. A run ends at any special id or at the end of input;
+    Invalid bytes become U+FFFD, one per maximal subpart (as ``bytes.decode("utf-8",
+    errors="replace")`` on the run's bytes, however the ids are fed). A run ends at any special id or at the end of input;
     :meth:`end_run` then reports whether the run had invalid bytes and which control-token
     spellings it contained as text (those are content, never structure).
     """
@@ -135,6 +136,11 @@ class RunDecoder:
             self._held = data[consumed:]
             if self._held:
                 self._held_from = self._first_id_of_tail(token_ids, index, len(self._held))
+            if _SURROGATES.search(text):
+                # Invalid bytes: one U+FFFD per maximal subpart (Unicode's recommended
+                # practice, and bytes.decode(errors="replace")), never one per byte.
+                self._invalid = True
+                text = data[:consumed].decode("utf-8", errors="replace")
         if not self._tail and text.isascii() and "<" not in text and "|" not in text:
             return text  # plain ASCII prose: nothing to replace or look for
         return self._checked(text)
@@ -148,9 +154,6 @@ class RunDecoder:
         return index + position if size <= 0 else self.text_start
 
     def _checked(self, text: str) -> str:
-        if not text.isascii() and _SURROGATES.search(text):
-            self._invalid = True
-            text = _SURROGATES.sub("\ufffd", text)
         # A spelling can straddle tokens ("<|", "start", "|>"): keep the tail from the last
         # "<" while it could still open one. Prose without "<" or "|" skips all of this.
         if self._tail or "<" in text or "|" in text:
@@ -171,7 +174,10 @@ class RunDecoder:
         if self._run_start < 0:
             return "", None
         held, self._held = self._held, b""
-        text = self._checked(codecs.utf_8_decode(held, "surrogateescape", True)[0]) if held else ""
+        text = ""
+        if held:  # an incomplete sequence at the run's end: one U+FFFD
+            self._invalid = True
+            text = self._checked(held.decode("utf-8", errors="replace"))
         run = TextRun(self._run_start, end, self._invalid, tuple(sorted(self._found)))
         self._run_start, self._invalid, self._tail = -1, False, ""
         self._found = set()

@@ -50,6 +50,7 @@ __all__ = [
     "repair_call_shaped_as_reply",
     "repair_call_without_channel",
     "repair_glued_content_type",
+    "repair_missing_channel",
     "repair_stray_to_assistant",
     "tool_in_channel_slot",
 ]
@@ -79,6 +80,9 @@ DOTTED_NAME = re.compile(
 _LEADING_RECIPIENT = re.compile(r"\s*(to=[^\s<>|]+)")
 #: One word before a recipient: ``commentary to=…``.
 _WORD_THEN_RECIPIENT = re.compile(r"\s*[^\s<>|]+(?= to=)")
+#: A channel word glued to its text (``finalHello``): the evidence rule of the stripped
+#: dialect's LEAD_CHANNEL (a capital letter, a quote, a brace or bracket, non-ASCII).
+_CHANNEL_GLUED = re.compile(r"(?:analysis|commentary|final)(?=[A-Z\"{\[\u0080-\U0010ffff])")
 #: A channel word repeated as junk before prose (``?commentary? The user…``).
 _CHANNEL_WORD_JUNK = re.compile(r"(?:analysis|commentary|final)(?=[^A-Za-z\s])")
 _FUNCTIONS = "functions."
@@ -225,8 +229,10 @@ def read_stripped_headers(
     if reading is None:
         return False
     lead, headers = reading
-    if open_header and (lead or len(headers) > 1 or text[headers[0].end :].strip()):
-        return False
+    if open_header:
+        if lead:
+            return False
+        headers = headers[:1]  # the glued author's header; the rest is lexed as written
     at = _positions(engine, start, end)
     if lead and text[:lead].strip():
         if "AUTHOR" in engine.parser.choices():
@@ -255,8 +261,10 @@ def read_stripped_headers(
             here,
             there if engine.exact_positions else end,
         )
-        if open_header:
-            return True  # the real <|channel|>/<|message|> comes next
+        if open_header:  # the real <|channel|>/<|message|> comes next
+            if header.end < len(text):
+                engine.lex_header_text(text[header.end :], there, end)
+            return True
         engine.feed(_MESSAGE, _SPELLING[_MESSAGE], there, there)
         following = headers[index + 1].start if index + 1 < len(headers) else len(text)
         if following > header.end:
@@ -337,7 +345,8 @@ def read_free_header(engine: Repairable, text: str, start: int, end: int, closer
     at_start = engine.at_completion_start
     if not at_start and _outside_messages(engine):
         return False
-    cut = engine.header_prefix(text)
+    glued = _CHANNEL_GLUED.match(text) if "CHANNEL_NAME" in engine.parser.choices() else None
+    cut = glued.end() if glued is not None else engine.header_prefix(text)
     if at_start and not cut:
         return False  # no header at all: a message of its own (read_headerless)
     rest = text[cut:]
@@ -483,6 +492,20 @@ def repair_bare_function_name(engine: Repairable, draft: Draft, at: int) -> None
         at,
     )
     draft.recipient = _FUNCTIONS + recipient
+
+
+def repair_missing_channel(engine: Repairable, draft: Draft, at: int) -> None:
+    """HG177: an assistant message that is no call and has no channel is on ``analysis``.
+
+    Every assistant message carries a channel; one that lost it cannot be told, and
+    reasoning must never reach the user, so it is read as reasoning.
+    """
+    if draft.role is not Role.ASSISTANT or draft.channel is not None or draft.is_tool_call:
+        return
+    engine.diagnose(
+        "HG177", "an assistant message with no channel: read on 'analysis'", draft.start, at
+    )
+    draft.channel = "analysis"
 
 
 def repair_call_without_channel(engine: Repairable, draft: Draft, at: int) -> None:

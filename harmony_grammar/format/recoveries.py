@@ -56,6 +56,8 @@ _CONTENT = "CONTENT"
 _CHANNEL_WORD = re.compile(r"[^\s<>|]*")
 #: A word in any script (``\w`` is Unicode): what a channel name with non-ASCII letters is.
 _WORD = re.compile(r"[\w\-]+")
+#: A known channel word with non-ASCII text glued on (``commentary東京``).
+_KNOWN_CHANNEL_GLUED = re.compile(r"(?:analysis|commentary|final)(?=[^\x00-\x7f])")
 #: A call's recipient with its arguments right after it: ``to=functions.f json{``.
 CALL_LIKE = re.compile(
     r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?(?:json|code)?[ \t]*[{\[]"
@@ -124,6 +126,10 @@ class Repairable(Protocol):
         """Record ``[start, end)`` as held by no message."""
         ...
 
+    def complete_header(self, draft: Draft, at: int) -> None:
+        """Run the repairs of a complete header (``HEADER_COMPLETE``) on ``draft``."""
+        ...
+
     @property
     def exact_positions(self) -> bool:
         """True for text input (character offsets), False for token ids (whole runs)."""
@@ -161,18 +167,19 @@ def open_empty_body(engine: Repairable, why: str, at: int, *, keep: bool = False
     (``<|start|>assistant<|channel|>`` at the end of input) and ``keep`` is set, the message
     is kept as far as its header was read, with an empty body; else False.
     """
+    draft = engine.draft
+    if keep and engine.at_completion_start:
+        engine.diagnose("HG150", "the completion is empty: no message", at, at)
+        engine.restart("continuation")
+        return True
     if _MESSAGE in engine.parser.choices():
         engine.diagnose("HG150", why, at, at)
         engine.feed(_MESSAGE, "", at, at)
         return True
-    draft = engine.draft
     if not keep or draft is None or draft.content is not None:
         return False
-    if engine.at_completion_start and draft.channel is None and draft.recipient is None:
-        engine.diagnose("HG150", "the completion is empty: no message", at, at)
-        engine.restart("continuation")
-        return True
     engine.diagnose("HG150", f"{why}, inside the header: kept as far as it was read", at, at)
+    engine.complete_header(draft, at)
     draft.content = []
     engine.finish(None, at)
     return True
@@ -367,6 +374,11 @@ def recover_channel_word(
     word = _WORD.match(text, pos)
     if word is None:
         return None
+    known = _KNOWN_CHANNEL_GLUED.match(text, pos)
+    if known is not None:  # ``commentary東京``: a channel word with prose glued on
+        engine.feed("CHANNEL_NAME", known.group(), start, start + len(known.group())
+                    if engine.exact_positions else end)
+        return known.end()
     there = start + len(word.group()) if engine.exact_positions else end
     engine.diagnose(
         "HG173", f"channel name {word.group()!r} has non-ASCII letters: kept whole", start, there

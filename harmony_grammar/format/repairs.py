@@ -150,6 +150,8 @@ LENIENT = RepairTable(
                "functions.NAME", readings.repair_bare_function_name),
         Repair(("HG165",), _H, "a functions.* call with no channel",
                "channel commentary", readings.repair_call_without_channel),
+        Repair(("HG177",), _H, "an assistant message, no call, with no channel",
+               "channel analysis", readings.repair_missing_channel),
         # -- the end of input where the grammar cannot end
         Repair(("HG150",), _E, "a header still open", "the message as read, content empty",
                readings.header_at_end),
