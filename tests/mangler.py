@@ -17,9 +17,8 @@ does to them what serving stacks do (harmony-format.md §5):
 ``split_utf8``      (token ids) a multi-byte character's bytes as single-byte tokens, one lost
 ==================  =========================================================================
 
-:data:`EXACT` says which manglings leave only one reading of the generated inputs, and how
-the expected messages follow from the originals (docs/parser.md says why the others are
-ambiguous); :func:`expected` computes them. The benchmark ``benchmarks/bench_lossless.py``
+:func:`expected` says which manglings leave only one reading of the generated inputs, and
+what the parser must then give back (docs/parser.md says why the others are ambiguous). The benchmark ``benchmarks/bench_lossless.py``
 drives the same generator with a plain ``random.Random`` for large counts.
 """
 
@@ -35,7 +34,6 @@ from harmony_grammar.format.lexer import split_text
 from harmony_grammar.format.model import Message, RecipientPosition, Role, Terminator
 
 __all__ = [
-    "EXACT",
     "MANGLINGS",
     "Mangled",
     "Sample",
@@ -49,9 +47,39 @@ __all__ = [
 # Words that never spell a channel word, "assistant" or a control token, so a stripped
 # reading of generated text is never ambiguous by accident; some are multi-byte.
 WORDS = (
-    "the", "user", "wants", "weather", "in", "Paris", "so", "we", "call", "tool", "check",
-    "result", "today", "is", "sunny", "café", "naïve", "Zürich", "東京", "天気", "😀", "données",
-    "price", "of", "a", "ticket", "maybe", "then", "answer", "briefly", "°C", "—", "done",
+    "the",
+    "user",
+    "wants",
+    "weather",
+    "in",
+    "Paris",
+    "so",
+    "we",
+    "call",
+    "tool",
+    "check",
+    "result",
+    "today",
+    "is",
+    "sunny",
+    "café",
+    "naïve",
+    "Zürich",
+    "東京",
+    "天気",
+    "😀",
+    "données",
+    "price",
+    "of",
+    "a",
+    "ticket",
+    "maybe",
+    "then",
+    "answer",
+    "briefly",
+    "°C",
+    "—",
+    "done",
 )
 CAPITALS = ("We", "The", "User", "Let", "It", "Σ", "Über", "東京")
 TOOLS = ("get_weather", "search_docs", "fs_read", "send_message")
@@ -85,7 +113,9 @@ def _sentence(rng: random.Random) -> str:
 def _arguments(rng: random.Random) -> str:
     keys = rng.sample(("city", "query", "path", "unit", "days", "note"), rng.randint(1, 3))
     value = {k: rng.choice((rng.choice(WORDS), rng.randint(-5, 99), True, None)) for k in keys}
-    return json.dumps(value, ensure_ascii=rng.random() < 0.3, separators=rng.choice(((",", ":"), (", ", ": "))))
+    return json.dumps(
+        value, ensure_ascii=rng.random() < 0.3, separators=rng.choice(((",", ":"), (", ", ": ")))
+    )
 
 
 def _header(message: Message, *, completion_start: bool) -> str:
@@ -97,8 +127,7 @@ def _header(message: Message, *, completion_start: bool) -> str:
     if message.recipient and message.recipient_position is RecipientPosition.CHANNEL:
         head += f" to={message.recipient}"
     if message.content_type:
-        ctype = message.content_type
-        head += " " + ctype if not ctype.startswith("<|") else " " + ctype
+        head += " " + message.content_type
     return head + "<|message|>"
 
 
@@ -120,7 +149,9 @@ def _assistant_turn(rng: random.Random, *, last: bool, role_section: bool) -> li
         turn.append(Message(a, _sentence(rng), channel="commentary", terminator=Terminator.END))
     if rng.random() < 0.6:
         position = (
-            RecipientPosition.ROLE if role_section and rng.random() < 0.5 else RecipientPosition.CHANNEL
+            RecipientPosition.ROLE
+            if role_section and rng.random() < 0.5
+            else RecipientPosition.CHANNEL
         )
         turn.append(
             Message(
@@ -190,7 +221,8 @@ def _strip_some(sample: Sample, rng: random.Random) -> tuple[str, dict[str, obje
 
 def _control_indexes(sample: Sample, spelling: str | None = None) -> list[int]:
     return [
-        i for i, (is_control, p) in enumerate(_pieces(sample.text))
+        i
+        for i, (is_control, p) in enumerate(_pieces(sample.text))
         if is_control and (spelling is None or p == spelling)
     ]
 
@@ -247,7 +279,9 @@ def _glue_prose(sample: Sample, rng: random.Random) -> tuple[str, dict[str, obje
 
 def _dup_terminator(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
     pieces = _pieces(sample.text)
-    found = [i for i, (c, p) in enumerate(pieces) if c and p in ("<|end|>", "<|call|>", "<|return|>")]
+    found = [
+        i for i, (c, p) in enumerate(pieces) if c and p in ("<|end|>", "<|call|>", "<|return|>")
+    ]
     index = rng.choice(found)
     pieces.insert(index, pieces[index])
     return "".join(p for _, p in pieces), {}
@@ -255,7 +289,9 @@ def _dup_terminator(sample: Sample, rng: random.Random) -> tuple[str, dict[str, 
 
 def _drop_terminator(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
     pieces = _pieces(sample.text)
-    found = [i for i, (c, p) in enumerate(pieces) if c and p in ("<|end|>", "<|call|>", "<|return|>")]
+    found = [
+        i for i, (c, p) in enumerate(pieces) if c and p in ("<|end|>", "<|call|>", "<|return|>")
+    ]
     del pieces[rng.choice(found)]
     return "".join(p for _, p in pieces), {}
 

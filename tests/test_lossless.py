@@ -32,9 +32,7 @@ from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
 from .mangler import MANGLINGS, comparable, expected, mangle, random_completion, random_conversation
 
 KINDS = sorted(MANGLINGS)
-SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _mangled(seed: int, kind: str, conversation: bool):
@@ -116,7 +114,9 @@ def test_repair_is_lossless_idempotent_and_valid(seed, kind, conversation):
     mangled = _mangled(seed, kind, conversation)
     start = mangled.sample.start
     completion = start == "completion"
-    once = repaired_text(parse(mangled.text, start=start, strict=False).messages, completion=completion)
+    once = repaired_text(
+        parse(mangled.text, start=start, strict=False).messages, completion=completion
+    )
     twice = repaired_text(parse(once, start=start, strict=False).messages, completion=completion)
     assert twice == once
     assert _contents(once, start) == _contents(mangled.text, start)
@@ -218,9 +218,9 @@ def test_words_before_the_first_channel_in_the_chat_bridge():
     [
         ("<|channel|>commentary Hello<|end|>", [("analysis", None, None, "Hello")]),
         ("<|channel|>final Hello there.<|return|>", [("final", None, None, "Hello there.")]),
-        ("<|channel|>final {\"answer\": \"hi\"}", [("final", None, None, '{"answer": "hi"}')]),
+        ('<|channel|>final {"answer": "hi"}', [("final", None, None, '{"answer": "hi"}')]),
         ("<|channel|>final [1, 2]<|return|>", [("final", None, None, "[1, 2]")]),
-        ("<|channel|>final \"quoted\" reply<|return|>", [("final", None, None, '"quoted" reply')]),
+        ('<|channel|>final "quoted" reply<|return|>', [("final", None, None, '"quoted" reply')]),
         ("<|channel|>analysis 42<|end|>", [("analysis", None, None, "42")]),
         ("<|channel|>finalHello world<|return|>", [("final", None, None, "Hello world")]),
     ],
@@ -232,7 +232,9 @@ def test_a_header_with_no_message_token_keeps_its_text(text, want):
 @pytest.mark.parametrize("ctype", [" json", " <|constrain|>json", "<|constrain|>json", ""])
 @pytest.mark.parametrize("space", ["", " "])
 def test_a_completion_that_begins_with_its_recipient_keeps_the_call(ctype, space):
-    text = f'to=functions.get_weather<|channel|>commentary{ctype}<|message|>{{"city":"Paris"}}<|call|>'
+    text = (
+        f'to=functions.get_weather<|channel|>commentary{ctype}<|message|>{{"city":"Paris"}}<|call|>'
+    )
     got = _read(space + text if space else text)
     assert [(c, r, m) for c, r, _, m in got] == [
         ("commentary", "functions.get_weather", '{"city":"Paris"}')
@@ -264,7 +266,9 @@ def test_a_doubled_leading_channel_keeps_both_messages():
 
 
 def test_repair_of_nothing_is_nothing():
-    assert repaired_text(parse("", start="completion", strict=False).messages, completion=True) == ""
+    assert (
+        repaired_text(parse("", start="completion", strict=False).messages, completion=True) == ""
+    )
 
 
 @pytest.mark.parametrize("mode", ["conversation", "completion"])

@@ -50,7 +50,9 @@ def conservation_problems(
     if ledger.length != len(source):
         problems.append(f"the ledger covers {ledger.length} of {len(source)} units")
     if len(ledger.content) != len(result.messages):
-        problems.append(f"{len(ledger.content)} content ledgers for {len(result.messages)} messages")
+        problems.append(
+            f"{len(ledger.content)} content ledgers for {len(result.messages)} messages"
+        )
         return problems
 
     def piece(span: Span) -> str:
@@ -108,7 +110,8 @@ def conservation_problems(
     if not strict:
         for span in ledger.discarded:
             if not _debris(source, span):
-                problems.append(f"discarded {span} is not control-token debris: {piece(span)[:40]!r}")
+                shown = piece(span)[:40]
+                problems.append(f"discarded {span} is not control-token debris: {shown!r}")
     return problems
 
 
@@ -137,4 +140,3 @@ def _decoder() -> Callable[[Sequence[int]], str]:
         return b"".join(map(spelled, ids)).decode("utf-8", errors="replace")
 
     return decode
-

@@ -72,7 +72,6 @@ CATALOGUE: dict[str, Code] = {
         Code("HG171", "junk-before-header", _W, "text or an echoed <|start|> before the header"),
         Code("HG175", "stray-control-token", _W, "a control token nothing accepts, discarded"),
         Code("HG176", "leading-recipient", _W, "a completion that began with its recipient"),
-        Code("HG177", "missing-channel", _W, "an assistant message with no channel, on analysis"),
         Code("HG170", "forged-tool-result", _W, "the model began writing a tool's result itself"),
         Code("HG172", "recipient-after-content-type", _W, "a to= written after the content type"),
         Code("HG173", "non-ascii-channel", _W, "a channel name with non-ASCII letters, kept whole"),

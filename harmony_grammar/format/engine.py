@@ -37,7 +37,6 @@ as wide as the class. The parts that change on their own live apart: the repair 
 
 from __future__ import annotations
 
-import re
 import reprlib
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -47,16 +46,16 @@ from .call_check import CallCheck
 from .diagnostics import LineIndex, Overflow, make_diagnostic
 from .draft import Draft, PendingText
 from .events import (
-    ContentDelta,
     DiagnosticEvent,
     Event,
     HeaderComplete,
     MessageEnd,
     MessageStart,
     StopGeneration,
-    ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
+    content_delta,
+    tool_call_delta,
 )
 from .grammar import expected_description, harmony_parser, header_lexer
 from .lalr import LalrDriver, parse_table
@@ -194,6 +193,23 @@ class Engine:
         """Text at ``[start, end)`` (any part of a message body, header or gap)."""
         if self._lines is not None:
             self._lines.add(text, start)
+        draft = self.draft
+        if draft is not None and draft.content_fed and self._call_check is None:
+            # The hot path: more of a body already open (see route_text for the rest).
+            draft.content.append(text)  # type: ignore[union-attr]
+            spans = draft.content_spans
+            if spans[-1] == start:
+                spans[-1] = end
+            else:
+                spans += (start, end)
+            events = self.events
+            if events is not None:
+                call_id = draft.call_id
+                if call_id is None:
+                    events.append(content_delta(text, draft.channel))
+                else:
+                    events.append(tool_call_delta(text, call_id))
+            return
         if self._skipping:
             self.discard(start, end)
             return
@@ -217,9 +233,9 @@ class Engine:
                 self._call_check.feed(text, start, end)
             if self.events is not None:
                 if draft.call_id is not None:
-                    self.events.append(ToolCallDelta(text, draft.call_id))
+                    self.events.append(tool_call_delta(text, draft.call_id))
                 else:
-                    self.events.append(ContentDelta(text, draft.channel))
+                    self.events.append(content_delta(text, draft.channel))
             return
         pending = self._pending
         if pending.start < 0:
@@ -235,7 +251,8 @@ class Engine:
             if not self._strict and _MESSAGE in self.parser.choices():
                 # Lenient keeps it: the header ends, and its text is the content (bounded
                 # memory all the same: content streams).
-                self.diagnose("HG104", what + ": read as the message's content", pending.start, over)
+                what += ": read as the message's content"
+                self.diagnose("HG104", what, pending.start, over)
                 self._pending = PendingText()
                 self.feed(_MESSAGE, "", pending.start, pending.start)
                 self.route_text("".join(pending.parts), pending.start, end)
@@ -414,9 +431,9 @@ class Engine:
             name = match.lastgroup or "" if match is not None else ""
             if match is None or not driver.feed(name):
                 break
-            if name == "CONTENT_TYPE" and not constrained:
-                if match.group().lower() not in _BARE_CONTENT_TYPES:
-                    break
+            bare = name == "CONTENT_TYPE" and not constrained
+            if bare and match.group().lower() not in _BARE_CONTENT_TYPES:
+                break
             constrained = False
             pos = match.end()
             if name != "SPACE":

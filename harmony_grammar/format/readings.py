@@ -50,7 +50,6 @@ __all__ = [
     "repair_call_shaped_as_reply",
     "repair_call_without_channel",
     "repair_glued_content_type",
-    "repair_missing_channel",
     "repair_stray_to_assistant",
     "tool_in_channel_slot",
 ]
@@ -76,6 +75,8 @@ DOTTED_NAME = re.compile(
     r"(?!(?:analysis|commentary|final)\.)[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)+"
     r"(?![^\s<>|])"
 )
+#: ``assistant`` glued to a channel word: the one stripped shape read inside a real header.
+_GLUED_AUTHOR = re.compile(r"assistant(?:analysis|commentary|final)")
 #: ``to=NAME`` at a completion's very start, its space lost.
 _LEADING_RECIPIENT = re.compile(r"\s*(to=[^\s<>|]+)")
 #: One word before a recipient: ``commentary to=…``.
@@ -159,6 +160,9 @@ def read_headerless(engine: Repairable, text: str, start: int, end: int, closer:
     holds a letter or digit and is not the echoed author (``assistant<|channel|>…``):
     punctuation there is header debris (HG156).
     """
+    draft = engine.draft
+    if draft is not None and draft.content is None and not engine.at_completion_start:
+        return False  # inside a header (the hot path)
     if not _outside_messages(engine) or not text.strip():
         return False
     if engine.at_completion_start:
@@ -182,9 +186,7 @@ def _debris_then_header(engine: Repairable, text: str) -> bool:
     return word is not None and engine.lexes_as_header(text[word.end() :])
 
 
-def recover_stray_text(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
+def recover_stray_text(engine: Repairable, text: str, pos: int, start: int, end: int) -> int | None:
     """HG164/HG152: text between messages that did not lex: a message of its own."""
     if _START not in engine.parser.choices() or not text[pos:].strip():
         return None
@@ -202,9 +204,7 @@ def _close_open_message(engine: Repairable, at: int) -> None:
     engine.feed(terminal, _SPELLING[terminal], at, at)
 
 
-def read_stripped_headers(
-    engine: Repairable, text: str, start: int, end: int, closer: str
-) -> bool:
+def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, closer: str) -> bool:
     """HG160: headers whose control tokens were stripped, read with the dialect grammar.
 
     Only where ordinary text may be structure (text input, or ``stripped_dialect=True``).
@@ -212,7 +212,7 @@ def read_stripped_headers(
     message of its own.
     """
     open_header = closer in _HEADER_CLOSERS
-    if open_header and "assistant" not in text:
+    if open_header and _GLUED_AUTHOR.search(text) is None:
         return False  # the hot path: a header as written (only a glued author is re-read)
     if not engine.reads_stripped and not open_header:
         return False  # token ids: outside a header, ordinary text is never structure
@@ -281,7 +281,7 @@ def read_leading_recipient(
     At a completion's start the role section's `` to=`` lost its space (the prompt's
     ``<|start|>assistant`` ends where it stood): it is the recipient, and the call is kept.
     """
-    if not engine.at_completion_start or closer not in _HEADER_CLOSERS:
+    if closer not in _HEADER_CLOSERS or not engine.at_completion_start:
         return False
     match = _LEADING_RECIPIENT.match(text)
     if match is None or "ROLE_RECIPIENT" not in engine.parser.choices():
@@ -393,10 +393,8 @@ def tool_in_channel_slot(
     Read as ``<|channel|>commentary to=functions.read`` (calls go to commentary); returns
     where lexing resumes, or None when no dotted name stands at ``pos``.
     """
-    if "CHANNEL_NAME" not in engine.parser.choices():
-        return None
     match = DOTTED_NAME.match(text, pos)
-    if match is None:
+    if match is None or "CHANNEL_NAME" not in engine.parser.choices():
         return None
     name = match.group()
     here = start
@@ -492,20 +490,6 @@ def repair_bare_function_name(engine: Repairable, draft: Draft, at: int) -> None
         at,
     )
     draft.recipient = _FUNCTIONS + recipient
-
-
-def repair_missing_channel(engine: Repairable, draft: Draft, at: int) -> None:
-    """HG177: an assistant message that is no call and has no channel is on ``analysis``.
-
-    Every assistant message carries a channel; one that lost it cannot be told, and
-    reasoning must never reach the user, so it is read as reasoning.
-    """
-    if draft.role is not Role.ASSISTANT or draft.channel is not None or draft.is_tool_call:
-        return
-    engine.diagnose(
-        "HG177", "an assistant message with no channel: read on 'analysis'", draft.start, at
-    )
-    draft.channel = "analysis"
 
 
 def repair_call_without_channel(engine: Repairable, draft: Draft, at: int) -> None:

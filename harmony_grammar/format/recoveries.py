@@ -240,7 +240,8 @@ def recover_missing_terminator(
         return False
     if ControlToken.END.terminal not in engine.parser.choices():
         return False
-    if not end_open_body(engine, f"{value} began a new message before this one's terminator", start):
+    why = f"{value} began a new message before this one's terminator"
+    if not end_open_body(engine, why, start):
         return False
     engine.feed(terminal, value, start, end)
     return True
@@ -301,7 +302,9 @@ def recover_misplaced_recipient(
     recipient, written out of order (HG172): it is kept, so the call is read as the call it
     is; dropping it would lose the call and leave ``<|call|>`` ending a message to nobody.
     """
-    if not misplaced_recipient(text, pos, engine.parser.choices()):
+    if not text.startswith(" to=", pos) or not misplaced_recipient(
+        text, pos, engine.parser.choices()
+    ):
         return None
     draft = engine.draft
     if draft is None or (draft.recipient is None and draft.content_type is None):
@@ -376,8 +379,12 @@ def recover_channel_word(
         return None
     known = _KNOWN_CHANNEL_GLUED.match(text, pos)
     if known is not None:  # ``commentary東京``: a channel word with prose glued on
-        engine.feed("CHANNEL_NAME", known.group(), start, start + len(known.group())
-                    if engine.exact_positions else end)
+        engine.feed(
+            "CHANNEL_NAME",
+            known.group(),
+            start,
+            start + len(known.group()) if engine.exact_positions else end,
+        )
         return known.end()
     there = start + len(word.group()) if engine.exact_positions else end
     engine.diagnose(

@@ -126,11 +126,11 @@ def read_stripped(
     if at_start or marker.match(text, first) is not None:
         header = _header(text, first)
     if header is None and glued_lead:
-        for found in marker.finditer(text, first):
-            if found.start() > first and not text[found.start() - 1].isspace():
-                header = _header(text, found.start())
+        for glued in marker.finditer(text, first):
+            if glued.start() > first and not text[glued.start() - 1].isspace():
+                header = _header(text, glued.start())
                 if header is not None:
-                    lead = found.start()
+                    lead = glued.start()
                     break
     if header is None:
         return None
