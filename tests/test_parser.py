@@ -255,7 +255,7 @@ LENIENT_CASES = {
         "<|start|>user<|message|>a<|end|>junk<|start|>user<|message|>b<|end|>",
         ["HG101"],
         ["HG152"],
-        [(None, "a", "end"), (None, "b", "end")],
+        [(None, "a", "end"), ("analysis", "junk", None), (None, "b", "end")],
     ),
     "garbage-channel": (
         "<|start|>assistant<|channel|>commentary?<|message|>x<|end|>",

@@ -189,7 +189,9 @@ def test_token_ids_give_the_same_response() -> None:
 
 
 def test_an_error_the_parse_cannot_repair_fails_the_response() -> None:
-    response = to_responses("<|message|><|message|>", ids=_ids(), created_at=1.0)
+    # Lenient reading repairs every envelope; a call written in text it cannot read stays
+    # an error (HG162), and the response fails.
+    response = to_responses('Sure. to=functions.f json{"a":1}', ids=_ids(), created_at=1.0)
     check_response(response)
     assert response["status"] == "failed"
     assert response["error"]["message"].startswith("HG")

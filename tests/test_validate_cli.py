@@ -129,7 +129,8 @@ def test_completion_and_lenient(capsys, write):
     assert run(capsys, completion)[0] == 1
     messy = write("m.harmony", "<|channel|>final<|message|>Hi<|return|>junk")
     status, out, _ = run(capsys, messy, "--completion", "--lenient")
-    assert status == 0 and "HG152 warning" in out
+    # The text after the stop is kept (lossless), so the <|return|> no longer ends the turn.
+    assert status == 1 and "HG152 warning" in out and "HG211 error" in out
 
 
 def test_token_id_files(capsys, write, encoding):

@@ -75,6 +75,8 @@ def _ended(message: Message, last: bool) -> Message:
 
 def repaired_text(messages: Sequence[Message], *, completion: bool) -> str:
     """The canonical Harmony of recovered ``messages`` (see the module docstring)."""
+    if not messages:
+        return ""
     if completion:
         messages = [_ended(m, i == len(messages) - 1) for i, m in enumerate(messages)]
     text = render(Conversation(tuple(messages)), auto_drop_analysis=False)

@@ -10,7 +10,6 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..format.harmony_ids import encode_harmony
 from ..format.model import Message, ParseResult, Severity
 from ..format.parser import parse
 from ..format.stream import StreamParser
@@ -83,7 +82,8 @@ def harmony_grammar_adapter(source: str = "text") -> Adapter:
     """This project's parser and renderer as an adapter.
 
     ``source`` picks what it reads: ``"text"`` (the case's text; its ids when it has no text),
-    ``"tokens"`` (the case's ids; the text's ids when it has none) or ``"stream"``
+    ``"tokens"`` (the case's ids; the text when it has none: a text-only case holds what only
+    text says, the stripped dialect, which token ids never read by default) or ``"stream"``
     (:class:`~harmony_grammar.format.stream.StreamParser`, fed the case's chunks when it has
     them, else the whole input in one call).
     """
@@ -101,9 +101,8 @@ def harmony_grammar_adapter(source: str = "text") -> Adapter:
         }
         if source == "stream":
             result, unit = _stream(request, options)
-        elif source == "tokens" or "text" not in request:
-            ids = request["tokens"] if "tokens" in request else encode_harmony(request["text"])
-            result, unit = parse(ids, **options), "token"
+        elif "tokens" in request and (source == "tokens" or "text" not in request):
+            result, unit = parse(request["tokens"], **options), "token"
         else:
             result, unit = parse(request["text"], **options), "offset"
         return _response(result, unit)

@@ -140,6 +140,17 @@ CAUSES: dict[str, Cause] = {
         "kept whole, and `validate` reports it if the system message does not declare it",
     ),
     "HG174": _SPELLED_TOKENS,
+    "HG175": Cause(
+        "a control token where none can stand: a doubled stop token, or one a serving stack "
+        "injected or left over from a cut",
+        "stop generation at the first `<|call|>`/`<|return|>` and pass the output once; the "
+        "token was discarded and nothing else was lost",
+    ),
+    "HG176": Cause(
+        "the prompt ended with `<|start|>assistant` and the model's ` to=` lost its space (a "
+        "client trimmed the completion's leading whitespace)",
+        "keep the completion exactly as generated; the recipient was read as written",
+    ),
     "HG170": Cause(
         "the model went on past `<|call|>` and wrote the tool's result itself",
         "stop generation at `<|call|>` (add it to the engine's stop tokens) and run the tool",

@@ -29,6 +29,9 @@ class Draft:
     content: list[str] | None = None  # None until <|message|>: the header is still open
     content_fed: bool = False
     call_id: str | None = None
+    #: Where the content came from: flat ``[start, end, start, end, ...]`` input ranges,
+    #: adjacent ranges merged (the conservation ledger, :class:`.model.Accounting`).
+    content_spans: list[int] = field(default_factory=list)
 
     @property
     def is_tool_call(self) -> bool:

@@ -13,22 +13,25 @@ ids) special ids that are not Harmony. The engine owns one Lark interactive pars
   parser state accepts decide what the text may be.
 
 Whether the parser accepts a terminal is asked before it is fed, so a rejected token leaves
-the parser untouched. Then, in lenient mode, the recovery table (:mod:`.recoveries`) may
-repair the input by dropping pieces or feeding synthetic terminals, each with its own
-warning code; anything else is an error, after which everything is skipped up to the next
-``<|start|>`` and parsing resumes from a fresh parser there.
+the parser untouched. Then the repair table (:mod:`.repairs`; empty in strict mode) may
+repair the input by feeding synthetic terminals, each repair with its own warning code;
+anything else is an error, after which everything is skipped up to the next ``<|start|>``
+and parsing resumes from a fresh parser there (strict mode only: the lenient table always
+has a last row that applies).
+
+Every piece of input is accounted for (:class:`.model.Accounting`): control tokens and
+header text belong to the message whose header they are, body text to its content (with
+the input ranges it came from), and what no message holds is *discarded* and named by a
+diagnostic: control-token debris in lenient mode, an error's skip in strict mode.
 
 What a terminal *means* (this one is the author, that one the channel) is the table
 ``_ACTIONS``: one small function per terminal. The order in which terminals may come is the
 grammar's alone.
 
-Lenient readings of real output (:mod:`.readings`: stripped control tokens, prose in a
-header) re-read pending header text before it is lexed; they too only feed terminals.
-
-Why this module stays whole (about 550 lines): the feeding loop, the action table and the
+Why this module stays whole (about 600 lines): the feeding loop, the action table and the
 message state they mutate change together, and moving the actions out would need a protocol
-as wide as the class. The parts that change on their own live apart:
-the recovery table (:mod:`.recoveries`), the readings (:mod:`.readings`), the draft
+as wide as the class. The parts that change on their own live apart: the repair table
+(:mod:`.repairs`, its rows in :mod:`.recoveries` and :mod:`.readings`), the draft
 (:mod:`.draft`) and call checks (:mod:`.call_check`).
 """
 
@@ -43,21 +46,22 @@ from .call_check import CallCheck
 from .diagnostics import LineIndex, Overflow, make_diagnostic
 from .draft import Draft, PendingText
 from .events import (
-    ContentDelta,
     DiagnosticEvent,
     Event,
     HeaderComplete,
     MessageEnd,
     MessageStart,
     StopGeneration,
-    ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
+    content_delta,
+    tool_call_delta,
 )
 from .grammar import expected_description, harmony_parser, header_lexer
 from .lalr import LalrDriver, parse_table
 from .lexer import TextRun
 from .model import (
+    Accounting,
     Diagnostic,
     Message,
     RecipientPosition,
@@ -66,13 +70,9 @@ from .model import (
     Terminator,
     author_text,
 )
-from .readings import header_at_end, read_dialect, repair_header, tool_in_channel_slot
-from .recoveries import (
-    TEXT_RECOVERIES,
-    TOKEN_RECOVERIES,
-    close_duplicate_channel,
-    misplaced_recipient,
-)
+from .readings import DOTTED_NAME
+from .recoveries import close_duplicate_channel, misplaced_recipient
+from .repairs import LENIENT, STRICT
 from .tokens import (
     FIRST_SPECIAL_ID,
     LAST_SPECIAL_ID,
@@ -105,6 +105,8 @@ _RESYNC_START = {
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _CONTENT = "CONTENT"
+#: Bare content types a header holds even when it never reached ``<|message|>``.
+_BARE_CONTENT_TYPES = frozenset({"json", "code"})
 
 
 class Engine:
@@ -113,6 +115,9 @@ class Engine:
     ``start`` is ``conversation`` or ``completion``; ``role`` is the author of a completion's
     first message. ``token_units`` says that positions are token indexes (no line/column).
     ``events`` is a list to append :mod:`events` to, or None when nobody listens.
+    ``stripped_dialect`` says whether lenient mode reads ordinary text as stripped control
+    tokens (:mod:`.stripped`); None means for text input only (token ids are authoritative:
+    only special ids are structure).
     """
 
     def __init__(
@@ -126,6 +131,7 @@ class Engine:
         events: list[Event] | None = None,
         call_id: Callable[[], str] | None = None,
         tools: Mapping[str, Any] | None = None,
+        stripped_dialect: bool | None = None,
     ) -> None:
         if start not in _RESYNC_START:
             raise ValueError(f"start must be one of {', '.join(_RESYNC_START)}, not {start!r}")
@@ -136,6 +142,11 @@ class Engine:
         self._completion = start == "completion"
         self.role = role
         self._strict = strict
+        self._repairs = STRICT if strict else LENIENT
+        #: Whether ordinary text may be read as stripped control tokens (lenient only).
+        self.reads_stripped = not strict and (
+            not token_units if stripped_dialect is None else stripped_dialect
+        )
         self._max_header = max_header_length
         self._lines: LineIndex | None = None if token_units else LineIndex()
         #: Where events go (None: nobody listens); the stream parser swaps in fresh lists.
@@ -155,6 +166,9 @@ class Engine:
         #: ``call``, ``return`` or ``abort`` once generation must stop.
         self.stop_reason: str | None = None
         self.draft: Draft | None = None
+        #: The conservation ledger: content ranges per finished message, discarded ranges.
+        self._content_spans: list[tuple[Span, ...]] = []
+        self._discarded: list[int] = []  # flat [start, end, ...], adjacent ranges merged
         if self._completion:
             self._begin(0)
 
@@ -169,6 +183,7 @@ class Engine:
         self._flush_pending(_TERMINAL_OF[token])
         if self._skipping:
             if token is not ControlToken.START:
+                self.discard(start, end)
                 return
             self._skipping = False
             self.parser = LalrDriver(self._table, self._resync_start)
@@ -178,7 +193,25 @@ class Engine:
         """Text at ``[start, end)`` (any part of a message body, header or gap)."""
         if self._lines is not None:
             self._lines.add(text, start)
+        draft = self.draft
+        if draft is not None and draft.content_fed and self._call_check is None:
+            # The hot path: more of a body already open (see route_text for the rest).
+            draft.content.append(text)  # type: ignore[union-attr]
+            spans = draft.content_spans
+            if spans[-1] == start:
+                spans[-1] = end
+            else:
+                spans += (start, end)
+            events = self.events
+            if events is not None:
+                call_id = draft.call_id
+                if call_id is None:
+                    events.append(content_delta(text, draft.channel))
+                else:
+                    events.append(tool_call_delta(text, call_id))
+            return
         if self._skipping:
+            self.discard(start, end)
             return
         self.route_text(text, start, end)
 
@@ -191,13 +224,18 @@ class Engine:
                 if self._skipping:
                     return
             draft.content.append(text)
+            spans = draft.content_spans
+            if spans and spans[-1] == start:
+                spans[-1] = end
+            else:
+                spans += (start, end)
             if self._call_check is not None:
                 self._call_check.feed(text, start, end)
             if self.events is not None:
                 if draft.call_id is not None:
-                    self.events.append(ToolCallDelta(text, draft.call_id))
+                    self.events.append(tool_call_delta(text, draft.call_id))
                 else:
-                    self.events.append(ContentDelta(text, draft.channel))
+                    self.events.append(content_delta(text, draft.channel))
             return
         pending = self._pending
         if pending.start < 0:
@@ -209,16 +247,22 @@ class Engine:
             # In text, end at the first character past the limit: where the chunk that crossed
             # it ends depends on how the input was fed, and stream must equal batch.
             over = pending.start + self._max_header + 1 if self.exact_positions else end
-            self._error(
-                "HG104",
-                f"header text is longer than {self._max_header} characters",
-                pending.start,
-                over,
-            )
+            what = f"header text is longer than {self._max_header} characters"
+            if not self._strict and _MESSAGE in self.parser.choices():
+                # Lenient keeps it: the header ends, and its text is the content (bounded
+                # memory all the same: content streams).
+                what += ": read as the message's content"
+                self.diagnose("HG104", what, pending.start, over)
+                self._pending = PendingText()
+                self.feed(_MESSAGE, "", pending.start, pending.start)
+                self.route_text("".join(pending.parts), pending.start, end)
+                return
+            self._error("HG104", what, pending.start, over)
 
     def special(self, token_id: object, index: int) -> None:
         """A special id that is not a Harmony control token, or an element of the ids that
         is not an integer at all (token input only)."""
+        self.discard(index, index + 1)
         if type(token_id) is not int:
             what = f"{type(token_id).__name__} {reprlib.repr(token_id)} is not a token id (an int)"
             self.diagnose("HG106", f"{what}; it was skipped", index, index + 1)
@@ -255,26 +299,16 @@ class Engine:
         self._flush_pending("$END")
         if self._skipping:
             return
-        draft = self.draft
         # A prompt's trailing <|start|>{author} is complete input (next_turn), not a header
-        # cut short: only a header the grammar cannot end here is repaired.
-        accepted = self.parser.feed_eof()
-        if not accepted and not self._strict and draft is not None and draft.content is None:
-            header_at_end(self, end)
-            accepted = self.parser.feed_eof()
-        if not accepted:
-            if not self._strict and draft is not None and draft.content is not None:
-                self.diagnose("HG159", "the input ended before the message's terminator", end, end)
-                self.finish(None, end)
-            else:
-                self._error(
-                    "HG102",
-                    "the input ends inside a message",
-                    end,
-                    end,
-                    expected=self._expected(),
-                )
+        # cut short: only input the grammar cannot end here is repaired.
+        if not self.parser.feed_eof() and not any(
+            repair(self, end) for repair in self._repairs.end_of_input
+        ):
+            self._error(
+                "HG102", "the input ends inside a message", end, end, expected=self._expected()
+            )
             return
+        draft = self.draft
         if draft is not None and draft.content is not None:
             self.finish(None, end)  # a completion's last message, its stop token stripped
         elif draft is not None:  # a prompt's trailing <|start|>{author}
@@ -310,10 +344,16 @@ class Engine:
         self._pending = PendingText()
         if self._skipping:
             return
-        text = close_duplicate_channel(self, text, start)
-        if not self._strict and read_dialect(self, text, start, end, closer):
+        rest = close_duplicate_channel(self, text, start)
+        if len(rest) < len(text) and self.exact_positions:
+            start += len(text) - len(rest)  # the second channel's name was read
+        text = rest
+        if not text:
             return
-        self._lex_header_text(text, start, end)
+        for repair in self._repairs.pending_text:
+            if repair(self, text, start, end, closer):
+                return
+        self.lex_header_text(text, start, end)
 
     @property
     def completion(self) -> bool:
@@ -362,22 +402,64 @@ class Engine:
             pos = match.end()
         return True
 
-    def _lex_header_text(self, text: str, start: int, end: int) -> None:
-        # Character offsets within ``text`` map to input offsets only for text input;
-        # for token ids the whole run's range is the position.
+    def header_prefix(self, text: str) -> int:
+        """How much of ``text`` reads as header fields here (the parser is untouched).
+
+        Lexing stops where no terminal the parser accepts matches, and before a bare
+        content type other than ``json`` or ``code`` (in a header that never reached
+        ``<|message|>`` such a word is the first word of text). A separator counts only with
+        the field after it; a tool's dotted name in the channel slot (HG166) is one field.
+        """
+        driver = self.parser.copy()
+        constrained = self.draft is not None and self.draft.constrained
+        pos = good = 0
+        while pos < len(text):
+            choices = driver.choices()
+            if "CHANNEL_NAME" in choices:
+                dotted = DOTTED_NAME.match(text, pos)
+                if dotted is not None and driver.feed("CHANNEL_NAME"):
+                    driver.feed("CHANNEL_RECIPIENT")
+                    pos = good = dotted.end()
+                    continue
+            if text.startswith(" to=", pos) and misplaced_recipient(text, pos, choices):
+                misplaced = self.lexer.terminal_regex("CHANNEL_RECIPIENT").match(text, pos)
+                if misplaced is not None:  # HG158/HG172 keep it in the header
+                    pos = good = misplaced.end()
+                    continue
+            scanner = self.lexer.scanner(driver.position, choices)
+            match = scanner.match(text, pos) if scanner is not None else None
+            name = match.lastgroup or "" if match is not None else ""
+            if match is None or not driver.feed(name):
+                break
+            bare = name == "CONTENT_TYPE" and not constrained
+            if bare and match.group().lower() not in _BARE_CONTENT_TYPES:
+                break
+            constrained = False
+            pos = match.end()
+            if name != "SPACE":
+                good = pos
+        return good
+
+    def lex_header_text(self, text: str, start: int, end: int) -> None:
+        """Lex ``text`` as header text from the parser's state, with the repairs.
+
+        Character offsets within ``text`` map to input offsets only for text input; for
+        token ids the whole run's range is the position.
+        """
         exact = self._lines is not None
+        before_lex = self._repairs.before_lex
         pos = 0
         while pos < len(text) and not self._skipping:
-            choices = self.parser.choices()
-            scanner = self.lexer.scanner(self.parser.position, choices)
-            match = scanner.match(text, pos) if scanner is not None else None
-            if match is not None and not self._strict and misplaced_recipient(text, pos, choices):
-                match = None  # let the recovery see the whole " to=..." (HG158)
-            if not self._strict and "CHANNEL_NAME" in choices:
-                resume = tool_in_channel_slot(self, text, pos, start, end)
+            resume = None
+            for repair in before_lex:
+                resume = repair(self, text, pos, start + pos if exact else start, end)
                 if resume is not None:
-                    pos = resume
-                    continue
+                    break
+            if resume is not None:
+                pos = resume
+                continue
+            scanner = self.lexer.scanner(self.parser.position, self.parser.choices())
+            match = scanner.match(text, pos) if scanner is not None else None
             if match is None:
                 at = (start + pos, end) if exact else (start, end)
                 pos = self._unexpected_text(text, pos, *at)
@@ -441,8 +523,7 @@ class Engine:
 
     def _on_message(self, value: str, start: int, end: int) -> None:
         draft = self._require_draft(start)
-        if not self._strict:
-            repair_header(self, draft, start)
+        self.complete_header(draft, start)
         draft.content = []
         if draft.is_tool_call:
             draft.call_id = self._call_id()
@@ -464,6 +545,11 @@ class Engine:
             if draft.call_id is not None and draft.recipient is not None:
                 name = draft.recipient.removeprefix("functions.")
                 self.events.append(ToolCallStart(name, draft.recipient, draft.call_id))
+
+    def complete_header(self, draft: Draft, at: int) -> None:
+        """Run the repairs of a complete header (the ``HEADER_COMPLETE`` rows)."""
+        for repair in self._repairs.header_complete:
+            repair(self, draft, at)
 
     def _on_content(self, value: str, start: int, end: int) -> None:
         self._require_draft(start).content_fed = True
@@ -493,6 +579,10 @@ class Engine:
             span=Span(draft.start, end),
         )
         self.messages.append(message)
+        spans = draft.content_spans
+        self._content_spans.append(
+            tuple(Span(spans[i], spans[i + 1]) for i in range(0, len(spans), 2))
+        )
         call_check, self._call_check = self._call_check, None
         if call_check is not None:
             call_check.close(message.content, draft.start, end)
@@ -520,6 +610,26 @@ class Engine:
             if self.events is not None and (first or reason == "abort"):
                 self.events.append(StopGeneration(reason, position))
 
+    # ------------------------------------------------------------------ accounting
+    def discard(self, start: int, end: int) -> None:
+        """Record ``[start, end)`` as held by no message (a diagnostic must name it)."""
+        if end <= start:
+            return
+        spans = self._discarded
+        if spans and spans[-1] >= start:
+            spans[-1] = max(spans[-1], end)
+        else:
+            spans += (start, end)
+
+    def accounting(self, length: int) -> Accounting:
+        """The ledger of the parse so far (``length``: the input's length in its units)."""
+        spans = self._discarded
+        return Accounting(
+            length,
+            tuple(self._content_spans),
+            tuple(Span(spans[i], spans[i + 1]) for i in range(0, len(spans), 2)),
+        )
+
     # ------------------------------------------------------------------ diagnostics
     def diagnose(
         self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
@@ -539,15 +649,22 @@ class Engine:
         """An unrecoverable error: report it and skip to the next ``<|start|>``."""
         skip = "" if code == "HG102" else "; skipped to the next <|start|>"
         self.diagnose(code, message + skip, start, end, expected)
+        # What the error abandons is discarded: the message being read, the pending text.
+        draft, pending = self.draft, self._pending
+        first = min(
+            draft.start if draft is not None else start,
+            pending.start if pending.start >= 0 else start,
+            start,
+        )
+        self.discard(first, max(end, pending.end))
         self._skipping = True
         self.draft = None
         self._pending = PendingText()
 
     def _unexpected_token(self, terminal: str, value: str, start: int, end: int) -> None:
-        if not self._strict:
-            for recovery in TOKEN_RECOVERIES:
-                if recovery(self, terminal, value, start, end):
-                    return
+        for repair in self._repairs.rejected_token:
+            if repair(self, terminal, value, start, end):
+                return
         if terminal == _CONTENT:
             described = "message content"
         else:
@@ -556,11 +673,10 @@ class Engine:
 
     def _unexpected_text(self, text: str, pos: int, start: int, end: int) -> int:
         """Handle unlexable header text at ``text[pos:]``; returns where lexing resumes."""
-        if not self._strict:
-            for recovery in TEXT_RECOVERIES:
-                resume = recovery(self, text, pos, start, end)
-                if resume is not None:
-                    return resume
+        for repair in self._repairs.unlexable_text:
+            resume = repair(self, text, pos, start, end)
+            if resume is not None:
+                return int(resume)
         shown = text[pos : pos + 24]
         self._error("HG101", f"unexpected text {shown!r}", start, end, expected=self._expected())
         return len(text)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 from .model import Diagnostic, Message, Role
 
@@ -17,7 +19,11 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallEnd",
     "ToolCallStart",
+    "content_delta",
+    "tool_call_delta",
 ]
+
+_Delta = TypeVar("_Delta", "ContentDelta", "ToolCallDelta")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +77,25 @@ class ToolCallEnd:
     arguments: str
 
 
+def _builder(cls: type[_Delta]) -> Callable[[str, Any], _Delta]:
+    """A constructor of ``cls`` (a two-field frozen, slotted dataclass) for the hot path.
+
+    It makes the very object ``cls(a, b)`` makes, equal and hashed the same, setting the
+    slots through their descriptors instead of the frozen ``__init__``'s per-field
+    ``object.__setattr__``: a delta is built per streamed token, and this halves its cost.
+    """
+    first, second = (getattr(cls, f.name).__set__ for f in fields(cls))
+    new = object.__new__
+
+    def build(a: str, b: Any) -> _Delta:
+        event = new(cls)
+        first(event, a)
+        second(event, b)
+        return event
+
+    return build
+
+
 @dataclass(frozen=True, slots=True)
 class MessageEnd:
     """A message is complete."""
@@ -104,3 +129,7 @@ Event = (
     | DiagnosticEvent
     | StopGeneration
 )
+
+#: ``ContentDelta(text, channel)`` and ``ToolCallDelta(text, call_id)``, built fast.
+content_delta = _builder(ContentDelta)
+tool_call_delta = _builder(ToolCallDelta)

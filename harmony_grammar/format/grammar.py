@@ -34,7 +34,7 @@ __all__ = [
 START_SYMBOLS = ("conversation", "completion", "continuation", "prompt")
 #: The stripped dialect's grammar and its start symbols (see its header comment).
 STRIPPED_GRAMMAR = "harmony_stripped.lark"
-STRIPPED_START_SYMBOLS = ("stripped_header", "header_text", "marker")
+STRIPPED_START_SYMBOLS = ("stripped_header", "marker")
 
 #: Readable names of the grammar's terminals, used in "expected ..." messages.
 _DESCRIPTIONS: dict[str, str] = {

@@ -97,12 +97,16 @@ class TextRun:
 class RunDecoder:
     """Decodes runs of ordinary token ids to text, holding split UTF-8 sequences back.
 
-    Invalid bytes become U+FFFD. A run ends at any special id or at the end of input;
-    :meth:`end_run` then reports whether the run had invalid bytes and which control-token
-    spellings it contained as text (those are content, never structure).
+    Invalid bytes become U+FFFD, one per maximal subpart (as ``bytes.decode("utf-8",
+    errors="replace")`` on the run's bytes, however the ids are fed). A run ends at any
+    special id or at the end of input; :meth:`end_run` then reports whether the run had
+    invalid bytes and which control-token spellings it contained as text (those are content,
+    never structure).
     """
 
     table: Sequence[bytes]
+    #: Optional: each ordinary id's text where it needs no check (``token_text_table``).
+    texts: Sequence[str | None] | None = None
     _held: bytes = b""  # the start of a UTF-8 sequence that the next token may complete
     _held_from: int = 0  # the index of the id the held bytes came from
     text_start: int = 0
@@ -135,9 +139,26 @@ class RunDecoder:
             self._held = data[consumed:]
             if self._held:
                 self._held_from = self._first_id_of_tail(token_ids, index, len(self._held))
+            if _SURROGATES.search(text):
+                # Invalid bytes: one U+FFFD per maximal subpart (Unicode's recommended
+                # practice, and bytes.decode(errors="replace")), never one per byte.
+                self._invalid = True
+                text = data[:consumed].decode("utf-8", errors="replace")
         if not self._tail and text.isascii() and "<" not in text and "|" not in text:
             return text  # plain ASCII prose: nothing to replace or look for
         return self._checked(text)
+
+    def decode_one(self, token_id: int, index: int) -> str:
+        """:meth:`decode` of one ordinary id: a table lookup when nothing is held back."""
+        texts = self.texts
+        if texts is not None and not self._held and not self._tail:
+            text = texts[token_id]
+            if text is not None:
+                if self._run_start < 0:
+                    self._run_start = index
+                self.text_start = index
+                return text
+        return self.decode((token_id,), index)
 
     def _first_id_of_tail(self, token_ids: Sequence[int], index: int, size: int) -> int:
         """The index of the id in which the last ``size`` bytes begin."""
@@ -148,9 +169,6 @@ class RunDecoder:
         return index + position if size <= 0 else self.text_start
 
     def _checked(self, text: str) -> str:
-        if not text.isascii() and _SURROGATES.search(text):
-            self._invalid = True
-            text = _SURROGATES.sub("\ufffd", text)
         # A spelling can straddle tokens ("<|", "start", "|>"): keep the tail from the last
         # "<" while it could still open one. Prose without "<" or "|" skips all of this.
         if self._tail or "<" in text or "|" in text:
@@ -171,7 +189,10 @@ class RunDecoder:
         if self._run_start < 0:
             return "", None
         held, self._held = self._held, b""
-        text = self._checked(codecs.utf_8_decode(held, "surrogateescape", True)[0]) if held else ""
+        text = ""
+        if held:  # an incomplete sequence at the run's end: one U+FFFD
+            self._invalid = True
+            text = self._checked(held.decode("utf-8", errors="replace"))
         run = TextRun(self._run_start, end, self._invalid, tuple(sorted(self._found)))
         self._run_start, self._invalid, self._tail = -1, False, ""
         self._found = set()
@@ -221,25 +242,46 @@ class TokenLexer:
     may arrive in more, smaller parts.
     """
 
-    def __init__(self, table: Sequence[bytes], sink: PieceSink) -> None:
-        self._decoder = RunDecoder(table)
+    def __init__(
+        self,
+        table: Sequence[bytes],
+        sink: PieceSink,
+        texts: Sequence[str | None] | None = None,
+    ) -> None:
+        self._decoder = RunDecoder(table, texts)
         self._sink = sink
         self._index = 0
 
+    def feed_one(self, token_id: int) -> None:
+        """One ordinary id (``0 <= token_id < FIRST_SPECIAL_ID``): how serving loops call."""
+        index = self._index
+        self._index = index + 1
+        decoder = self._decoder
+        texts = decoder.texts
+        if texts is not None and not decoder._held and not decoder._tail:
+            # RunDecoder.decode_one inlined (same module): the hottest path there is.
+            text = texts[token_id]
+            if text is not None:
+                if decoder._run_start < 0:
+                    decoder._run_start = index
+                self._sink.text(text, index, index + 1)
+                return
+        text = decoder.decode_one(token_id, index)
+        if text:
+            self._sink.text(text, decoder.text_start, index + 1)
+
     def feed(self, token_ids: Sequence[int]) -> None:
         """Lex more ids; an element that is not an integer is passed to ``sink.special``."""
+        if len(token_ids) == 1:
+            token_id = token_ids[0]
+            if type(token_id) is int and 0 <= token_id < FIRST_SPECIAL_ID:
+                self.feed_one(token_id)  # one ordinary id at a time: the serving loop's call
+                return
         if not all(type(token_id) is int for token_id in token_ids):
             self._feed_checked(token_ids)
             return
         sink, decoder = self._sink, self._decoder
         index = self._index
-        if len(token_ids) == 1 and 0 <= token_ids[0] < FIRST_SPECIAL_ID:
-            # One ordinary id at a time is how serving loops call: keep that path short.
-            text = decoder.decode(token_ids, index)
-            if text:
-                sink.text(text, decoder.text_start, index + 1)
-            self._index = index + 1
-            return
         run_start = -1
         for offset, token_id in enumerate(token_ids):
             if 0 <= token_id < FIRST_SPECIAL_ID:

@@ -10,6 +10,7 @@ import enum
 from dataclasses import dataclass, field
 
 __all__ = [
+    "Accounting",
     "Diagnostic",
     "Message",
     "ParseResult",
@@ -184,6 +185,26 @@ class Diagnostic:
 
 
 @dataclass(frozen=True, slots=True)
+class Accounting:
+    """Where every part of the input went: the conservation ledger of one parse.
+
+    Positions are in the input's units (characters of text, indexes of token ids). Each
+    message's :attr:`Message.span` covers its header, content and terminator;
+    ``content[i]`` lists the input ranges that ``messages[i].content`` was read from, in
+    order (for text input their characters, joined, are the content exactly); ``discarded``
+    lists what no message holds. In lenient mode only control-token debris (a stray,
+    duplicated or unknown control token) is ever discarded; in strict mode an error's skip
+    to the next ``<|start|>`` is discarded too, and the error names it. What lies outside
+    every message and every discarded range is whitespace between messages.
+    :func:`harmony_grammar.format.accounting.conservation_problems` checks all of this.
+    """
+
+    length: int
+    content: tuple[tuple[Span, ...], ...] = ()
+    discarded: tuple[Span, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ParseResult:
     """What a parse found: the messages and every diagnostic, in input order."""
 
@@ -191,6 +212,9 @@ class ParseResult:
     diagnostics: tuple[Diagnostic, ...]
     #: For ``start="prompt"``: the author of the turn the prompt hands over to.
     next_turn: str | None = None
+    #: Where every part of the input went (not part of equality: the same messages read
+    #: from text and from token ids have their ledgers in different units).
+    accounting: Accounting | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:

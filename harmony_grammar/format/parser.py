@@ -21,6 +21,7 @@ def parse(
     strict: bool = True,
     max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
     tools: ToolsArgument = None,
+    stripped_dialect: bool | None = None,
 ) -> ParseResult:
     """Parse Harmony text (control tokens spelled literally) or o200k_harmony token ids.
 
@@ -33,6 +34,13 @@ def parse(
     With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),
     each ``functions.*`` call's arguments are checked against its schema as they are read;
     a malformed ``tools`` raises ``ValueError`` with one line naming the tool.
+
+    Lenient parsing loses nothing: every character (token) of the input is in a message's
+    header or content, or in a discarded range that a diagnostic names, and only control-token
+    debris is ever discarded; ``result.accounting`` is the ledger. Token ids are
+    authoritative: ordinary ids that spell a stripped header (``assistantcommentary
+    to=functions.f json{…}``) stay content unless ``stripped_dialect=True`` (for ids that went
+    through a detokenizer and back); text input reads that dialect by default.
 
     A ``source`` of the wrong type (bytes, a number, None, a mapping) raises ``TypeError``;
     a sequence holding something other than integers is bad input: each such element is an
@@ -50,6 +58,7 @@ def parse(
         token_units=not isinstance(source, str),
         max_header_length=max_header_length,
         tools=tool_schemas(tools) if tools is not None else None,
+        stripped_dialect=stripped_dialect,
     )
     if isinstance(source, str):
         text_lexer = TextLexer(engine)
@@ -61,4 +70,6 @@ def parse(
         end = token_lexer.close()
     engine.eof(end)
     diagnostics = engine.overflow.cap(engine.diagnostics, end)
-    return ParseResult(tuple(engine.messages), diagnostics, engine.next_turn)
+    return ParseResult(
+        tuple(engine.messages), diagnostics, engine.next_turn, engine.accounting(end)
+    )

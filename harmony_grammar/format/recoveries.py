@@ -1,26 +1,22 @@
-"""Lenient recoveries: how the engine repairs real-model deviations, one warning code each.
+"""Lenient recoveries of rejected control tokens and unlexable header text (rows of
+:mod:`.repairs`), and the reports more than one row shares.
 
-Theory of operation
--------------------
 The engine asks the LALR table whether it accepts a piece before feeding it. When it does
-not, and the engine is lenient, the recoveries here run in order (token recoveries for a
-rejected control token, text recoveries for header text the contextual lexer cannot read);
-the first that applies repairs the input, by dropping pieces or feeding synthetic
-zero-width terminals at the rejected piece, and reports its own warning code (HG15x,
-docs/diagnostics.md). A recovery that declines returns a falsy value; when all decline, the
-engine reports an error and skips to the next ``<|start|>``.
+not, the rows of the repair table run in order (``REJECTED_TOKEN`` for a control token,
+``UNLEXABLE_TEXT`` for header text the contextual lexer cannot read); the first that
+applies repairs the input by feeding synthetic zero-width terminals at the rejected piece,
+and reports its own warning code (docs/diagnostics.md). The last row of each hook always
+applies, so lenient parsing never skips input: a control token nothing accepts is the one
+thing discarded (HG175), header debris stays in its header (HG156).
 
 Recoveries never know the syntax themselves: they ask the parser which terminals it would
 accept and feed terminals of ``harmony.lark``, so the grammar stays the only definition.
-
-Pending header text gets one more chance before it is lexed, and a complete header one more
-look before its content opens: :mod:`.readings` (HG160-HG169).
+Codes that two rows report (HG150, HG159, HG160, HG171) are emitted by one function here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Protocol
 
 from .draft import Draft
@@ -30,12 +26,24 @@ from .model import Message, RecipientPosition, Role, Terminator
 from .tokens import TERMINATORS, ControlToken
 
 __all__ = [
-    "TEXT_RECOVERIES",
-    "TOKEN_RECOVERIES",
     "Repairable",
     "close_duplicate_channel",
-    "misplaced_recipient",
+    "end_open_body",
+    "open_empty_body",
+    "recover_channel_word",
+    "recover_duplicate_channel",
+    "recover_echoed_start",
+    "recover_header_garbage",
+    "recover_misplaced_recipient",
+    "recover_missing_message",
+    "recover_missing_start",
+    "recover_missing_terminator",
+    "recover_spelled_constrain",
+    "recover_stray_control_token",
+    "recover_stripped_message",
+    "report_before_header",
     "report_call_like",
+    "report_stripped",
 ]
 
 _START = ControlToken.START.terminal
@@ -44,9 +52,12 @@ _CHANNEL = ControlToken.CHANNEL.terminal
 _TERMINATOR_TERMINALS = frozenset(token.terminal for token in TERMINATORS)
 _CONSTRAIN = ControlToken.CONSTRAIN.terminal
 _CONSTRAIN_SPELLING = ControlToken.CONSTRAIN.value
+_CONTENT = "CONTENT"
 _CHANNEL_WORD = re.compile(r"[^\s<>|]*")
 #: A word in any script (``\w`` is Unicode): what a channel name with non-ASCII letters is.
 _WORD = re.compile(r"[\w\-]+")
+#: A known channel word with non-ASCII text glued on (``commentary東京``).
+_KNOWN_CHANNEL_GLUED = re.compile(r"(?:analysis|commentary|final)(?=[^\x00-\x7f])")
 #: A call's recipient with its arguments right after it: ``to=functions.f json{``.
 CALL_LIKE = re.compile(
     r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?(?:json|code)?[ \t]*[{\[]"
@@ -68,6 +79,8 @@ class Repairable(Protocol):
     duplicate_channel: tuple[int, int] | None
     #: The messages parsed so far.
     messages: list[Message]
+    #: Whether ordinary text may be read as stripped control tokens.
+    reads_stripped: bool
 
     @property
     def completion(self) -> bool:
@@ -101,6 +114,22 @@ class Repairable(Protocol):
         """Route text: message content, or pending header text."""
         ...
 
+    def lex_header_text(self, text: str, start: int, end: int) -> None:
+        """Lex ``text`` as header text from the parser's state (with the repairs)."""
+        ...
+
+    def header_prefix(self, text: str) -> int:
+        """How much of ``text`` reads as header fields here (the parser is untouched)."""
+        ...
+
+    def discard(self, start: int, end: int) -> None:
+        """Record ``[start, end)`` as held by no message."""
+        ...
+
+    def complete_header(self, draft: Draft, at: int) -> None:
+        """Run the repairs of a complete header (``HEADER_COMPLETE``) on ``draft``."""
+        ...
+
     @property
     def exact_positions(self) -> bool:
         """True for text input (character offsets), False for token ids (whole runs)."""
@@ -121,14 +150,61 @@ class Repairable(Protocol):
         ...
 
 
-def _recover_echoed_start(
+def report_before_header(engine: Repairable, what: str, start: int, end: int) -> None:
+    """HG171 (the one place it is reported): something stood before a completion's header."""
+    engine.diagnose("HG171", what, start, end)
+
+
+def report_stripped(engine: Repairable, what: str, start: int, end: int) -> None:
+    """HG160 (the one place it is reported): control tokens a detokenizer stripped."""
+    engine.diagnose("HG160", f"control tokens were stripped: {what}", start, end)
+
+
+def open_empty_body(engine: Repairable, why: str, at: int, *, keep: bool = False) -> bool:
+    """HG150 (the one place it is reported): the header ended without ``<|message|>``.
+
+    Feeds an empty ``<|message|>`` where the grammar takes one. Where it does not yet
+    (``<|start|>assistant<|channel|>`` at the end of input) and ``keep`` is set, the message
+    is kept as far as its header was read, with an empty body; else False.
+    """
+    draft = engine.draft
+    if keep and engine.at_completion_start:
+        engine.diagnose("HG150", "the completion is empty: no message", at, at)
+        engine.restart("continuation")
+        return True
+    if _MESSAGE in engine.parser.choices():
+        engine.diagnose("HG150", why, at, at)
+        engine.feed(_MESSAGE, "", at, at)
+        return True
+    if not keep or draft is None or draft.content is not None:
+        return False
+    engine.diagnose("HG150", f"{why}, inside the header: kept as far as it was read", at, at)
+    engine.complete_header(draft, at)
+    draft.content = []
+    engine.finish(None, at)
+    return True
+
+
+def end_open_body(engine: Repairable, why: str, at: int) -> bool:
+    """HG159 (the one place it is reported): a body ended with no terminator at ``at``."""
+    draft = engine.draft
+    if draft is None or draft.content is None:
+        return False
+    if ControlToken.END.terminal in engine.parser.choices():
+        engine.parser.feed(ControlToken.END.terminal)
+    engine.diagnose("HG159", why, at, at)
+    engine.finish(None, at)
+    return True
+
+
+def recover_echoed_start(
     engine: Repairable, terminal: str, value: str, start: int, end: int
 ) -> bool:
     """HG171: a completion that begins with ``<|start|>``: the prompt's last tokens echoed."""
     if terminal != _START or not engine.at_completion_start:
         return False
-    engine.diagnose(
-        "HG171",
+    report_before_header(
+        engine,
         "the completion began with <|start|> (the prompt's '<|start|>assistant' was echoed):"
         " read as a continuation",
         start,
@@ -139,37 +215,54 @@ def _recover_echoed_start(
     return True
 
 
-def _recover_missing_message(
+def recover_missing_message(
     engine: Repairable, terminal: str, value: str, start: int, end: int
 ) -> bool:
     """HG150: a terminator (or the next ``<|start|>``) arrived while the header was open."""
-    if (
-        terminal in _TERMINATOR_TERMINALS or terminal == _START
-    ) and _MESSAGE in engine.parser.choices():
-        engine.diagnose("HG150", f"{value} arrived before <|message|>", start, start)
-        engine.feed(_MESSAGE, "", start, start)
-        engine.feed(terminal, value, start, end)
-        return True
-    return False
-
-
-def _recover_missing_terminator(
-    engine: Repairable, terminal: str, value: str, start: int, end: int
-) -> bool:
-    """HG159: ``<|start|>`` arrived inside a message body."""
-    draft = engine.draft
-    if terminal != _START or draft is None or draft.content is None:
+    if terminal not in _TERMINATOR_TERMINALS and terminal != _START:
         return False
-    if ControlToken.END.terminal not in engine.parser.choices():
+    if not open_empty_body(engine, f"{value} arrived before <|message|>", start):
         return False
-    engine.diagnose("HG159", "a new message began before this one's terminator", start, start)
-    engine.parser.feed(ControlToken.END.terminal)
-    engine.finish(None, start)
     engine.feed(terminal, value, start, end)
     return True
 
 
-def _recover_missing_start(
+def recover_missing_terminator(
+    engine: Repairable, terminal: str, value: str, start: int, end: int
+) -> bool:
+    """HG159: ``<|start|>`` or ``<|channel|>`` arrived inside a message body.
+
+    The body ends there with no terminator, and the token is fed again: ``<|start|>``
+    begins the next message, ``<|channel|>`` one whose ``<|start|>`` was lost as well
+    (HG151, the next row), as when a detokenizer drops ``<|end|><|start|>assistant``.
+    """
+    if terminal != _START and terminal != _CHANNEL:
+        return False
+    if ControlToken.END.terminal not in engine.parser.choices():
+        return False
+    why = f"{value} began a new message before this one's terminator"
+    if not end_open_body(engine, why, start):
+        return False
+    engine.feed(terminal, value, start, end)
+    return True
+
+
+def recover_stray_control_token(
+    engine: Repairable, terminal: str, value: str, start: int, end: int
+) -> bool:
+    """HG175: a control token the grammar takes nowhere here is debris, and discarded.
+
+    The last row of its hook: a stray, duplicated or misplaced control token carries no
+    text, so discarding it loses nothing a message could hold.
+    """
+    if terminal == _CONTENT:
+        return False
+    engine.diagnose("HG175", f"a stray {value} was discarded", start, end)
+    engine.discard(start, end)
+    return True
+
+
+def recover_missing_start(
     engine: Repairable, terminal: str, value: str, start: int, end: int
 ) -> bool:
     """HG151: a header (``<|channel|>``, ``<|message|>``) began without ``<|start|>``."""
@@ -188,7 +281,7 @@ def _recover_missing_start(
     return True
 
 
-def _recover_duplicate_channel(
+def recover_duplicate_channel(
     engine: Repairable, terminal: str, value: str, start: int, end: int
 ) -> bool:
     """HG157: a second ``<|channel|>`` in one header; its name replaces the first's."""
@@ -199,20 +292,7 @@ def _recover_duplicate_channel(
     return True
 
 
-def _recover_stray_text(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
-    """HG152: text between messages is dropped."""
-    if _START not in engine.parser.choices():
-        return None
-    engine.diagnose(
-        "HG152", f"text outside any message was dropped: {text[pos : pos + 40]!r}", start, end
-    )
-    report_call_like(engine, text[pos:], start, end)
-    return len(text)
-
-
-def _recover_misplaced_recipient(
+def recover_misplaced_recipient(
     engine: Repairable, text: str, pos: int, start: int, end: int
 ) -> int | None:
     """HG158/HG172: a `` to=`` where the grammar takes no recipient.
@@ -222,6 +302,10 @@ def _recover_misplaced_recipient(
     recipient, written out of order (HG172): it is kept, so the call is read as the call it
     is; dropping it would lose the call and leave ``<|call|>`` ending a message to nobody.
     """
+    if not text.startswith(" to=", pos) or not misplaced_recipient(
+        text, pos, engine.parser.choices()
+    ):
+        return None
     draft = engine.draft
     if draft is None or (draft.recipient is None and draft.content_type is None):
         return None
@@ -234,7 +318,8 @@ def _recover_misplaced_recipient(
     if draft.recipient is not None:
         engine.diagnose(
             "HG158",
-            f"a second recipient {recipient!r} after {draft.recipient!r} was dropped",
+            f"a second recipient {recipient!r} after {draft.recipient!r} was not read (the"
+            " first stands)",
             start,
             there,
         )
@@ -253,7 +338,7 @@ def _recover_misplaced_recipient(
     return pos + length
 
 
-def _recover_stripped_message(
+def recover_stripped_message(
     engine: Repairable, text: str, pos: int, start: int, end: int
 ) -> int | None:
     """HG160: a call's header runs straight into its arguments: ``<|message|>`` was stripped.
@@ -267,9 +352,9 @@ def _recover_stripped_message(
     if _MESSAGE not in engine.parser.choices():
         return None
     here = start
-    engine.diagnose(
-        "HG160",
-        f"control tokens were stripped: <|message|> before the arguments of {draft.recipient!r}",
+    report_stripped(
+        engine,
+        f"<|message|> before the arguments of {draft.recipient!r}",
         here,
         here if engine.exact_positions else end,
     )
@@ -278,7 +363,7 @@ def _recover_stripped_message(
     return len(text)
 
 
-def _recover_channel_word(
+def recover_channel_word(
     engine: Repairable, text: str, pos: int, start: int, end: int
 ) -> int | None:
     """HG173: a channel name with non-ASCII letters (``réponse``) is kept whole.
@@ -292,6 +377,15 @@ def _recover_channel_word(
     word = _WORD.match(text, pos)
     if word is None:
         return None
+    known = _KNOWN_CHANNEL_GLUED.match(text, pos)
+    if known is not None:  # ``commentary東京``: a channel word with prose glued on
+        engine.feed(
+            "CHANNEL_NAME",
+            known.group(),
+            start,
+            start + len(known.group()) if engine.exact_positions else end,
+        )
+        return known.end()
     there = start + len(word.group()) if engine.exact_positions else end
     engine.diagnose(
         "HG173", f"channel name {word.group()!r} has non-ASCII letters: kept whole", start, there
@@ -300,7 +394,7 @@ def _recover_channel_word(
     return word.end()
 
 
-def _recover_spelled_constrain(
+def recover_spelled_constrain(
     engine: Repairable, text: str, pos: int, start: int, end: int
 ) -> int | None:
     """HG174: ordinary token ids spelling ``<|constrain|>`` in a header, read as the token.
@@ -324,40 +418,25 @@ def _recover_spelled_constrain(
     return pos + len(_CONSTRAIN_SPELLING)
 
 
-def _recover_header_garbage(
+def recover_header_garbage(
     engine: Repairable, text: str, pos: int, start: int, end: int
 ) -> int | None:
-    """HG156: stray characters in a header are dropped up to where lexing can resume."""
+    """HG156: stray characters in a header, up to where lexing can resume.
+
+    They stay in the header's part of the input (its span), read as no field; prose never
+    gets here (the ``PENDING_TEXT`` rows make it content).
+    """
     scanner = engine.lexer.scanner(engine.parser.position, engine.parser.choices())
     resume = pos + 1
     while resume < len(text) and (scanner is None or scanner.match(text, resume) is None):
         resume += 1
     engine.diagnose(
         "HG156",
-        f"stray characters {text[pos:resume]!r} in the header were dropped",
+        f"stray characters {text[pos:resume]!r} in the header were read as no header field",
         start,
         start + (resume - pos) if engine.exact_positions else end,
     )
     return resume
-
-
-TOKEN_RECOVERIES: tuple[Callable[[Repairable, str, str, int, int], bool], ...] = (
-    _recover_echoed_start,
-    _recover_missing_terminator,
-    _recover_missing_message,
-    _recover_missing_start,
-    _recover_duplicate_channel,
-)
-#: Each is called as ``(engine, text, pos, start, end)``: ``start`` is already the input offset
-#: of ``text[pos]`` (token ids: of the whole run), ``end`` the end of the text.
-TEXT_RECOVERIES: tuple[Callable[[Repairable, str, int, int, int], int | None], ...] = (
-    _recover_stray_text,
-    _recover_misplaced_recipient,
-    _recover_stripped_message,
-    _recover_channel_word,
-    _recover_spelled_constrain,
-    _recover_header_garbage,
-)
 
 
 def close_duplicate_channel(engine: Repairable, text: str, start: int = 0) -> str:

@@ -16,7 +16,8 @@ from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
 from .events import Event
 from .lexer import TextLexer, TokenLexer, token_sequence
 from .model import ParseResult, Role
-from .vocabulary import load_encoding, token_bytes_table
+from .tokens import FIRST_SPECIAL_ID
+from .vocabulary import load_encoding, token_bytes_table, token_text_table
 
 __all__ = ["StreamParser"]
 
@@ -27,6 +28,7 @@ class StreamParser:
     ``start`` is ``completion`` (model output after ``<|start|>{role}``, the default) or
     ``conversation``. With ``tools``, each call's arguments are checked as they stream.
     Feed either text (:meth:`feed`) or token ids (:meth:`feed_tokens`), not both.
+    ``stripped_dialect`` is as for :func:`~harmony_grammar.parse`.
 
     After ``<|call|>`` or ``<|return|>``, :attr:`stop_reason` is ``call`` or ``return`` and a
     :class:`~harmony_grammar.format.events.StopGeneration` event says so; when the model starts
@@ -42,6 +44,7 @@ class StreamParser:
         tools: ToolsArgument = None,
         max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
         call_id: Callable[[], str] | None = None,
+        stripped_dialect: bool | None = None,
     ) -> None:
         self._events: list[Event] = []
         self._options = dict(
@@ -52,6 +55,7 @@ class StreamParser:
             events=self._events,
             call_id=call_id,
             tools=tool_schemas(tools) if tools is not None else None,
+            stripped_dialect=stripped_dialect,
         )
         self._engine: Engine | None = None
         self._text: TextLexer | None = None
@@ -65,7 +69,10 @@ class StreamParser:
         if self._engine is None:
             self._engine = Engine(token_units=token_units, **self._options)  # type: ignore[arg-type]
             if token_units:
-                self._tokens = TokenLexer(token_bytes_table(load_encoding()), self._engine)
+                encoding = load_encoding()
+                self._tokens = TokenLexer(
+                    token_bytes_table(encoding), self._engine, token_text_table(encoding)
+                )
             else:
                 self._text = TextLexer(self._engine)
         elif (self._tokens is not None) != token_units:
@@ -74,10 +81,11 @@ class StreamParser:
 
     def _take(self) -> list[Event]:
         # Hand the list over and give the engine a fresh one: no copy per call.
-        events = self._events
-        self._events = []
-        if self._engine is not None:
-            self._engine.events = self._events
+        engine = self._engine
+        if engine is None:
+            return []
+        events = engine.events or []
+        engine.events = []
         return events
 
     def feed(self, text: str) -> list[Event]:
@@ -98,8 +106,19 @@ class StreamParser:
         Raises ``TypeError`` for anything but a sequence (and when text was fed before); an
         element that is not an integer is an HG106 diagnostic.
         """
-        token_sequence(token_ids, "feed_tokens()")
         lexer = self._tokens
+        if lexer is not None and not self._closed and type(token_ids) is list:
+            if len(token_ids) == 1:  # one id per call: the serving loop's path, kept short
+                token_id = token_ids[0]
+                if type(token_id) is int and 0 <= token_id < FIRST_SPECIAL_ID:
+                    lexer.feed_one(token_id)
+                    engine = self._engine
+                    events = engine.events  # type: ignore[union-attr]
+                    engine.events = []  # type: ignore[union-attr]
+                    return events  # type: ignore[return-value]
+            lexer.feed(token_ids)
+            return self._take()
+        token_sequence(token_ids, "feed_tokens()")
         if lexer is None or self._closed:  # the first call, or a misuse to report
             self._start(token_units=True)
             lexer = self._tokens
@@ -141,5 +160,8 @@ class StreamParser:
         if end is None:
             end = engine.diagnostics[-1].end if engine.diagnostics else 0
         return ParseResult(
-            tuple(engine.messages), engine.overflow.cap(engine.diagnostics, end), engine.next_turn
+            tuple(engine.messages),
+            engine.overflow.cap(engine.diagnostics, end),
+            engine.next_turn,
+            engine.accounting(end),
         )

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .grammar import HeaderLexer, stripped_lexer, stripped_parser
 from .lalr import LalrDriver, LalrTable, parse_table
 
-__all__ = ["FreeHeader", "StrippedHeader", "read_free_header", "read_stripped", "stripped_evidence"]
+__all__ = ["StrippedHeader", "read_stripped", "stripped_evidence"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +37,6 @@ class StrippedHeader:
     channel: str
     recipient: str | None = None
     content_type: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class FreeHeader:
-    """A channel word, then junk, then prose where a header should have ended."""
-
-    channel: str
-    junk: str
-    prose_start: int
 
 
 @functools.lru_cache(maxsize=1)
@@ -115,42 +106,43 @@ def stripped_evidence(text: str, *, at_start: bool, closed: bool) -> bool:
     return closed or not text.startswith(":", len(header.channel))
 
 
-def read_stripped(text: str, *, at_start: bool) -> list[StrippedHeader] | None:
-    """The headers of stripped ``text``, in order; None when it does not read as the dialect.
+def read_stripped(
+    text: str, *, at_start: bool, glued_lead: bool = False
+) -> tuple[int, list[StrippedHeader]] | None:
+    """The headers of stripped ``text``, in order, after ``lead`` characters of text that
+    precede the first; None when it does not read as the dialect.
 
-    The first header must stand at the start of ``text`` (after whitespace): a glued
+    The first header stands at the start of ``text`` (after whitespace): a glued
     ``assistant`` + channel word, or, ``at_start`` of a completion, a leading channel word.
-    Every later header is a glued marker; the content of each header runs to the next one.
+    With ``glued_lead``, it may instead follow text it is glued to (``…is nice.assistant
+    commentary to=…``: no space before the marker, as where a detokenizer dropped
+    ``<|end|><|start|>``); that text is the lead. Every later header is a glued marker; the
+    content of each header runs to the next one.
     """
     _, _, marker = _machinery()
     first = len(text) - len(text.lstrip())
-    if not at_start and marker.match(text, first) is None:
-        return None
-    headers: list[StrippedHeader] = []
-    header = _header(text, first)
+    lead = 0
+    header = None
+    if at_start or marker.match(text, first) is not None:
+        header = _header(text, first)
+    if header is None and glued_lead:
+        for glued in marker.finditer(text, first):
+            if glued.start() > first and not text[glued.start() - 1].isspace():
+                header = _header(text, glued.start())
+                if header is not None:
+                    lead = glued.start()
+                    break
     if header is None:
         return None
-    headers.append(header)
+    headers = [header]
     pos = header.end
     while True:
         found = marker.search(text, pos)
         if found is None:
-            return headers
+            return lead, headers
         header = _header(text, found.start())
         if header is None:  # "assistantfinal" with nothing a header needs: leave it as content
             pos = found.end()
             continue
         headers.append(header)
         pos = header.end
-
-
-def read_free_header(text: str) -> FreeHeader | None:
-    """``commentary... The user asks: …``: a channel word, junk, then prose (with a space)."""
-    lexed = _lex("header_text", text, 0)
-    if lexed is None:
-        return None
-    read, end = lexed
-    values = dict(read)
-    if end >= len(text) or not text[end].isalpha() or not re.search(r"\s", text[end:].strip()):
-        return None
-    return FreeHeader(values["TEXT_CHANNEL"], values.get("TEXT_JUNK", ""), end)

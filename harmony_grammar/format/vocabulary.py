@@ -37,6 +37,7 @@ __all__ = [
     "find_vocabulary",
     "load_encoding",
     "token_bytes_table",
+    "token_text_table",
 ]
 
 O200K_BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -202,3 +203,22 @@ def token_bytes_table(encoding: tiktoken.Encoding) -> tuple[bytes, ...]:
     for token, rank in ranks.items():
         table[rank] = token
     return tuple(table)
+
+
+@functools.lru_cache(maxsize=4)
+def token_text_table(encoding: tiktoken.Encoding) -> tuple[str | None, ...]:
+    """The text of every ordinary token that decodes alone to text needing no check.
+
+    ``None`` where a token's bytes are not complete UTF-8 by themselves (a split character)
+    or hold ``<`` or ``|`` (a control-token spelling could straddle tokens there): those go
+    the general way. The streaming parser's one-token-at-a-time path is a lookup here.
+    """
+    texts: list[str | None] = []
+    for data in token_bytes_table(encoding):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            texts.append(None)
+            continue
+        texts.append(None if "<" in text or "|" in text else text)
+    return tuple(texts)

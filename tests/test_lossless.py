@@ -1,0 +1,289 @@
+"""Lenient reading loses nothing: conservation, exact recovery and stream = batch, proven on
+engine manglings of generated completions and conversations (tests/mangler.py).
+
+Properties, each over every mangling kind, text and token ids:
+
+* (a) conservation: every character (token) of the input is in a message or in a discarded
+  range a diagnostic names, and lenient mode discards only control-token debris;
+* (b) where a mangling leaves one reading, the lenient parse gives the original messages;
+* (c) streaming equals batch under any chunking;
+* ``repair`` is the lossless reading rendered canonically: idempotent, its output validates
+  without errors, and it writes back all the content it read.
+
+The hypothesis budget here keeps CI fast; ``benchmarks/bench_lossless.py`` runs the same
+generator over 100,000 inputs.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harmony_grammar import parse, validate
+from harmony_grammar.cli.repair import repaired_text
+from harmony_grammar.format.accounting import conservation_problems
+from harmony_grammar.format.harmony_ids import encode_harmony
+from harmony_grammar.format.stream import StreamParser
+from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
+
+from .mangler import MANGLINGS, comparable, expected, mangle, random_completion, random_conversation
+
+KINDS = sorted(MANGLINGS)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _mangled(seed: int, kind: str, conversation: bool):
+    rng = random.Random(seed)
+    sample = random_conversation(rng) if conversation else random_completion(rng)
+    return mangle(sample, kind, rng)
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans(), st.booleans())
+def test_conservation(seed, kind, conversation, strict):
+    mangled = _mangled(seed, kind, conversation)
+    start = mangled.sample.start
+    for source in (mangled.text, encode_harmony(mangled.text)):
+        result = parse(source, start=start, strict=strict)
+        assert conservation_problems(source, result, strict=strict) == [], mangled.text
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans())
+def test_exact_recovery_where_one_reading(seed, kind, conversation):
+    mangled = _mangled(seed, kind, conversation)
+    want = expected(mangled)
+    if want is None:
+        return
+    result = parse(mangled.text, start=mangled.sample.start, strict=False)
+    inserted = kind == "prose_before"
+    got = [
+        comparable(
+            m,
+            terminator=kind not in ("drop_terminator", "strip_all", "glue_prose"),
+            constrain=kind not in ("strip_all", "glue_prose"),
+        )
+        for m in result.messages
+    ]
+    if inserted:  # the prose's own message: its channel depends on what follows it
+        slot = int(mangled.detail["slot"])
+        assert len(got) == len(want) and got[slot][4] == want[slot][4]
+        got[slot] = want[slot]
+    assert got == want, (mangled.text, [d.format() for d in result.diagnostics])
+
+
+@SETTINGS
+@given(
+    st.integers(0, 2**32),
+    st.sampled_from(KINDS),
+    st.booleans(),
+    st.lists(st.integers(0, 10**6), max_size=8),
+)
+def test_stream_equals_batch(seed, kind, conversation, cuts):
+    mangled = _mangled(seed, kind, conversation)
+    text, start = mangled.text, mangled.sample.start
+    points = sorted({c % (len(text) + 1) for c in cuts})
+    parser = StreamParser(start=start, strict=False)
+    for a, b in zip([0, *points], [*points, len(text)], strict=True):
+        parser.feed(text[a:b])
+    parser.close()
+    batch = parse(text, start=start, strict=False)
+    assert parser.result() == batch
+    assert parser.result().accounting == batch.accounting
+    ids = encode_harmony(text)
+    stream = StreamParser(start=start, strict=False)
+    points = sorted({c % (len(ids) + 1) for c in cuts})
+    for a, b in zip([0, *points], [*points, len(ids)], strict=True):
+        stream.feed_tokens(ids[a:b])
+    stream.close()
+    batch = parse(ids, start=start, strict=False)
+    assert stream.result() == batch
+    assert stream.result().accounting == batch.accounting
+
+
+def _contents(text: str, start: str) -> str:
+    return "".join(m.content for m in parse(text, start=start, strict=False).messages)
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans())
+def test_repair_is_lossless_idempotent_and_valid(seed, kind, conversation):
+    mangled = _mangled(seed, kind, conversation)
+    start = mangled.sample.start
+    completion = start == "completion"
+    once = repaired_text(
+        parse(mangled.text, start=start, strict=False).messages, completion=completion
+    )
+    twice = repaired_text(parse(once, start=start, strict=False).messages, completion=completion)
+    assert twice == once
+    assert _contents(once, start) == _contents(mangled.text, start)
+    # The output is well-formed Harmony: it parses strictly with no error at all.
+    assert parse(once, start=start).ok or not once, (mangled.text, once)
+    # Where the mangling leaves one reading, the output is also valid: the rules find
+    # nothing. (Elsewhere what was read may itself break a rule, and repair never invents
+    # content to hide that: text after a call stays after it, HG206; a cut call's arguments
+    # stay cut, HG180. docs/parser.md lists these.)
+    after_stop = kind == "prose_before" and mangled.detail["slot"] == len(mangled.sample.messages)
+    if expected(mangled) is not None and not after_stop:
+        report = validate(once, start=start)
+        errors = [d.format() for d in report.diagnostics if d.severity.value == "error"]
+        assert not errors, (mangled.text, once, errors)
+
+
+# ---------------------------------------------------------------------------- UTF-8
+def _byte_ids() -> dict[int, int]:
+    """A single-byte token for every byte value."""
+    table = token_bytes_table(load_encoding())
+    return {t[0]: i for i, t in enumerate(table) if len(t) == 1}
+
+
+BYTE_IDS = _byte_ids()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=40), st.lists(st.integers(1, 8), max_size=10))
+def test_invalid_utf8_is_replaced_by_maximal_subparts(body, sizes):
+    """Token ids whose bytes are not UTF-8: one U+FFFD per maximal subpart, exactly as
+    ``bytes.decode("utf-8", errors="replace")``, in batch and fed in any chunks."""
+    head = encode_harmony("<|channel|>final<|message|>")
+    ids = head + [BYTE_IDS[b] for b in body] + encode_harmony("<|return|>")
+    want = body.decode("utf-8", errors="replace")
+    result = parse(ids, start="completion")
+    assert [m.content for m in result.messages] == [want]
+    parser = StreamParser()
+    position = 0
+    for size in sizes or [1]:
+        parser.feed_tokens(ids[position : position + size])
+        position += size
+    parser.feed_tokens(ids[position:])
+    parser.close()
+    assert parser.result().messages == result.messages
+
+
+def test_split_utf8_in_a_real_completion_keeps_every_other_byte():
+    text = "<|channel|>final<|message|>Zürich 東京<|return|>"
+    data = "Zürich 東京".encode()
+    broken = data[:2] + data[3:9] + data[10:]  # a byte lost from ü and from 東
+    ids = encode_harmony("<|channel|>final<|message|>") + [BYTE_IDS[b] for b in broken]
+    ids += encode_harmony("<|return|>")
+    result = parse(ids, start="completion", strict=False)
+    assert result.messages[0].content == broken.decode("utf-8", errors="replace")
+    assert conservation_problems(ids, result) == []
+    assert parse(text, start="completion").messages[0].content == "Zürich 東京"
+
+
+# ---------------------------------------------------------------------------- the shapes
+def _read(text: str, **options):
+    result = parse(text, start="completion", strict=False, **options)
+    assert conservation_problems(text, result) == [], text
+    return [(m.channel, m.recipient, m.content_type, m.content) for m in result.messages]
+
+
+@pytest.mark.parametrize(
+    "prose", ["Sure.", "Sure, I'll check that for you.", "Okay:", "Réponse.", "東京の天気", "42"]
+)
+@pytest.mark.parametrize("header", ["<|channel|>", "<|start|>assistant<|channel|>"])
+def test_prose_before_a_header_is_a_message_of_its_own(prose, header):
+    text = f'{prose}{header}commentary to=functions.x <|constrain|>json<|message|>{{"a":1}}<|call|>'
+    got = _read(text)
+    assert got[0] == ("analysis", None, None, prose)
+    assert got[1] == ("commentary", "functions.x", "<|constrain|>json", '{"a":1}')
+
+
+@pytest.mark.parametrize("words", ["I will check the weather", "Let me see. Then", "ok so"])
+def test_words_before_the_first_channel_keep_every_message(words):
+    text = f"{words}<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Done."
+    assert _read(text) == [
+        ("analysis", None, None, words),
+        ("analysis", None, None, "Think."),
+        ("final", None, None, "Done."),
+    ]
+
+
+def test_words_before_the_first_channel_in_the_chat_bridge():
+    from harmony_grammar import to_chat_completion
+
+    response = to_chat_completion(
+        "I will check<|channel|>final<|message|>Done.<|return|>", strict=False
+    )
+    assert response["message"]["content"] == "Done."
+    assert response["message"]["reasoning_content"] == "I will check"
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("<|channel|>commentary Hello<|end|>", [("analysis", None, None, "Hello")]),
+        ("<|channel|>final Hello there.<|return|>", [("final", None, None, "Hello there.")]),
+        ('<|channel|>final {"answer": "hi"}', [("final", None, None, '{"answer": "hi"}')]),
+        ("<|channel|>final [1, 2]<|return|>", [("final", None, None, "[1, 2]")]),
+        ('<|channel|>final "quoted" reply<|return|>', [("final", None, None, '"quoted" reply')]),
+        ("<|channel|>analysis 42<|end|>", [("analysis", None, None, "42")]),
+        ("<|channel|>finalHello world<|return|>", [("final", None, None, "Hello world")]),
+    ],
+)
+def test_a_header_with_no_message_token_keeps_its_text(text, want):
+    assert _read(text) == want
+
+
+@pytest.mark.parametrize("ctype", [" json", " <|constrain|>json", "<|constrain|>json", ""])
+@pytest.mark.parametrize("space", ["", " "])
+def test_a_completion_that_begins_with_its_recipient_keeps_the_call(ctype, space):
+    text = (
+        f'to=functions.get_weather<|channel|>commentary{ctype}<|message|>{{"city":"Paris"}}<|call|>'
+    )
+    got = _read(space + text if space else text)
+    assert [(c, r, m) for c, r, _, m in got] == [
+        ("commentary", "functions.get_weather", '{"city":"Paris"}')
+    ]
+
+
+@pytest.mark.parametrize(
+    "lead", ["The weather is nice.", "It is 20°C in Zürich!", "東京です。", "Done)"]
+)
+def test_stripped_header_glued_to_prose_mid_text(lead):
+    text = f'{lead}assistantcommentary to=functions.get_weather json{{"city":"Paris"}}'
+    assert _read(text) == [
+        ("analysis", None, None, lead),
+        ("commentary", "functions.get_weather", "json", '{"city":"Paris"}'),
+    ]
+
+
+def test_a_spaced_marker_in_prose_stays_prose():
+    text = "The log shows assistantfinal twice."
+    assert _read(text) == [("final", None, None, text)]
+
+
+def test_a_doubled_leading_channel_keeps_both_messages():
+    text = (
+        "<|channel|><|channel|>analysis<|message|>Think.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>Answer.<|return|>"
+    )
+    assert _read(text) == [("analysis", None, None, "Think."), ("final", None, None, "Answer.")]
+
+
+def test_repair_of_nothing_is_nothing():
+    assert (
+        repaired_text(parse("", start="completion", strict=False).messages, completion=True) == ""
+    )
+
+
+@pytest.mark.parametrize("mode", ["conversation", "completion"])
+def test_text_outside_messages_is_kept(mode):
+    text = "<|start|>user<|message|>a<|end|>junk<|start|>user<|message|>b<|end|>tail"
+    if mode == "completion":
+        text = "<|channel|>analysis<|message|>a<|end|>junk<|start|>assistant<|channel|>final<|message|>b<|return|>tail"
+    result = parse(text, start=mode, strict=False)
+    assert [m.content for m in result.messages] == ["a", "junk", "b", "tail"]
+    assert conservation_problems(text, result) == []
+
+
+def test_strict_mode_accounts_for_what_it_skips():
+    text = "<|start|>user<|message|>a<|end|>junk<|start|>user<|message|>b<|end|>"
+    result = parse(text)
+    assert not result.ok
+    assert conservation_problems(text, result, strict=True) == []
+    assert [(s.start, s.end) for s in result.accounting.discarded] == [(32, 36)]
