@@ -7,11 +7,11 @@ import json
 import sys
 from typing import Any
 
-from ..rendering.chat import ChatCompletionError, to_chat_completion
-from ..rendering.streaming import ChatCompletionStream
+from ..bridges.chat import ChatCompletionStream, to_chat_completion
+from ..rendering.chat import ChatCompletionError
 from .errors import CliError
 from .inputs import add_input_options, read_text, read_token_ids, read_tools
-from .streams import completion_ids, stream_json_lines
+from .streams import stream_json_lines
 
 __all__ = ["register"]
 
@@ -62,7 +62,7 @@ def _stream(args: argparse.Namespace, tools: Any) -> int:
         stream = ChatCompletionStream(tools=tools, strict=not args.lenient)
     except ValueError as exc:  # a malformed tools list
         raise CliError(f"{args.tools}: {exc}") from None
-    stream_json_lines(stream, completion_ids(args.file, args.tokens))
+    stream_json_lines(stream, args.file, args.tokens)
     errors = [d for d in stream.diagnostics if d["severity"] == "error"]
     if errors:
         first = errors[0]

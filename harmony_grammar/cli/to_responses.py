@@ -7,11 +7,10 @@ import json
 import sys
 from typing import Any
 
-from ..rendering.responses import to_responses
-from ..rendering.streaming import ResponsesStream
+from ..bridges.responses import ResponsesStream, to_responses
 from .errors import CliError
 from .inputs import add_input_options, read_json, read_text, read_token_ids
-from .streams import completion_ids, stream_json_lines
+from .streams import stream_json_lines
 
 __all__ = ["register"]
 
@@ -48,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.stream:
             stream = ResponsesStream(request=request, strict=args.strict)
-            stream_json_lines(stream, completion_ids(args.file, args.tokens))
+            stream_json_lines(stream, args.file, args.tokens)
             response = stream.response()
         else:
             source = read_token_ids(args.file) if args.tokens else read_text(args.file)
