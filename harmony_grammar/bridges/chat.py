@@ -22,7 +22,7 @@ from ..tools.arguments import ToolsArgument
 from .stream import BridgeStream, feed_whole
 from .turn import FUNCTION_CALL, MESSAGE
 
-__all__ = ["ChatCompletionStream", "random_call_id", "to_chat_completion"]
+__all__ = ["ChatCompletionStream", "accumulate", "random_call_id", "to_chat_completion"]
 
 _FIELDS = ("content", "reasoning_content")
 
@@ -178,7 +178,7 @@ def to_chat_completion(
     can follow, an error.
     """
     stream = ChatCompletionStream(tools=tools, strict=strict, id_factory=id_factory)
-    chunks = feed_whole(stream, source)
+    chunks = feed_whole(stream, source, "to_chat_completion()")
     chunks += stream.close(truncated=truncated)
     diagnostics = stream.parse_diagnostics()
     error = next((d for d in diagnostics if d.severity is Severity.ERROR), None)

@@ -294,6 +294,6 @@ def to_responses(
     stream = ResponsesStream(
         request=request, tools=tools, strict=strict, ids=ids, model=model, created_at=created_at
     )
-    feed_whole(stream, source)
+    feed_whole(stream, source, "to_responses()")
     stream.close(truncated=truncated)
     return stream.response()

@@ -23,6 +23,7 @@ from ..format.events import (
     ToolCallDelta,
     ToolCallStart,
 )
+from ..format.lexer import token_sequence
 from ..format.model import Diagnostic, Message
 from ..format.stream import StreamParser
 from ..tools.arguments import ToolsArgument
@@ -137,8 +138,15 @@ class BridgeStream:
         return []
 
 
-def feed_whole(stream: BridgeStream, source: str | Sequence[int]) -> list[dict[str, Any]]:
-    """Feed a whole completion (text or ids) to ``stream``; returns the payloads so far."""
+def feed_whole(
+    stream: BridgeStream, source: str | Sequence[int], caller: str
+) -> list[dict[str, Any]]:
+    """Feed a whole completion (text or ids) to ``stream``; returns the payloads so far.
+
+    A ``source`` that is neither raises ``TypeError`` naming ``caller``, as ``parse`` does.
+    """
     if isinstance(source, str):
         return stream.feed(source)
-    return stream.feed_tokens(source)
+    if isinstance(source, (bytes, bytearray)):
+        raise TypeError(f"{caller} takes str or a sequence of token ids; decode bytes first")
+    return stream.feed_tokens(token_sequence(source, caller))  # type: ignore[arg-type]
