@@ -17,17 +17,17 @@ from typing import Any
 
 from ..format.events import (
     ContentDelta,
+    DiagnosticEvent,
     Event,
     HeaderComplete,
     MessageEnd,
     ToolCallDelta,
-    ToolCallStart,
 )
 from ..format.lexer import token_sequence
 from ..format.model import Diagnostic, Message
 from ..format.stream import StreamParser
 from ..tools.arguments import ToolsArgument
-from .turn import FUNCTION_CALL, finish_reason, item_kind, message_cut, tokens_stripped
+from .turn import FUNCTION_CALL, STRIPPED, finish_reason, item_kind, message_cut
 
 __all__ = ["BridgeStream", "feed_whole"]
 
@@ -46,6 +46,9 @@ class BridgeStream:
         self.ended = False  # the model began a message it should not write: ignore the rest
         self.calls = 0
         self.last_cut: bool | None = None
+        # Whether the stripped-token dialect was read (HG160) before the current event: taken
+        # from the events in order, so the answer never depends on where a chunk ended.
+        self.stripped = False
         self._closing = False
         self._truncated = False
         self._closed = False
@@ -98,22 +101,21 @@ class BridgeStream:
         for event in events:
             if self.ended:
                 break
-            if isinstance(event, HeaderComplete):
+            if isinstance(event, DiagnosticEvent):
+                self.stripped = self.stripped or event.diagnostic.code == STRIPPED
+            elif isinstance(event, HeaderComplete):
                 self.kind = item_kind(event.role, event.recipient, event.channel)
                 if self.kind is None:
                     self.ended = True
                     break
                 out += self._on_header(event)
-            elif isinstance(event, ToolCallStart):
-                if self.kind == FUNCTION_CALL:
-                    out += self._on_call_start(event)
             elif isinstance(event, (ContentDelta, ToolCallDelta)) and event.text:
                 out += self._on_delta(event.text)
             elif isinstance(event, MessageEnd) and self.kind is not None:
                 cut = message_cut(
                     self.kind,
                     event.message,
-                    stripped=tokens_stripped(self.parse_diagnostics()),
+                    stripped=self.stripped,
                     truncated=self._closing and self._truncated,
                 )
                 self.last_cut = cut
@@ -126,9 +128,6 @@ class BridgeStream:
         return []
 
     def _on_header(self, event: HeaderComplete) -> list[dict[str, Any]]:
-        return []
-
-    def _on_call_start(self, event: ToolCallStart) -> list[dict[str, Any]]:
         return []
 
     def _on_delta(self, text: str) -> list[dict[str, Any]]:

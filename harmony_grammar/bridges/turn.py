@@ -20,16 +20,26 @@ have survived). docs/bridges.md records these decisions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from ..format.model import Diagnostic, Message, Role
+from ..format.model import Message, Role
 from ..rendering.chat import FUNCTIONS_PREFIX
 
-__all__ = ["FUNCTION_CALL", "MESSAGE", "REASONING", "finish_reason", "item_kind", "message_cut"]
+__all__ = [
+    "FUNCTION_CALL",
+    "MESSAGE",
+    "REASONING",
+    "STRIPPED",
+    "finish_reason",
+    "item_kind",
+    "message_cut",
+]
 
 FUNCTION_CALL = "function_call"
 REASONING = "reasoning"
 MESSAGE = "message"
+
+#: The code of a header read in the stripped-token dialect: every terminator is gone there,
+#: so a message without one says nothing about a cut.
+STRIPPED = "HG160"
 
 
 def item_kind(role: Role, recipient: str | None, channel: str | None) -> str | None:
@@ -44,12 +54,6 @@ def item_kind(role: Role, recipient: str | None, channel: str | None) -> str | N
     if recipient is not None or channel == "analysis":
         return REASONING
     return MESSAGE
-
-
-def tokens_stripped(diagnostics: Sequence[Diagnostic]) -> bool:
-    """True when the parser read the stripped-token dialect (HG160): every terminator is
-    gone there, so a message without one says nothing about a cut."""
-    return any(d.code == "HG160" for d in diagnostics)
 
 
 def message_cut(kind: str, message: Message, *, stripped: bool, truncated: bool) -> bool:
