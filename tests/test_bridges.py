@@ -41,6 +41,7 @@ WEATHER = {
 STRIPPED_CALL = 'assistantcommentary to=functions.get_weather json{"city":"Paris"}'
 ANALYSIS = "<|channel|>analysis<|message|>Need the weather.<|end|>"
 CALL_HEAD = "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+OTHER_CALL = "<|start|>assistant<|channel|>commentary to=functions.other json<|message|>{}<|call|>"
 
 
 def _ids() -> Any:
@@ -84,15 +85,17 @@ def _whole_responses(source: Any, *, truncated: bool = False, **kw: Any) -> dict
 
 
 def test_lenient_whole_chat_reads_what_the_stream_reads() -> None:
-    # An error the lenient parse cannot repair: the stream reads on past it, and so does the
-    # whole bridge (it used to raise); strict still refuses it.
-    text = "<|channel|>final<|message|>hi<|return|>junk<|end|>"
-    whole = to_chat_completion(text, strict=False, id_factory=_call_ids)
-    assert whole == _chat_stream([text])
-    assert whole["message"]["content"] == "hi" and whole["finish_reason"] == "stop"
-    assert ("HG100", "error") in [(d["code"], d["severity"]) for d in whole["diagnostics"]]
-    with pytest.raises(ChatCompletionError, match="HG101 at line 1, column 40"):
-        to_chat_completion(text, strict=True)
+    # An error the lenient parse cannot repair (a call to a function the request does not
+    # declare): the stream reads on past it, and so does the whole bridge (it used to
+    # raise); strict still refuses it.
+    text = ANALYSIS + OTHER_CALL
+    whole = to_chat_completion(text, tools=[WEATHER], id_factory=_call_ids)
+    assert whole == _chat_stream([text], tools=[WEATHER])
+    assert [c["function"]["name"] for c in whole["message"]["tool_calls"]] == ["other"]
+    assert whole["finish_reason"] == "tool_calls"
+    assert ("HG181", "error") in [(d["code"], d["severity"]) for d in whole["diagnostics"]]
+    with pytest.raises(ChatCompletionError, match="HG181 at line 1"):
+        to_chat_completion(text, tools=[WEATHER], strict=True)
 
 
 def test_streamed_diagnostics_carry_the_text_positions(tmp_path: Path, capsys: Any) -> None:
@@ -104,9 +107,9 @@ def test_streamed_diagnostics_carry_the_text_positions(tmp_path: Path, capsys: A
         'json{"city":"Paris"}\n second line <|end|>',
         encoding="utf-8",
     )
-    assert main(["to-responses", str(path)]) == 1
+    status = main(["to-responses", str(path)])
     whole = json.loads(capsys.readouterr().out)
-    assert main(["to-responses", str(path), "--stream"]) == 1
+    assert main(["to-responses", str(path), "--stream"]) == status
     last = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert last["response"]["diagnostics"] == whole["diagnostics"]
     assert whole["diagnostics"] and all(d["line"] for d in whole["diagnostics"])
@@ -134,14 +137,20 @@ def test_a_stripped_call_is_a_call_in_both_bridges(tmp_path: Path, capsys: Any) 
 
 
 def test_a_failed_response_keeps_the_items_the_stream_carried() -> None:
-    text = "<|message|><|constrain|>"
-    events = _responses_stream([text])
-    whole = _whole_responses(text)
+    text = ANALYSIS + OTHER_CALL
+    events = _responses_stream([text], tools=[WEATHER])
+    whole = _whole_responses(text, tools=[WEATHER])
     assert whole["status"] == "failed" and events[-1]["type"] == "response.failed"
     assert whole == events[-1]["response"]
-    assert [item["type"] for item in whole["output"]] == ["message"]  # it used to be []
+    assert [item["type"] for item in whole["output"]] == ["reasoning", "function_call"]
     added = [e["item"]["id"] for e in events if e["type"] == "response.output_item.added"]
     assert [item["id"] for item in whole["output"]] == added
+    # The input the issue found: a header the parse cannot finish. The stream had sent its
+    # item; the whole response used to say output: [].
+    mangled = "<|message|><|constrain|>"
+    whole = _whole_responses(mangled)
+    assert whole == _responses_stream([mangled])[-1]["response"]
+    assert len(whole["output"]) == 1
 
 
 # -- how the turn ended ----------------------------------------------------------------------
