@@ -334,3 +334,28 @@ def test_whole_equals_streamed_token_ids(
 ) -> None:
     ids = encode_harmony(text)
     _check_whole_equals_streamed(ids, _split(ids, cuts), truncated, tools)
+
+
+def test_the_cli_reads_a_truncated_output_and_fails_on_an_error(
+    tmp_path: Path, capsys: Any
+) -> None:
+    cut = tmp_path / "cut.txt"
+    cut.write_text(ANALYSIS + CALL_HEAD + '<|message|>{"city": "Par', encoding="utf-8")
+    assert main(["to-chat", str(cut), "--truncated"]) == 0
+    response = json.loads(capsys.readouterr().out)
+    assert response["finish_reason"] == "length" and response["message"]["tool_calls"] == []
+    assert main(["to-chat", str(cut), "--stream", "--truncated"]) == 0
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert last["choices"][0]["finish_reason"] == "length"
+    assert main(["to-responses", str(cut), "--stream", "--truncated"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["type"] == "response.incomplete"
+    # Lenient to-chat prints what it read, and an error it could not repair fails it (exit 1,
+    # one line), as --stream and to-responses do.
+    other = tmp_path / "other.txt"
+    other.write_text(ANALYSIS + OTHER_CALL, encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([WEATHER]), encoding="utf-8")
+    for stream in ([], ["--stream"]):
+        assert main(["to-chat", str(other), "--lenient", "--tools", str(tools), *stream]) == 1
+        out, err = capsys.readouterr()
+        assert out and "HG181" in err and err.count("\n") == 1

@@ -21,13 +21,14 @@ and :mod:`harmony_grammar.tools`.
 
 from __future__ import annotations
 
-from .chat import ChatCompletionStream, to_chat_completion
+from .chat import ChatCompletionStream, accumulate, to_chat_completion
 from .responses import ResponsesStream, to_responses
 from .turn import finish_reason, item_kind, message_cut
 
 __all__ = [
     "ChatCompletionStream",
     "ResponsesStream",
+    "accumulate",
     "finish_reason",
     "item_kind",
     "message_cut",

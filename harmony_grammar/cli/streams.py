@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import codecs
 import json
 import sys
@@ -13,7 +14,7 @@ from ..format.tokens import FIRST_SPECIAL_ID, ControlToken
 from ..format.vocabulary import load_encoding, token_bytes_table
 from .inputs import read_text, read_token_ids
 
-__all__ = ["stream_json_lines", "text_pieces"]
+__all__ = ["add_truncated_option", "stream_json_lines", "text_pieces"]
 
 
 class _Stream(Protocol):
@@ -21,7 +22,7 @@ class _Stream(Protocol):
 
     def feed_tokens(self, token_ids: Sequence[int]) -> list[dict[str, Any]]: ...
 
-    def close(self) -> list[dict[str, Any]]: ...
+    def close(self, *, truncated: bool = False) -> list[dict[str, Any]]: ...
 
 
 def text_pieces(text: str) -> Iterator[str]:
@@ -43,10 +44,21 @@ def text_pieces(text: str) -> Iterator[str]:
         yield rest
 
 
-def stream_json_lines(stream: _Stream, path: str, tokens: bool) -> None:
+def add_truncated_option(parser: argparse.ArgumentParser) -> None:
+    """``--truncated``: the saved output stopped at the token limit, not at a stop token."""
+    parser.add_argument(
+        "--truncated",
+        action="store_true",
+        help="the output stopped at the token limit (max_tokens), not at a stop token: the "
+        "turn is cut, a call it ends inside included",
+    )
+
+
+def stream_json_lines(stream: _Stream, path: str, tokens: bool, truncated: bool = False) -> None:
     """Feed the completion at ``path`` to ``stream`` as a serving loop does, printing each
     payload as a line: token ids one at a time (``tokens``), or text one token's worth at a
-    time, so that diagnostics keep the text's character offsets, lines and columns."""
+    time, so that diagnostics keep the text's character offsets, lines and columns; then
+    close it (``truncated``: the output stopped at the token limit)."""
     payloads: Iterator[list[dict[str, Any]]]
     if tokens:
         payloads = (stream.feed_tokens([token_id]) for token_id in read_token_ids(path))
@@ -55,6 +67,6 @@ def stream_json_lines(stream: _Stream, path: str, tokens: bool) -> None:
     for batch in payloads:
         for payload in batch:
             print(json.dumps(payload, ensure_ascii=False))
-    for payload in stream.close():
+    for payload in stream.close(truncated=truncated):
         print(json.dumps(payload, ensure_ascii=False))
     sys.stdout.flush()
