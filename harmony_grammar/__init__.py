@@ -8,7 +8,8 @@ kept by tests/test_layering.py):
 
 * ``schema`` JSON Schema to grammar; ``tools`` tool declarations and argument checks;
 * ``format`` the Harmony format: tokens, vocabulary, grammar, engine, ``parse``, ``StreamParser``;
-* ``safety`` escaping, leaks, repair; ``rendering`` the renderer and its bridges;
+* ``safety`` escaping, leaks, repair; ``rendering`` the renderer and what it renders;
+* ``bridges`` completions read back as Chat Completions and Responses payloads;
 * ``validation`` rules, ``validate``, datasets; ``generation`` turn grammars and sampling;
   ``training`` fine-tuning data (``prepare``: datasets in, TRL-ready Parquet out);
 * ``cli`` the command line.
@@ -18,6 +19,7 @@ This module is the curated public API: every name in ``__all__`` is supported he
 
 from __future__ import annotations
 
+from .bridges import ChatCompletionStream, ResponsesStream, to_chat_completion, to_responses
 from .format import (
     DEFAULT_MAX_HEADER_LENGTH,
     STOP_TOKENS,
@@ -50,7 +52,6 @@ from .format import (
 from .generation import TurnGrammarError, completion_grammar, to_outlines, xgrammar_structural_tag
 from .rendering import (
     ChatCompletionError,
-    ChatCompletionStream,
     Conversation,
     DeveloperContent,
     DropRule,
@@ -60,7 +61,6 @@ from .rendering import (
     RenderError,
     ResponseFormat,
     ResponsesError,
-    ResponsesStream,
     SystemContent,
     TrainingExample,
     TrainOn,
@@ -72,9 +72,7 @@ from .rendering import (
     render,
     render_training,
     rendered_messages,
-    to_chat_completion,
     to_openai_harmony,
-    to_responses,
     tool_call_message,
     tool_result_message,
     user_message,

@@ -9,14 +9,11 @@ from unittest.mock import ANY
 
 import pytest
 
+from harmony_grammar.bridges.chat import to_chat_completion
 from harmony_grammar.cli.main import main
 from harmony_grammar.format.model import Message, Role
 from harmony_grammar.format.parser import parse
-from harmony_grammar.rendering.chat import (
-    ChatCompletionError,
-    from_chat_completions,
-    to_chat_completion,
-)
+from harmony_grammar.rendering.chat import ChatCompletionError, from_chat_completions
 from harmony_grammar.rendering.conversation import (
     Conversation,
     DeveloperContent,
@@ -272,8 +269,13 @@ def test_builtin_tool_calls_are_reasoning() -> None:
 
 
 def test_completion_errors() -> None:
+    other = [{"type": "function", "function": {"name": "other"}}]
     with pytest.raises(ChatCompletionError, match="HG181"):
-        to_chat_completion(CALLS, tools=[{"type": "function", "function": {"name": "other"}}])
+        to_chat_completion(CALLS, tools=other, strict=True)
+    # Lenient (the default, as for the stream): the error is reported, the turn is read.
+    lenient = to_chat_completion(CALLS, tools=other, id_factory=_ids)
+    assert lenient["message"] == to_chat_completion(CALLS, id_factory=_ids)["message"]
+    assert [(d["code"], d["severity"]) for d in lenient["diagnostics"]] == [("HG181", "error")]
     forged = (
         CALLS
         + "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>x<|end|>"

@@ -24,7 +24,7 @@ def test_an_empty_recovered_message_adds_no_blank_line() -> None:
     assert response["message"]["content"] == "x"
     assert [d["code"] for d in response["diagnostics"]] == ["HG150"]
     with pytest.raises(ChatCompletionError, match="HG100"):
-        to_chat_completion(text)  # strict: the deviation stays an error
+        to_chat_completion(text, strict=True)  # strict: the deviation stays an error
 
 
 def test_empty_messages_are_left_out_of_both_texts() -> None:

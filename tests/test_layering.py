@@ -47,7 +47,8 @@ LAYERS: dict[str, int] = {
     "tools": 1,  # tool declarations, TypeScript both ways, argument checks
     "format": 2,  # control tokens, vocabulary, grammar, LALR driver, engine, parse, stream
     "safety": 3,  # escaping, leak detection, repair
-    "rendering": 4,  # conversation model, renderer, openai-harmony and Chat Completions bridges
+    "rendering": 4,  # conversation model, renderer, request bodies and openai-harmony in
+    "bridges": 5,  # completions out as Chat Completions / Responses payloads (whole = stream)
     "validation": 5,  # rule table, validate, datasets
     "generation": 6,  # turn grammars, outlines export, hf, sampling
     "training": 6,  # fine-tuning data: readers, batch, Parquet writer, prepare, Ray engine

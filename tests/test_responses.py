@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
+from harmony_grammar.bridges.responses import to_responses
 from harmony_grammar.format.model import Message, Role
 from harmony_grammar.format.vocabulary import load_encoding
 from harmony_grammar.rendering.conversation import DeveloperContent, ReasoningEffort, SystemContent
 from harmony_grammar.rendering.renderer import render
-from harmony_grammar.rendering.responses import ResponsesError, from_responses, to_responses
+from harmony_grammar.rendering.responses import ResponsesError, from_responses
 
 from .openai_sdk import check_response, check_responses_request
 

@@ -1,35 +1,72 @@
-"""What ``--stream`` shares: a completion as token ids, fed one id at a time, as JSON Lines."""
+"""What ``--stream`` shares: a completion fed as a server streams it, printed as JSON Lines."""
 
 from __future__ import annotations
 
+import argparse
+import codecs
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from ..format.harmony_ids import encode_harmony
+from ..format.tokens import FIRST_SPECIAL_ID, ControlToken
+from ..format.vocabulary import load_encoding, token_bytes_table
 from .inputs import read_text, read_token_ids
 
-__all__ = ["completion_ids", "stream_json_lines"]
+__all__ = ["add_truncated_option", "stream_json_lines", "text_pieces"]
 
 
 class _Stream(Protocol):
+    def feed(self, text: str) -> list[dict[str, Any]]: ...
+
     def feed_tokens(self, token_ids: Sequence[int]) -> list[dict[str, Any]]: ...
 
-    def close(self) -> list[dict[str, Any]]: ...
+    def close(self, *, truncated: bool = False) -> list[dict[str, Any]]: ...
 
 
-def completion_ids(path: str, tokens: bool) -> list[int]:
-    """The completion's o200k_harmony ids: read as ids, or Harmony text encoded (control
-    spellings as their special ids), as a server's sampler would have produced them."""
-    return read_token_ids(path) if tokens else encode_harmony(read_text(path))
+def text_pieces(text: str) -> Iterator[str]:
+    """``text`` cut where a server's detokenizer would send it: at the boundaries of its
+    o200k_harmony tokens (control spellings as their special ids), a UTF-8 sequence split
+    across tokens held until it is whole. The pieces join back to ``text``."""
+    table = token_bytes_table(load_encoding())
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
+    for token_id in encode_harmony(text):
+        control = ControlToken.from_id(token_id) if token_id >= FIRST_SPECIAL_ID else None
+        if control is not None:  # encode_harmony gives no other special id
+            piece = decoder.decode(b"", final=True) + control.value
+        else:
+            piece = decoder.decode(table[token_id])
+        if piece:
+            yield piece
+    rest = decoder.decode(b"", final=True)
+    if rest:
+        yield rest
 
 
-def stream_json_lines(stream: _Stream, ids: Iterable[int]) -> None:
-    """Feed ``ids`` one at a time, as a serving loop does, printing each payload as a line."""
-    for token_id in ids:
-        for payload in stream.feed_tokens([token_id]):
+def add_truncated_option(parser: argparse.ArgumentParser) -> None:
+    """``--truncated``: the saved output stopped at the token limit, not at a stop token."""
+    parser.add_argument(
+        "--truncated",
+        action="store_true",
+        help="the output stopped at the token limit (max_tokens), not at a stop token: the "
+        "turn is cut, a call it ends inside included",
+    )
+
+
+def stream_json_lines(stream: _Stream, path: str, tokens: bool, truncated: bool = False) -> None:
+    """Feed the completion at ``path`` to ``stream`` as a serving loop does, printing each
+    payload as a line: token ids one at a time (``tokens``), or text one token's worth at a
+    time, so that diagnostics keep the text's character offsets, lines and columns; then
+    close it (``truncated``: the output stopped at the token limit)."""
+    payloads: Iterator[list[dict[str, Any]]]
+    if tokens:
+        payloads = (stream.feed_tokens([token_id]) for token_id in read_token_ids(path))
+    else:
+        payloads = (stream.feed(piece) for piece in text_pieces(read_text(path)))
+    for batch in payloads:
+        for payload in batch:
             print(json.dumps(payload, ensure_ascii=False))
-    for payload in stream.close():
+    for payload in stream.close(truncated=truncated):
         print(json.dumps(payload, ensure_ascii=False))
     sys.stdout.flush()

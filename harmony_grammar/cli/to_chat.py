@@ -7,11 +7,11 @@ import json
 import sys
 from typing import Any
 
-from ..rendering.chat import ChatCompletionError, to_chat_completion
-from ..rendering.streaming import ChatCompletionStream
+from ..bridges.chat import ChatCompletionStream, to_chat_completion
+from ..rendering.chat import ChatCompletionError
 from .errors import CliError
 from .inputs import add_input_options, read_text, read_token_ids, read_tools
-from .streams import completion_ids, stream_json_lines
+from .streams import add_truncated_option, stream_json_lines
 
 __all__ = ["register"]
 
@@ -37,6 +37,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="print the chat.completion.chunk objects a server would stream, one per line",
     )
+    add_truncated_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -47,14 +48,30 @@ def run(args: argparse.Namespace) -> int:
         return _stream(args, tools)
     source = read_token_ids(args.file) if args.tokens else read_text(args.file)
     try:
-        response = to_chat_completion(source, tools=tools, strict=not args.lenient)
+        response = to_chat_completion(
+            source, tools=tools, strict=not args.lenient, truncated=args.truncated
+        )
     except ChatCompletionError as exc:
         print(f"harmony-grammar: error: {args.file}: {exc}", file=sys.stderr)
         return 1
     except ValueError as exc:  # a malformed tools list
         raise CliError(f"{args.tools}: {exc}") from None
     print(json.dumps(response, ensure_ascii=False, indent=2))
-    return 0
+    # Lenient: the response is printed, and an error it could not repair still fails the
+    # command, as with --stream.
+    return _errors(args.file, response.get("diagnostics", []))
+
+
+def _errors(path: str, diagnostics: list[dict[str, Any]]) -> int:
+    """1 (and the first error as one line) when ``diagnostics`` hold an error, else 0."""
+    errors = [d for d in diagnostics if d["severity"] == "error"]
+    if not errors:
+        return 0
+    print(
+        f"harmony-grammar: error: {path}: {errors[0]['code']}: {errors[0]['message']}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _stream(args: argparse.Namespace, tools: Any) -> int:
@@ -62,13 +79,5 @@ def _stream(args: argparse.Namespace, tools: Any) -> int:
         stream = ChatCompletionStream(tools=tools, strict=not args.lenient)
     except ValueError as exc:  # a malformed tools list
         raise CliError(f"{args.tools}: {exc}") from None
-    stream_json_lines(stream, completion_ids(args.file, args.tokens))
-    errors = [d for d in stream.diagnostics if d["severity"] == "error"]
-    if errors:
-        first = errors[0]
-        print(
-            f"harmony-grammar: error: {args.file}: {first['code']}: {first['message']}",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    stream_json_lines(stream, args.file, args.tokens, args.truncated)
+    return _errors(args.file, stream.diagnostics)

@@ -7,11 +7,10 @@ import json
 import sys
 from typing import Any
 
-from ..rendering.responses import to_responses
-from ..rendering.streaming import ResponsesStream
+from ..bridges.responses import ResponsesStream, to_responses
 from .errors import CliError
 from .inputs import add_input_options, read_json, read_text, read_token_ids
-from .streams import completion_ids, stream_json_lines
+from .streams import add_truncated_option, stream_json_lines
 
 __all__ = ["register"]
 
@@ -37,6 +36,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--stream", action="store_true", help="print the streaming events, one per line"
     )
+    add_truncated_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -48,11 +48,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.stream:
             stream = ResponsesStream(request=request, strict=args.strict)
-            stream_json_lines(stream, completion_ids(args.file, args.tokens))
+            stream_json_lines(stream, args.file, args.tokens, args.truncated)
             response = stream.response()
         else:
             source = read_token_ids(args.file) if args.tokens else read_text(args.file)
-            response = to_responses(source, request=request, strict=args.strict)
+            response = to_responses(
+                source, request=request, strict=args.strict, truncated=args.truncated
+            )
             print(json.dumps(response, ensure_ascii=False, indent=2))
     except ValueError as exc:  # a malformed tools list in the request
         raise CliError(f"{args.request}: {exc}") from None

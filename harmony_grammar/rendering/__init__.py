@@ -1,14 +1,14 @@
-"""Rendering: the conversation model, the renderer, and bridges to other APIs.
+"""Rendering: the conversation model, the renderer, and what becomes a conversation.
 
 Theory of operation
 -------------------
 :mod:`.conversation` is the model a host feeds gpt-oss (frozen dataclasses named as in
 openai-harmony). :mod:`.renderer` writes it as Harmony text or o200k_harmony token ids,
 byte-exact with openai-harmony, with untrusted text escaped (:mod:`harmony_grammar.safety`).
-The bridges convert to and from other shapes: :mod:`.interop` openai-harmony's own objects,
-:mod:`.chat` Chat Completions requests and responses (parsing completions with the format
-layer's lenient parser), :mod:`.responses` Responses API requests and response objects, and
-:mod:`.streaming` both as a stream (chunks and events over the streaming parser).
+Other shapes become conversations here: :mod:`.interop` openai-harmony's own objects (both
+ways), :mod:`.chat` Chat Completions request bodies and :mod:`.responses` Responses API
+request bodies (:mod:`.requests` what those two share). Reading the model's completion back
+into those APIs' payloads is :mod:`harmony_grammar.bridges`.
 :mod:`.training` renders fine-tuning examples: the ids with the mask of what the model
 samples; :mod:`.importers` reads chat datasets into conversations.
 
@@ -18,7 +18,7 @@ Imports: this package may use :mod:`harmony_grammar.safety`, :mod:`harmony_gramm
 
 from __future__ import annotations
 
-from .chat import ChatCompletionError, from_chat_completions, to_chat_completion
+from .chat import ChatCompletionError, from_chat_completions
 from .conversation import (
     Conversation,
     DeveloperContent,
@@ -33,13 +33,11 @@ from .conversation import (
 from .importers import ImportResult, import_record
 from .interop import from_openai_harmony, to_openai_harmony
 from .renderer import DropRule, RenderError, render, rendered_messages
-from .responses import ResponsesError, from_responses, to_responses
-from .streaming import ChatCompletionStream, ResponsesStream
+from .responses import ResponsesError, from_responses
 from .training import DropScope, TrainingExample, TrainOn, render_training
 
 __all__ = [
     "ChatCompletionError",
-    "ChatCompletionStream",
     "Conversation",
     "DeveloperContent",
     "DropRule",
@@ -49,7 +47,6 @@ __all__ = [
     "RenderError",
     "ResponseFormat",
     "ResponsesError",
-    "ResponsesStream",
     "SystemContent",
     "TrainOn",
     "TrainingExample",
@@ -61,9 +58,7 @@ __all__ = [
     "render",
     "render_training",
     "rendered_messages",
-    "to_chat_completion",
     "to_openai_harmony",
-    "to_responses",
     "tool_call_message",
     "tool_result_message",
     "user_message",

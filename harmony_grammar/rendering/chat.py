@@ -1,24 +1,22 @@
-"""The Chat Completions bridge: OpenAI request bodies in, Chat Completions messages out.
+"""Chat Completions requests in: a request body as the conversation to render.
 
 This is the mapping vLLM, SGLang and Ollama expose for gpt-oss (harmony-format.md §4):
+:func:`from_chat_completions` turns a request body (``messages``, ``tools``, ``tool_choice``,
+``reasoning_effort``) into a :class:`Conversation` to render. The way back, the model's
+completion as a Chat Completions response, is reading, not rendering:
+:mod:`harmony_grammar.bridges.chat`.
 
-* :func:`from_chat_completions` turns a request body (``messages``, ``tools``,
-  ``tool_choice``, ``reasoning_effort``) into a :class:`Conversation` to render;
-* :func:`to_chat_completion` turns the model's completion (text or ids after
-  ``<|start|>assistant``) into ``{"message": {...}, "finish_reason": ...}``.
-
-Tool-call arguments are strings passed through verbatim in both directions: never parsed and
-re-serialised, never double-encoded. docs/rendering.md records the decisions the Chat
-Completions format leaves open.
+Tool-call arguments are strings passed through verbatim: never parsed and re-serialised,
+never double-encoded. docs/rendering.md records the decisions the Chat Completions format
+leaves open.
 """
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from ..format.model import Diagnostic, Message, Role, Severity
+from ..format.model import Message
 from ..tools.spec import ToolSpec
 from .conversation import (
     Conversation,
@@ -31,15 +29,9 @@ from .conversation import (
 )
 from .requests import chosen_tools, head_items, tool_specs, with_reasoning_effort
 
-__all__ = [
-    "ChatCompletionError",
-    "finish_reason",
-    "from_chat_completions",
-    "random_call_id",
-    "to_chat_completion",
-    "tokens_stripped",
-]
+__all__ = ["FUNCTIONS_PREFIX", "ChatCompletionError", "from_chat_completions"]
 
+#: The namespace of function tools, in recipients (``functions.get_weather``) and authors.
 FUNCTIONS_PREFIX = "functions."
 
 
@@ -198,116 +190,3 @@ def from_chat_completions(
         else:
             raise ChatCompletionError(f"role {role!r} is not supported", path)
     return Conversation((*head_items(system_content, instructions, tools), *body))
-
-
-# -- completion -> response message ------------------------------------------------------
-
-
-def random_call_id(index: int) -> str:
-    """A fresh call id in OpenAI's shape (``call_`` and 24 hex digits); ``index`` is unused."""
-    return f"call_{secrets.token_hex(12)}"
-
-
-def _first_error(diagnostics: Sequence[Diagnostic]) -> Diagnostic | None:
-    return next((d for d in diagnostics if d.severity is Severity.ERROR), None)
-
-
-def tokens_stripped(diagnostics: Sequence[Diagnostic]) -> bool:
-    """True when the parser read the stripped-token dialect (HG160).
-
-    There every terminator is gone, so a message without one says nothing about a cut.
-    """
-    return any(d.code == "HG160" for d in diagnostics)
-
-
-def finish_reason(last: Message | None, calls: int, stripped: bool) -> str:
-    """``tool_calls``, ``length`` or ``stop`` for a completion's last message and its calls."""
-    if calls:
-        # A recovered call is one the host must run, whether or not its <|call|> survived.
-        return "tool_calls"
-    if last is None or (last.terminator is None and not stripped):
-        return "length"  # the output stopped before any stop token: it was cut off
-    return "stop"
-
-
-def _joined(texts: list[str]) -> str | None:
-    """Non-empty texts joined by a newline; None when there are none.
-
-    An empty message (a recovered header with no body) adds nothing, not a blank line.
-    """
-    kept = [text for text in texts if text]
-    return "\n".join(kept) if kept else None
-
-
-def to_chat_completion(
-    source: str | Sequence[int],
-    *,
-    tools: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
-    strict: bool = True,
-    id_factory: Callable[[int], str] | None = None,
-) -> dict[str, Any]:
-    """The Chat Completions response for a completion (text or ids after ``<|start|>assistant``).
-
-    Returns ``{"message": {"role", "content", "reasoning_content", "tool_calls"},
-    "finish_reason"}``. Analysis and built-in tool calls go to ``reasoning_content``; final
-    answers and commentary preambles to ``content`` (the non-empty ones joined by a newline;
-    None when there are none); each ``functions.*`` call to ``tool_calls`` with its arguments
-    verbatim and an id from ``id_factory(index)`` (default ``call_`` + 24 random hex digits).
-    ``finish_reason`` is ``tool_calls`` when a call was made (also one whose ``<|call|>`` was
-    lost), ``stop`` after ``<|return|>`` or ``<|end|>`` (or when the stop tokens were stripped),
-    and ``length`` when the output stops without a stop token.
-
-    ``strict=False`` reads the output with the lenient parser's repairs (the same recovery as
-    ``parse(..., strict=False)``); the warnings it reports are returned under ``"diagnostics"``
-    (``Diagnostic.to_dict()`` each), a key present only when there are any. A tool's result
-    the model wrote itself ends the turn before it.
-
-    ``tools`` (the request's) makes a call to an undeclared function, or arguments no valid
-    document can follow, an error. Raises :class:`ChatCompletionError` for the first error
-    the parser reports.
-    """
-    from ..format.parser import parse
-
-    result = parse(source, start="completion", role=Role.ASSISTANT, strict=strict, tools=tools)
-    error = _first_error(result.diagnostics)
-    if error is not None:
-        where = (
-            f"line {error.line}, column {error.column}" if error.line else f"token {error.start}"
-        )
-        raise ChatCompletionError(f"{error.code} at {where}: {error.message}")
-    make_id = id_factory or random_call_id
-    reasoning: list[str] = []
-    content: list[str] = []
-    calls: list[dict[str, Any]] = []
-    last: Message | None = None
-    for message in result.messages:
-        if message.role is not Role.ASSISTANT:
-            break  # a tool result the model wrote itself: the turn ends before it
-        last = message
-        if message.recipient is not None and message.recipient.startswith(FUNCTIONS_PREFIX):
-            calls.append(
-                {
-                    "id": make_id(len(calls)),
-                    "type": "function",
-                    "function": {
-                        "name": message.recipient[len(FUNCTIONS_PREFIX) :],
-                        "arguments": message.content,
-                    },
-                }
-            )
-        elif message.recipient is not None or message.channel == "analysis":
-            reasoning.append(message.content)
-        else:
-            content.append(message.content)
-    response: dict[str, Any] = {
-        "message": {
-            "role": "assistant",
-            "content": _joined(content),
-            "reasoning_content": _joined(reasoning),
-            "tool_calls": calls,
-        },
-        "finish_reason": finish_reason(last, len(calls), tokens_stripped(result.diagnostics)),
-    }
-    if result.diagnostics:
-        response["diagnostics"] = [d.to_dict() for d in result.diagnostics]
-    return response

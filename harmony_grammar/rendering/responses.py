@@ -1,28 +1,18 @@
-"""The Responses API bridge: request bodies in, response objects out.
+"""Responses API requests in: a request body as the conversation to render.
 
 gpt-oss's primary API is OpenAI's Responses API (vLLM serves ``/v1/responses`` for it):
-
-* :func:`from_responses` turns a request body (``instructions``, ``input`` items, ``tools``,
-  ``tool_choice``, ``text.format``, ``reasoning.effort``) into a :class:`Conversation`;
-* :func:`to_responses` turns the model's completion (text or ids after
-  ``<|start|>assistant``) into a response object: ``reasoning``, ``function_call`` and
-  ``message`` output items, ``status`` and ``incomplete_details``.
-
-The item-building pieces (:func:`item_kind`, :func:`new_item`, :func:`response_object`) are
-shared with :mod:`.streaming`, so a streamed response ends in the same object as the whole
-one. Tool-call arguments are strings passed through verbatim in both directions. The shapes
-are the ``openai`` SDK's (``openai.types.responses``); tests validate every payload with them.
+:func:`from_responses` turns a request body (``instructions``, ``input`` items, ``tools``,
+``tool_choice``, ``text.format``, ``reasoning.effort``) into a :class:`Conversation`. The way
+back, the model's completion as a response object or its events, is reading, not
+rendering: :mod:`harmony_grammar.bridges.responses`. Tool-call arguments are strings passed
+through verbatim.
 """
 
 from __future__ import annotations
 
-import secrets
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from ..format.model import Diagnostic, Message, Role, Severity
-from ..tools.arguments import ToolsArgument
 from ..tools.spec import ToolSpec
 from .chat import FUNCTIONS_PREFIX, ChatCompletionError
 from .conversation import (
@@ -37,23 +27,7 @@ from .conversation import (
 )
 from .requests import chosen_tools, head_items, tool_specs, with_reasoning_effort
 
-__all__ = [
-    "IdFactory",
-    "ResponsesError",
-    "append_text",
-    "end_item",
-    "from_responses",
-    "item_kind",
-    "new_item",
-    "output_items",
-    "random_id",
-    "request_tools",
-    "response_object",
-    "to_responses",
-]
-
-#: Makes an id from its kind's prefix (``resp``, ``rs``, ``msg``, ``fc``, ``call``).
-IdFactory = Callable[[str], str]
+__all__ = ["ResponsesError", "from_responses"]
 
 
 class ResponsesError(ChatCompletionError):
@@ -209,193 +183,3 @@ def from_responses(
     formats = _response_formats(request)
     head = head_items(_system(request, system or SystemContent()), instructions, tools, formats)
     return Conversation((*head, *body))
-
-
-# -- completion -> response object -------------------------------------------------------
-
-
-def request_tools(request: Mapping[str, Any] | None) -> list[Mapping[str, Any]] | None:
-    """The request's function tools (the ones whose calls can be checked), or None."""
-    tools = (request or {}).get("tools")
-    if not isinstance(tools, list):
-        return None
-    functions = [t for t in tools if isinstance(t, Mapping) and t.get("type") == "function"]
-    return functions or None
-
-
-def random_id(prefix: str) -> str:
-    """``{prefix}_`` and 32 random hex digits, the shape of OpenAI's ids."""
-    return f"{prefix}_{secrets.token_hex(16)}"
-
-
-def item_kind(role: Role, recipient: str | None, channel: str | None) -> str | None:
-    """The output item a message becomes: ``function_call`` (a ``functions.*`` call),
-    ``reasoning`` (analysis, or a built-in tool's call), ``message`` (a final answer or a
-    preamble), or None for a message the model should not have written (a tool's result):
-    the turn ends before it."""
-    if role is not Role.ASSISTANT:
-        return None
-    if recipient is not None and recipient.startswith(FUNCTIONS_PREFIX):
-        return "function_call"
-    if recipient is not None or channel == "analysis":
-        return "reasoning"
-    return "message"
-
-
-def new_item(
-    kind: str, ids: IdFactory, *, recipient: str | None, channel: str | None
-) -> dict[str, Any]:
-    """An empty, in-progress output item of ``kind`` (see :func:`item_kind`)."""
-    if kind == "function_call":
-        return {
-            "type": "function_call",
-            "id": ids("fc"),
-            "call_id": ids("call"),
-            "name": (recipient or "")[len(FUNCTIONS_PREFIX) :],
-            "arguments": "",
-            "status": "in_progress",
-        }
-    if kind == "reasoning":
-        return {
-            "type": "reasoning",
-            "id": ids("rs"),
-            "summary": [],
-            "content": [{"type": "reasoning_text", "text": ""}],
-            "status": "in_progress",
-        }
-    return {
-        "type": "message",
-        "id": ids("msg"),
-        "role": "assistant",
-        "status": "in_progress",
-        "content": [{"type": "output_text", "text": "", "annotations": []}],
-        "phase": "commentary" if channel == "commentary" else "final_answer",
-    }
-
-
-def append_text(item: dict[str, Any], text: str) -> None:
-    """Add a piece of content to an item: arguments, reasoning text or output text."""
-    if item["type"] == "function_call":
-        item["arguments"] += text
-    else:
-        item["content"][0]["text"] += text
-
-
-def end_item(item: dict[str, Any], message: Message) -> bool:
-    """Set the status of ``message``'s item: ``incomplete`` when the message was cut before its
-    stop token, else ``completed``. Returns whether it was cut (the turn's last one decides)."""
-    cut = message.terminator is None
-    item["status"] = "incomplete" if cut else "completed"
-    return cut
-
-
-def response_object(
-    response_id: str,
-    items: Sequence[dict[str, Any]],
-    diagnostics: Sequence[Diagnostic],
-    *,
-    cut: bool,
-    finished: bool = True,
-    request: Mapping[str, Any] | None = None,
-    model: str = "gpt-oss",
-    created_at: float | None = None,
-) -> dict[str, Any]:
-    """The response object around ``items``.
-
-    ``status`` is ``failed`` when a diagnostic is an error (``error`` says which),
-    ``incomplete`` (``incomplete_details.reason`` ``max_output_tokens``) when the turn was
-    ``cut`` before a stop token, else ``completed``; ``in_progress`` while not ``finished``.
-    The request's ``instructions``, ``tools``, ``tool_choice``, ``text`` and ``reasoning``
-    are echoed, as OpenAI does. ``diagnostics`` (our addition) lists what the lenient parse
-    repaired or found.
-    """
-    request = request or {}
-    error = next((d for d in diagnostics if d.severity is Severity.ERROR), None)
-    if not finished:
-        status = "in_progress"
-    elif error is not None:
-        status = "failed"
-    else:
-        status = "incomplete" if cut else "completed"
-    response: dict[str, Any] = {
-        "id": response_id,
-        "object": "response",
-        "created_at": created_at if created_at is not None else time.time(),
-        "model": request.get("model", model),
-        "status": status,
-        "output": [dict(item) for item in items],
-        "error": (
-            {"code": "server_error", "message": f"{error.code}: {error.message}"}
-            if status == "failed" and error is not None
-            else None
-        ),
-        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
-        "instructions": request.get("instructions"),
-        "tools": list(request.get("tools") or []),
-        "tool_choice": request.get("tool_choice", "auto"),
-        "parallel_tool_calls": bool(request.get("parallel_tool_calls", False)),
-        "diagnostics": [d.to_dict() for d in diagnostics],
-    }
-    for key in ("text", "reasoning"):
-        if key in request:
-            response[key] = request[key]
-    return response
-
-
-def to_responses(
-    source: str | Sequence[int],
-    *,
-    request: Mapping[str, Any] | None = None,
-    tools: ToolsArgument = None,
-    strict: bool = False,
-    ids: IdFactory | None = None,
-    model: str = "gpt-oss",
-    created_at: float | None = None,
-) -> dict[str, Any]:
-    """The Responses API response object for a completion (text or ids after
-    ``<|start|>assistant``).
-
-    Each assistant message becomes an output item, in order: analysis (and built-in tool
-    calls) a ``reasoning`` item with its text, a ``functions.*`` call a ``function_call``
-    with ``call_id``, ``name`` and ``arguments`` verbatim, a final answer or preamble a
-    ``message`` with one ``output_text`` (``phase`` ``final_answer`` or ``commentary``). The
-    turn ends at a message the model should not write (a tool's result). A turn cut before
-    its stop token is ``incomplete``, its last item too.
-
-    The parse is lenient (``strict=False``): the usual model deviations are repaired, and
-    every diagnostic is listed under ``diagnostics``; an error that cannot be repaired makes
-    the status ``failed``. ``tools`` (default: the ``request``'s) checks each call's
-    arguments. ``ids(prefix)`` makes the ids (default: random). Never raises on bad output.
-    """
-    from ..format.parser import parse
-
-    if tools is None:
-        tools = request_tools(request)
-    result = parse(source, start="completion", role=Role.ASSISTANT, strict=strict, tools=tools)
-    make_id = ids or random_id
-    response_id = make_id("resp")
-    items, cut = output_items(result.messages, make_id)
-    return response_object(
-        response_id,
-        items,
-        result.diagnostics,
-        cut=cut,
-        request=request,
-        model=model,
-        created_at=created_at,
-    )
-
-
-def output_items(messages: Sequence[Message], ids: IdFactory) -> tuple[list[dict[str, Any]], bool]:
-    """The output items of a turn's messages, and whether the turn was cut."""
-    items: list[dict[str, Any]] = []
-    cut = True  # no message at all: the output stopped before anything was written
-    for message in messages:
-        kind = item_kind(message.role, message.recipient, message.channel)
-        if kind is None:
-            break
-        item = new_item(kind, ids, recipient=message.recipient, channel=message.channel)
-        append_text(item, message.content)
-        cut = end_item(item, message)
-        items.append(item)
-    return items, cut

@@ -1,0 +1,193 @@
+"""Chat Completions out: a completion as ``chat.completion.chunk`` s, or as one message.
+
+:class:`ChatCompletionStream` turns a streamed completion into chunks;
+:func:`to_chat_completion` is that stream fed the whole completion and closed, with the
+chunks accumulated as a client library does, so the whole message always equals what the
+stream sent (harmony-format.md §4 for the mapping). The request side (a Chat Completions
+request body to a conversation) is rendering's:
+:func:`~harmony_grammar.rendering.chat.from_chat_completions`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..format.events import HeaderComplete
+from ..format.model import Message, Severity
+from ..rendering.chat import FUNCTIONS_PREFIX, ChatCompletionError
+from ..tools.arguments import ToolsArgument
+from .stream import BridgeStream, feed_whole
+from .turn import FUNCTION_CALL, MESSAGE
+
+__all__ = ["ChatCompletionStream", "accumulate", "random_call_id", "to_chat_completion"]
+
+_FIELDS = ("content", "reasoning_content")
+
+
+def random_call_id(index: int) -> str:
+    """A fresh call id in OpenAI's shape (``call_`` and 24 hex digits); ``index`` is unused."""
+    return f"call_{secrets.token_hex(12)}"
+
+
+class ChatCompletionStream(BridgeStream):
+    """Chat Completions chunks (``chat.completion.chunk``) for a streamed completion.
+
+    The first chunk says ``role: assistant``; analysis (and built-in tool calls) stream as
+    ``delta.reasoning_content``, final answers and preambles as ``delta.content`` (a later
+    message of either opens with ``"\\n"``: the non-empty texts are joined by a newline, and
+    an empty message adds nothing). A ``functions.*`` call is sent in one chunk once its
+    message has ended, ``delta.tool_calls[i]`` with its id, name and whole ``arguments``
+    (verbatim): a call the output was cut inside (``close(truncated=True)``) is never sent,
+    so a client never holds half a call. :meth:`close` sends ``finish_reason``
+    (``tool_calls``, ``stop`` or ``length``, :func:`~.turn.finish_reason`). The parse is
+    lenient unless ``strict``; :attr:`diagnostics` lists what it found. ``id_factory(index)``
+    makes the call ids (default ``call_`` + 24 random hex digits).
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: ToolsArgument = None,
+        strict: bool = False,
+        model: str = "gpt-oss",
+        completion_id: str | None = None,
+        created: int | None = None,
+        id_factory: Callable[[int], str] | None = None,
+    ) -> None:
+        super().__init__(tools, strict)
+        self._base = {
+            "id": completion_id or f"chatcmpl-{secrets.token_hex(12)}",
+            "object": "chat.completion.chunk",
+            "created": created if created is not None else int(time.time()),
+            "model": model,
+        }
+        self._make_id = id_factory or random_call_id
+        self._opened = False
+        # Whether each field has text yet, and whether the current message has written any:
+        # a message's first non-empty delta carries the "\n" separator, an empty one adds
+        # nothing.
+        self._has_text = dict.fromkeys(_FIELDS, False)
+        self._message_started = False
+
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+        return {**self._base, "choices": [choice]}
+
+    def _on_open(self) -> list[dict[str, Any]]:
+        if self._opened:
+            return []
+        self._opened = True
+        return [self._chunk({"role": "assistant"})]
+
+    def _on_header(self, event: HeaderComplete) -> list[dict[str, Any]]:
+        self._message_started = False
+        return []  # text opens at its first non-empty delta; a call when its message ends
+
+    def _on_delta(self, text: str) -> list[dict[str, Any]]:
+        if self.kind == FUNCTION_CALL:
+            return []  # sent whole when the message ends
+        field = "content" if self.kind == MESSAGE else "reasoning_content"
+        if not self._message_started:
+            self._message_started = True
+            text = ("\n" if self._has_text[field] else "") + text
+            self._has_text[field] = True
+        return [self._chunk({field: text})]
+
+    def _on_message_end(self, message: Message, cut: bool) -> list[dict[str, Any]]:
+        if self.kind != FUNCTION_CALL or cut:
+            return []
+        index = self.calls - 1
+        call = {
+            "index": index,
+            "id": self._make_id(index),
+            "type": "function",
+            "function": {
+                "name": (message.recipient or "")[len(FUNCTIONS_PREFIX) :],
+                "arguments": message.content,
+            },
+        }
+        return [self._chunk({"tool_calls": [call]})]
+
+    def close(self, *, truncated: bool = False) -> list[dict[str, Any]]:
+        """End of output: the remaining chunks, then the one with ``finish_reason``.
+
+        ``truncated=True`` says generation stopped at the token limit (``max_tokens``), not
+        at a stop token: the finish reason is ``length`` and a call the output ends inside is
+        dropped (the diagnostics still report it: HG153).
+        """
+        if self.closed:
+            return []
+        out = self._end(truncated)
+        return [*out, self._chunk({}, self.finish)]
+
+    @property
+    def diagnostics(self) -> list[dict[str, Any]]:
+        """What the parse found or repaired so far, JSON-ready."""
+        return [d.to_dict() for d in self.parse_diagnostics()]
+
+
+def accumulate(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The ``{"message", "finish_reason"}`` that ``chunks`` add up to, as a client library
+    accumulates them (texts concatenated, each call's fields merged by index)."""
+    message: dict[str, Any] = {"role": "assistant", "content": None, "reasoning_content": None}
+    calls: list[dict[str, Any]] = []
+    finish = None
+    for chunk in chunks:
+        choice = chunk["choices"][0]
+        delta = choice["delta"]
+        for field in _FIELDS:
+            if field in delta:
+                message[field] = (message[field] or "") + delta[field]
+        for call in delta.get("tool_calls", ()):
+            if call["index"] == len(calls):
+                calls.append({k: v for k, v in call.items() if k != "index"})
+                calls[-1]["function"] = dict(call["function"])
+            else:
+                calls[call["index"]]["function"]["arguments"] += call["function"]["arguments"]
+        finish = choice["finish_reason"] or finish
+    return {"message": {**message, "tool_calls": calls}, "finish_reason": finish}
+
+
+def to_chat_completion(
+    source: str | Sequence[int],
+    *,
+    tools: ToolsArgument = None,
+    strict: bool = False,
+    id_factory: Callable[[int], str] | None = None,
+    truncated: bool = False,
+) -> dict[str, Any]:
+    """The Chat Completions response for a completion (text or ids after ``<|start|>assistant``).
+
+    Returns ``{"message": {"role", "content", "reasoning_content", "tool_calls"},
+    "finish_reason"}``: exactly what :class:`ChatCompletionStream` streams for the same
+    output (it is that stream fed everything and closed, the chunks accumulated), with the
+    same arguments and defaults. ``content`` and ``reasoning_content`` are None when empty;
+    ``tool_calls`` is always a list. ``finish_reason`` is ``tool_calls`` when a call was made
+    (also one whose ``<|call|>`` was dropped), ``stop`` after ``<|return|>`` or ``<|end|>``
+    (or when the stop tokens were stripped), ``length`` when the output ends inside a message
+    or ``truncated`` says it stopped at the token limit.
+
+    The parse is lenient (the usual model deviations repaired) unless ``strict``; the
+    diagnostics are returned under ``"diagnostics"`` (``Diagnostic.to_dict()`` each), a key
+    present only when there are any. A lenient read never raises on bad output. ``strict=True``
+    raises :class:`ChatCompletionError` for the first error the parser reports. ``tools``
+    (the request's) makes a call to an undeclared function, or arguments no valid document
+    can follow, an error.
+    """
+    stream = ChatCompletionStream(tools=tools, strict=strict, id_factory=id_factory)
+    chunks = feed_whole(stream, source, "to_chat_completion()")
+    chunks += stream.close(truncated=truncated)
+    diagnostics = stream.parse_diagnostics()
+    error = next((d for d in diagnostics if d.severity is Severity.ERROR), None)
+    if strict and error is not None:
+        where = (
+            f"line {error.line}, column {error.column}" if error.line else f"token {error.start}"
+        )
+        raise ChatCompletionError(f"{error.code} at {where}: {error.message}")
+    response = accumulate(chunks)
+    if diagnostics:
+        response["diagnostics"] = [d.to_dict() for d in diagnostics]
+    return response
