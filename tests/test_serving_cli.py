@@ -71,7 +71,9 @@ def test_to_responses_stream_prints_events(tmp_path: Path, capsys: Any) -> None:
 
 
 def test_to_responses_exit_status(tmp_path: Path, capsys: Any) -> None:
-    broken = _write(tmp_path, "broken.harmony", "<|message|><|message|>")
+    # A call written in text that no reading can make a call (HG162) fails the response:
+    # every envelope deviation is repaired, this is not.
+    broken = _write(tmp_path, "broken.harmony", 'Sure. to=functions.f json{"a":1}')
     assert main(["to-responses", broken]) == 1
     assert capsys.readouterr().err.startswith("harmony-grammar: error:")
     assert main(["to-responses", broken, "--request", str(tmp_path / "missing.json")]) == 2

@@ -44,7 +44,9 @@ class ChatCompletionStream(BridgeStream):
     so a client never holds half a call. :meth:`close` sends ``finish_reason``
     (``tool_calls``, ``stop`` or ``length``, :func:`~.turn.finish_reason`). The parse is
     lenient unless ``strict``; :attr:`diagnostics` lists what it found. ``id_factory(index)``
-    makes the call ids (default ``call_`` + 24 random hex digits).
+    makes the call ids (default ``call_`` + 24 random hex digits). ``stripped_dialect`` is
+    as for :func:`~harmony_grammar.parse`: token ids are read as the stripped dialect only
+    when it is True (ids that went through a detokenizer and back).
     """
 
     def __init__(
@@ -56,8 +58,9 @@ class ChatCompletionStream(BridgeStream):
         completion_id: str | None = None,
         created: int | None = None,
         id_factory: Callable[[int], str] | None = None,
+        stripped_dialect: bool | None = None,
     ) -> None:
-        super().__init__(tools, strict)
+        super().__init__(tools, strict, stripped_dialect)
         self._base = {
             "id": completion_id or f"chatcmpl-{secrets.token_hex(12)}",
             "object": "chat.completion.chunk",
@@ -158,6 +161,7 @@ def to_chat_completion(
     strict: bool = False,
     id_factory: Callable[[int], str] | None = None,
     truncated: bool = False,
+    stripped_dialect: bool | None = None,
 ) -> dict[str, Any]:
     """The Chat Completions response for a completion (text or ids after ``<|start|>assistant``).
 
@@ -177,7 +181,9 @@ def to_chat_completion(
     (the request's) makes a call to an undeclared function, or arguments no valid document
     can follow, an error.
     """
-    stream = ChatCompletionStream(tools=tools, strict=strict, id_factory=id_factory)
+    stream = ChatCompletionStream(
+        tools=tools, strict=strict, id_factory=id_factory, stripped_dialect=stripped_dialect
+    )
     chunks = feed_whole(stream, source, "to_chat_completion()")
     chunks += stream.close(truncated=truncated)
     diagnostics = stream.parse_diagnostics()

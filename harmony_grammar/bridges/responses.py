@@ -168,8 +168,10 @@ class ResponsesStream(BridgeStream):
         ids: IdFactory | None = None,
         model: str = "gpt-oss",
         created_at: float | None = None,
+        stripped_dialect: bool | None = None,
     ) -> None:
-        super().__init__(request_tools(request) if tools is None else tools, strict)
+        tools = request_tools(request) if tools is None else tools
+        super().__init__(tools, strict, stripped_dialect)
         self._ids = ids or random_id
         self._request = request
         self._model = model
@@ -285,6 +287,7 @@ def to_responses(
     model: str = "gpt-oss",
     created_at: float | None = None,
     truncated: bool = False,
+    stripped_dialect: bool | None = None,
 ) -> dict[str, Any]:
     """The Responses API response object for a completion (text or ids after
     ``<|start|>assistant``): the object :class:`ResponsesStream`'s last event carries for the
@@ -303,10 +306,17 @@ def to_responses(
     The parse is lenient unless ``strict``: the usual model deviations are repaired, and
     every diagnostic is listed under ``diagnostics``; an error that cannot be repaired makes
     the status ``failed`` (with every item read). ``tools`` (default: the ``request``'s)
-    checks each call's arguments. Never raises on bad output.
+    checks each call's arguments. Never raises on bad output. ``stripped_dialect`` is as
+    for :func:`~harmony_grammar.parse` (token ids are authoritative unless it is True).
     """
     stream = ResponsesStream(
-        request=request, tools=tools, strict=strict, ids=ids, model=model, created_at=created_at
+        request=request,
+        tools=tools,
+        strict=strict,
+        ids=ids,
+        model=model,
+        created_at=created_at,
+        stripped_dialect=stripped_dialect,
     )
     feed_whole(stream, source, "to_responses()")
     stream.close(truncated=truncated)

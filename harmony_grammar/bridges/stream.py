@@ -40,8 +40,14 @@ class BridgeStream:
     :attr:`last_cut` (whether the turn's last message was cut; None before any).
     """
 
-    def __init__(self, tools: ToolsArgument, strict: bool) -> None:
-        self.parser = StreamParser(start="completion", strict=strict, tools=tools)
+    def __init__(
+        self, tools: ToolsArgument, strict: bool, stripped_dialect: bool | None = None
+    ) -> None:
+        # Token ids are authoritative unless the caller opts in (docs/parser.md): ordinary
+        # ids that spell a stripped call stay content, so a tool result cannot make a call.
+        self.parser = StreamParser(
+            start="completion", strict=strict, tools=tools, stripped_dialect=stripped_dialect
+        )
         self.kind: str | None = None  # the current message's kind
         self.ended = False  # the model began a message it should not write: ignore the rest
         self.calls = 0
