@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "format": 2,  # control tokens, vocabulary, grammar, LALR driver, engine, parse, stream
     "safety": 3,  # escaping, leak detection, repair
     "rendering": 4,  # conversation model, renderer, openai-harmony and Chat Completions bridges
+    "dialect": 4,  # the in-band dialect: format guide and catalogue, agent-side event view
     "validation": 5,  # rule table, validate, datasets
     "generation": 6,  # turn grammars, outlines export, hf, sampling
     "training": 6,  # fine-tuning data: readers, batch, Parquet writer, prepare, Ray engine
