@@ -411,3 +411,12 @@ def test_cli_reads_save_to_disk_and_reports_bad_columns(tmp_path, capsys):
     assert status == 2 and "no column 'nope'" in err and len(err.splitlines()) == 1
     assert main(["audit-masks", os.fspath(tmp_path / "missing.parquet")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_trailing_generation_prompt_is_header(encode):
+    ids, mask = _render(TOOL_LOOP[:4])
+    plain = audit_record(ids, mask)
+    prompt = encode("<|start|>assistant")
+    audit = audit_record(ids + prompt, mask + [0, 0])
+    assert audit.findings == () and audit.error is None
+    assert audit.segments["header"][0] == plain.segments["header"][0] + 2

@@ -26,6 +26,7 @@ class AuditSummary:
 
     records: int = 0
     audited: int = 0
+    clean: int = 0  # records without a finding
     differing: int = 0
     segments: dict[str, list[int]] = field(
         default_factory=lambda: {name: [0, 0, 0] for name in SEGMENTS}
@@ -46,6 +47,7 @@ class AuditSummary:
                         total[k] += counts[k]
             self.differing += results["differing"][i]
             self.findings.update(codes)
+            self.clean += not codes
             if codes and len(self.samples) < SAMPLE_SIZE:
                 self.samples.append(
                     {

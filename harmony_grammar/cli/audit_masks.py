@@ -36,6 +36,9 @@ from .errors import CliError
 
 __all__ = ["register"]
 
+#: Records with findings listed by the text output (--output and --report have more).
+_SHOWN = 10
+
 
 def register(subparsers: Any) -> None:
     """Add the ``audit-masks`` subcommand."""
@@ -137,12 +140,16 @@ def _print_text(summary: AuditSummary) -> None:
     for name, s in data["segments"].items():
         off = s["trained"] - s["expected"]
         shown = f"{off:+,}" if off else ""
-        write(f"{name:<12}{s['tokens']:>10,}{s['trained']:>10,}{s['expected']:>10,}  {shown}\n")
+        line = f"{name:<12}{s['tokens']:>10,}{s['trained']:>10,}{s['expected']:>10,}  {shown}"
+        write(line.rstrip() + "\n")
     meaning = {f.code: f.summary for f in FINDINGS}
     for row in data["findings"]:
         write(f"{row['code']:<26}{row['records']:>8,} records  {meaning[row['code']]}\n")
     if not data["findings"]:
         write("no findings: every mask is the exact mask\n")
-    for s in summary.samples:
+    for s in summary.samples[:_SHOWN]:
         why = f" ({s['error']})" if s["error"] else ""
         write(f"{s['file']}:{s['record']}: {', '.join(s['findings'])}{why}\n")
+    flagged = data["records"] - summary.clean
+    if flagged > _SHOWN:
+        write(f"... {flagged - _SHOWN:,} more records with findings (--output lists all)\n")
