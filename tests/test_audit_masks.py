@@ -178,17 +178,32 @@ def independent_segments(
     return {name: (counts[name], trained[name]) for name in SEGMENTS}
 
 
-def test_trl_template_segment_counts_equal_an_independent_count(tokenizer, trl_template):
+def test_trl_template_segment_counts_equal_an_independent_count(
+    tokenizer, trl_template, tmp_path, capsys
+):
     chats = generated_conversations(40)
     rows = trl_masks(tokenizer, trl_template, chats)
     batch = {"input_ids": [r[0] for r in rows], "assistant_masks": [r[1] for r in rows]}
     results = audit_batch(batch, AuditOptions())
-    kinds = Counter()
+    kinds: Counter[str] = Counter()
+    totals: dict[str, list[int]] = {name: [0, 0] for name in SEGMENTS}
     for (ids, mask), segments, error in zip(rows, results["segments"], results["error"]):
         assert error is None
         expected = independent_segments(tokenizer, ids, mask)
         assert {name: tuple(c[:2]) for name, c in segments.items()} == expected
         kinds.update(name for name, (tokens, _) in expected.items() if tokens)
+        for name, (tokens, trained) in expected.items():
+            totals[name][0] += tokens
+            totals[name][1] += trained
+    # the command, on the same masks written as TRL's SFTTrainer would read them (Parquet)
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table(batch), tmp_path / "trl.parquet")
+    main(["audit-masks", str(tmp_path / "trl.parquet"), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["records"] == data["audited"] == len(rows)
+    assert {n: [s["tokens"], s["trained"]] for n, s in data["segments"].items()} == totals
     # the sample exercised every segment TRL's template writes
     assert set(kinds) >= {"system", "developer", "user", "tool_result", "analysis", "call"}
     assert {"final", "header", "end", "return", "call_token"} <= set(kinds)
