@@ -384,6 +384,8 @@ def test_cli_on_prepare_output_is_clean(tmp_path, capsys):
     page = report.read_text(encoding="utf-8")
     embedded = page.split('id="data-segments">')[1].split("</script>")[0]
     assert json.loads(embedded) == data["segments"]
+    cards = json.loads(page.split('id="data-summary">')[1].split("</script>")[0])
+    assert cards == {"records": 12, "audited": 12, "with_findings": 0, "differing_tokens": 0}
 
 
 def test_cli_json_text_output_and_jsonl(tmp_path, capsys, encode):

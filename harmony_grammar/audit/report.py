@@ -28,6 +28,7 @@ def render_audit_html(summary: AuditSummary, *, title: str = "Harmony loss-mask 
         for value, label in (
             (data["records"], "records"),
             (data["audited"], "audited"),
+            (data["records"] - summary.clean, "with findings"),
             (summary.differing, "tokens off the exact mask"),
         )
     )
@@ -58,6 +59,7 @@ def render_audit_html(summary: AuditSummary, *, title: str = "Harmony loss-mask 
     summary_figure = {
         "records": data["records"],
         "audited": data["audited"],
+        "with_findings": data["records"] - summary.clean,
         "differing_tokens": summary.differing,
     }
     return f"""<!DOCTYPE html>
