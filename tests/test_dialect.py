@@ -152,6 +152,18 @@ def test_unreadable_arguments_become_empty_with_a_diagnostic():
     assert end.arguments == {} and end.diagnostic is None
 
 
+def test_with_tools_the_arguments_are_checked_as_they_stream():
+    text = '<|channel|>commentary to=functions.get_weather<|message|>{"city": 3}<|call|>'
+    events = _all(InbandScanner(tools=[WEATHER]), [text])
+    problems = [e.diagnostic.code for e in events if isinstance(e, Problem)]
+    assert problems == ["HG180"]  # off the schema, reported by the parser's argument check
+    end = next(e for e in events if isinstance(e, ToolEnd))
+    assert end.arguments == {"city": 3} and end.diagnostic is None  # readable: kept as written
+    unknown = "<|channel|>commentary to=functions.nope<|message|>{}<|call|>"
+    events = _all(InbandScanner(tools=[WEATHER]), [unknown])
+    assert [e.diagnostic.code for e in events if isinstance(e, Problem)] == ["HG181"]
+
+
 def test_a_stream_ending_inside_a_call_ends_it_incomplete():
     # oh-my-pi's scanner emits no toolEnd here and leaves the toolStart standing (its
     # documented deviation); ours ends the call with complete=False so a host can refuse it.

@@ -5,7 +5,7 @@ small frozen, slotted dataclasses."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..format.model import Diagnostic, Message
@@ -74,7 +74,7 @@ class ToolEnd:
     arguments: Mapping[str, Any]
     raw_arguments: str
     complete: bool = True
-    diagnostic: Diagnostic | None = field(default=None, compare=True)
+    diagnostic: Diagnostic | None = None
 
 
 @dataclass(frozen=True, slots=True)
