@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harmony_grammar.audit import SEGMENTS, AuditOptions, audit_batch, audit_record
 from harmony_grammar.cli.main import main
@@ -437,3 +439,25 @@ def test_a_trailing_generation_prompt_is_header(encode):
     audit = audit_record(ids + prompt, mask + [0, 0])
     assert audit.findings == () and audit.error is None
     assert audit.segments["header"][0] == plain.segments["header"][0] + 2
+
+
+_SPECIALS = [ControlToken.START.id, ControlToken.MESSAGE.id, ControlToken.CHANNEL.id,
+             ControlToken.END.id, ControlToken.CALL.id, ControlToken.RETURN.id, 200_001, -1]  # fmt: skip
+
+
+@settings(max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "60")), deadline=None)
+@given(st.data())
+def test_any_ids_and_mask_give_an_audit_never_an_exception(data):
+    ids, _ = _render(TOOL_LOOP[:4])
+    cut = data.draw(st.integers(0, len(ids)))
+    noise = data.draw(
+        st.lists(st.one_of(st.sampled_from(_SPECIALS), st.integers(0, 201_100)), max_size=6)
+    )
+    where = data.draw(st.integers(0, cut))
+    mutated = ids[:where] + noise + ids[where:cut]
+    mask = data.draw(st.lists(st.integers(0, 1), min_size=len(mutated), max_size=len(mutated)))
+    audit = audit_record(mutated, mask)
+    assert (audit.error is None) == bool(audit.segments)
+    if audit.segments:
+        assert sum(c[0] for c in audit.segments.values()) == len(mutated)
+        assert sum(c[1] for c in audit.segments.values()) == sum(mask)
