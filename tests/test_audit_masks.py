@@ -461,3 +461,23 @@ def test_any_ids_and_mask_give_an_audit_never_an_exception(data):
     if audit.segments:
         assert sum(c[0] for c in audit.segments.values()) == len(mutated)
         assert sum(c[1] for c in audit.segments.values()) == sum(mask)
+
+
+def test_a_record_tokenized_another_way_gets_the_exact_mask_laid_on_its_own_tokens(encode):
+    # The answer's text as one id per character: the same text, ids render_training would
+    # never produce, so the exact mask is laid on the record message by message.
+    answer = [i for ch in "Sunny day, 20 °C." for i in encode(ch)]
+    prompt = encode("<|start|>user<|message|>Weather?<|end|><|start|>assistant")
+    generated = encode("<|channel|>final<|message|>") + answer + [ControlToken.RETURN.id]
+    ids = prompt + generated
+    mask = [0] * len(prompt) + [1] * len(generated)
+    assert render_training(import_record({"messages": [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "Sunny day, 20 °C."},
+    ]}).conversation, train_on="all").input_ids != ids  # fmt: skip
+    audit = audit_record(ids, mask)
+    assert audit.findings == () and audit.differing == 0
+    assert audit.segments["final"] == (len(answer), len(answer), len(answer))
+    host = audit_record(ids, [0] * (len(prompt) - 2) + [1] * (len(generated) + 2))
+    assert host.findings == ("generation-start-trained", "differs-from-exact")
+    assert host.differing == 2
