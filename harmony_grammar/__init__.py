@@ -10,8 +10,10 @@ kept by tests/test_layering.py):
 * ``format`` the Harmony format: tokens, vocabulary, grammar, engine, ``parse``, ``StreamParser``;
 * ``safety`` escaping, leaks, repair; ``rendering`` the renderer and what it renders;
 * ``bridges`` completions read back as Chat Completions and Responses payloads;
+  ``dialect`` the in-band dialect (format guide, agent-side events);
 * ``validation`` rules, ``validate``, datasets; ``generation`` turn grammars and sampling;
   ``training`` fine-tuning data (``prepare``: datasets in, TRL-ready Parquet out);
+  ``audit`` what a loss mask trains (``audit-masks``);
 * ``cli`` the command line.
 
 This module is the curated public API: every name in ``__all__`` is supported here.
@@ -20,6 +22,7 @@ This module is the curated public API: every name in ``__all__`` is supported he
 from __future__ import annotations
 
 from .bridges import ChatCompletionStream, ResponsesStream, to_chat_completion, to_responses
+from .dialect import InbandScanner, dialect_prompt
 from .format import (
     DEFAULT_MAX_HEADER_LENGTH,
     STOP_TOKENS,
@@ -122,6 +125,7 @@ __all__ = [
     "ForgedToolResult",
     "HeaderComplete",
     "ImportResult",
+    "InbandScanner",
     "LeakDetector",
     "LeakReport",
     "LeakSignal",
@@ -160,6 +164,7 @@ __all__ = [
     "canonical_json",
     "completion_grammar",
     "detect_leak",
+    "dialect_prompt",
     "encode_untrusted",
     "escape_control_tokens",
     "escape_control_tokens_in_json",

@@ -49,9 +49,11 @@ LAYERS: dict[str, int] = {
     "safety": 3,  # escaping, leak detection, repair
     "rendering": 4,  # conversation model, renderer, request bodies and openai-harmony in
     "bridges": 5,  # completions out as Chat Completions / Responses payloads (whole = stream)
+    "dialect": 4,  # the in-band dialect: format guide and catalogue, agent-side event view
     "validation": 5,  # rule table, validate, datasets
     "generation": 6,  # turn grammars, outlines export, hf, sampling
     "training": 6,  # fine-tuning data: readers, batch, Parquet writer, prepare, Ray engine
+    "audit": 6,  # training-data audits: which tokens a loss mask trains (audit-masks)
     "conformance": 7,  # the conformance suite's cases, adapters and scorecard
     "cli": 8,  # the command line, one module per command
 }

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "repair",
     "render",
     "prepare",
+    "audit_masks",
     "to_chat",
     "to_responses",
     "grammar",

@@ -22,7 +22,16 @@ from ..format.causes import cause_of
 from ..format.diagnostics import CATALOGUE
 from .results import ResultBatch
 
-__all__ = ["LENGTH_BUCKETS", "SAMPLE_SIZE", "ReportData", "cause_hint", "render_html"]
+__all__ = [
+    "CSS",
+    "LENGTH_BUCKETS",
+    "SAMPLE_SIZE",
+    "ReportData",
+    "bar_chart",
+    "cause_hint",
+    "data_script",
+    "render_html",
+]
 
 #: Failing records shown with their excerpt: the first ones, so every engine shows the same.
 SAMPLE_SIZE = 25
@@ -311,3 +320,12 @@ def render_html(
 <table><tr><th>record</th><th>first error</th><th>where (highlighted)</th></tr>{samples}</table>
 </section></body></html>
 """
+
+
+# The page's pieces, for other reports drawn in the same style (``audit-masks``'s).
+#: The report's inline style sheet.
+CSS = _CSS
+#: ``bar_chart(rows, figure_id)``: a horizontal SVG bar chart of (label, value, css class).
+bar_chart = _bars
+#: ``data_script(name, value)``: a figure's numbers embedded as JSON (``id="data-NAME"``).
+data_script = _data

@@ -1,0 +1,129 @@
+"""One batch of records in, one audit per record out: the unit of work of ``audit-masks``.
+
+:func:`audit_batch` takes a table of records (a ``pyarrow.Table`` or ``RecordBatch``, or a
+dict of equally long column lists, as ``datasets`` passes) and returns the result columns of
+:data:`RESULT_COLUMNS`, one row per record. Whatever runs it (a loop here, a pool or Ray Data
+later), the same records give the same audits. A record that cannot be audited is a row with
+an ``error`` and one unauditable finding, never an exception.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..rendering.renderer import DropRule
+from ..rendering.training import TrainOn
+from .expected import exact_mask
+from .findings import FINDINGS, RecordView
+from .segments import SEGMENTS, layout
+
+__all__ = ["RESULT_COLUMNS", "AuditOptions", "RecordAudit", "audit_batch", "audit_record"]
+
+#: The result columns of :func:`audit_batch`, in order.
+RESULT_COLUMNS = ("segments", "findings", "differing", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditOptions:
+    """What :func:`audit_batch` needs besides the batch (small and picklable): the ids and
+    mask column names, the ``render_training`` policy the exact mask follows, and the drop
+    rule that says which earlier analysis hosts never show again."""
+
+    ids: str = "input_ids"
+    mask: str = "assistant_masks"
+    train_on: TrainOn = TrainOn.ALL
+    drop_rule: DropRule = DropRule.HARMONY
+
+
+@dataclass(frozen=True, slots=True)
+class RecordAudit:
+    """One record's audit: ``segments[name] = (tokens, trained, expected)`` (the segment's
+    tokens, how many the mask trains, how many the exact mask trains); ``findings`` codes;
+    ``differing`` tokens where the mask and the exact mask disagree; ``error`` why the record
+    could not be audited (then ``segments`` is empty)."""
+
+    segments: Mapping[str, tuple[int, int, int]]
+    findings: tuple[str, ...]
+    differing: int = 0
+    error: str | None = None
+
+
+def _int_list(value: Any) -> list[int] | None:
+    """``value`` as a list of ints (booleans as 0/1), or None when it is no such sequence."""
+    if hasattr(value, "tolist"):  # numpy arrays from pandas-format batches
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        return None
+    if all(type(v) is int for v in value):  # the common case, checked at C speed
+        return list(value)
+    if all(isinstance(v, int) for v in value):  # booleans among them (bool is an int)
+        return [int(v) for v in value]
+    return None
+
+
+def _unauditable(code: str, error: str) -> RecordAudit:
+    return RecordAudit({}, (code,), 0, error)
+
+
+def audit_record(
+    ids_value: Any,
+    mask_value: Any,
+    train_on: TrainOn = TrainOn.ALL,
+    drop_rule: DropRule = DropRule.HARMONY,
+) -> RecordAudit:
+    """Audit one record: its token ids and its mask (any sequence of 0/1 or booleans)."""
+    ids = _int_list(ids_value)
+    if ids is None:
+        kind = type(ids_value).__name__
+        return _unauditable("undecodable", f"the ids column holds {kind}, not token ids")
+    mask = _int_list(mask_value)
+    if mask is None:
+        what = "no mask" if mask_value is None else f"{type(mask_value).__name__}"
+        return _unauditable("mask-invalid", f"the mask column holds {what}, not 0/1 values")
+    if len(mask) != len(ids):
+        return _unauditable("mask-invalid", f"{len(mask)} mask values for {len(ids)} ids")
+    if any(v not in (0, 1) for v in mask):
+        return _unauditable("mask-invalid", "mask values other than 0 and 1")
+    record = layout(ids)
+    if isinstance(record, str):
+        return _unauditable("undecodable", record)
+    exact = exact_mask(ids, record, train_on)
+    if isinstance(exact, str):
+        return _unauditable("not-comparable", exact)
+    counts = [[0, 0, 0] for _ in SEGMENTS]
+    # Counted per (segment, trained, expected) triple at C speed, then added up per segment.
+    triples = Counter(zip(record.labels, mask, exact, strict=True))
+    for (label, trained, expected), n in triples.items():
+        row = counts[label]
+        row[0] += n
+        row[1] += n * trained
+        row[2] += n * expected
+    view = RecordView(record, mask, exact, drop_rule)
+    findings = tuple(f.code for f in FINDINGS if f.check is not None and f.check(view))
+    differing = sum(map(operator.ne, mask, exact))
+    segments = {name: (c[0], c[1], c[2]) for name, c in zip(SEGMENTS, counts, strict=True)}
+    return RecordAudit(segments, findings, differing)
+
+
+def _column(batch: Any, name: str) -> list[Any]:
+    if isinstance(batch, Mapping):
+        return list(batch[name])
+    return batch.column(name).to_pylist()  # type: ignore[no-any-return]
+
+
+def audit_batch(batch: Any, options: AuditOptions) -> dict[str, list[Any]]:
+    """Audit every record of ``batch``; the result columns of :data:`RESULT_COLUMNS`."""
+    ids = _column(batch, options.ids)
+    masks = _column(batch, options.mask)
+    out: dict[str, list[Any]] = {name: [] for name in RESULT_COLUMNS}
+    for ids_value, mask_value in zip(ids, masks, strict=True):
+        audit = audit_record(ids_value, mask_value, options.train_on, options.drop_rule)
+        out["segments"].append(dict(audit.segments))
+        out["findings"].append(list(audit.findings))
+        out["differing"].append(audit.differing)
+        out["error"].append(audit.error)
+    return out
