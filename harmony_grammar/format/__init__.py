@@ -8,8 +8,10 @@ control tokens spelled literally) or as o200k_harmony token ids (:class:`.lexer.
 only special ids are structure); both lexers push the same pieces into one
 :class:`.engine.Engine`, which drives the LALR table (:mod:`.lalr`), builds
 :class:`.model.Message` values, emits :mod:`.events` and, in lenient mode, applies the repairs
-of :mod:`.recoveries`. :func:`.parser.parse` is the batch front door,
-:class:`.stream.StreamParser` the sans-IO incremental one; their results are equal.
+of the repair table :mod:`.repairs` (rows in :mod:`.recoveries` and :mod:`.readings`), and
+keeps the conservation ledger that :mod:`.accounting` checks. :func:`.parser.parse` is the
+batch front door, :class:`.stream.StreamParser` the sans-IO incremental one; their results
+are equal.
 
 Imports: this package may use :mod:`harmony_grammar.tools` (checking call arguments as they
 stream) and :mod:`harmony_grammar.schema`; nothing above them.
@@ -17,6 +19,7 @@ stream) and :mod:`harmony_grammar.schema`; nothing above them.
 
 from __future__ import annotations
 
+from .accounting import conservation_problems
 from .engine import DEFAULT_MAX_HEADER_LENGTH
 from .events import (
     ContentDelta,
@@ -32,6 +35,7 @@ from .events import (
 )
 from .grammar import grammar_path, grammar_text
 from .model import (
+    Accounting,
     Diagnostic,
     Message,
     ParseResult,
@@ -49,6 +53,7 @@ from .vocabulary import VocabularyNotFoundError, load_encoding
 __all__ = [
     "DEFAULT_MAX_HEADER_LENGTH",
     "STOP_TOKENS",
+    "Accounting",
     "ContentDelta",
     "ControlToken",
     "Diagnostic",
@@ -70,6 +75,7 @@ __all__ = [
     "ToolCallEnd",
     "ToolCallStart",
     "VocabularyNotFoundError",
+    "conservation_problems",
     "grammar_path",
     "grammar_text",
     "load_encoding",
