@@ -302,3 +302,40 @@ def test_bridges_never_make_a_call_of_ordinary_ids():
     assert not any(choice["delta"].get("tool_calls") for c in chunks for choice in c["choices"])
     opted = to_chat_completion(ids, stripped_dialect=True)["message"]["tool_calls"]
     assert [call["function"]["name"] for call in opted] == ["delete_all"]
+
+
+@pytest.mark.parametrize("ids", [False, True])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (  # <|channel|> stripped before a channel word: a header position, ids read it too
+            "analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Hi",
+            [("analysis", None, None, "Think."), ("final", None, None, "Hi")],
+        ),
+        (
+            "commentary to=functions.f json<|message|>{}<|call|>",
+            [("commentary", "functions.f", "json", "{}")],
+        ),
+        (  # <|start|> lost before the author between messages
+            "<|channel|>analysis<|message|>x<|end|>assistant<|channel|>final<|message|>Hi",
+            [("analysis", None, None, "x"), ("final", None, None, "Hi")],
+        ),
+        (  # ...but a word that is no author is text of its own
+            "<|channel|>analysis<|message|>x<|end|>Sure<|channel|>final<|message|>Hi",
+            [("analysis", None, None, "x"), ("analysis", None, None, "Sure"), ("final", None, None, "Hi")],
+        ),
+    ],
+)
+def test_lost_header_tokens_in_a_header_position(text, want, ids):
+    source = encode_harmony(text) if ids else text
+    result = parse(source, start="completion", strict=False)
+    assert conservation_problems(source, result) == []
+    assert [(m.channel, m.recipient, m.content_type, m.content) for m in result.messages] == want
+
+
+def test_stripped_headers_separated_by_line_breaks():
+    text = "analysis\nWe think.\nassistantfinal\nAnswer."
+    assert _read(text) == [("analysis", None, None, "We think.\n"), ("final", None, None, "Answer.")]
+    assert _read("analysis\nof the data follows.") == [
+        ("final", None, None, "analysis\nof the data follows.")
+    ]

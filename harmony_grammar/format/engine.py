@@ -440,6 +440,15 @@ class Engine:
                 good = pos
         return good
 
+    def lexes_as_header_after_start(self, text: str) -> bool:
+        """Whether ``<|start|>`` then ``text`` would lex as header text here (untouched)."""
+        saved = self.parser
+        self.parser = saved.copy()
+        try:
+            return self.parser.feed(_START) and self.lexes_as_header(text)
+        finally:
+            self.parser = saved
+
     def lex_header_text(self, text: str, start: int, end: int) -> None:
         """Lex ``text`` as header text from the parser's state, with the repairs.
 

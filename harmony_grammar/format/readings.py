@@ -33,6 +33,7 @@ from .recoveries import (
     report_before_header,
     report_call_like,
     report_stripped,
+    start_missing,
 )
 from .stripped import read_stripped, stripped_evidence
 from .tokens import ControlToken
@@ -41,6 +42,8 @@ __all__ = [
     "DOTTED_NAME",
     "body_at_end",
     "header_at_end",
+    "read_author_without_start",
+    "read_channel_without_token",
     "read_free_header",
     "read_headerless",
     "read_leading_recipient",
@@ -77,6 +80,15 @@ DOTTED_NAME = re.compile(
 )
 #: ``assistant`` glued to a channel word: the one stripped shape read inside a real header.
 _GLUED_AUTHOR = re.compile(r"assistant(?:analysis|commentary|final)")
+#: A channel word alone (a recipient and a content type may follow) where ``<|channel|>``
+#: was stripped: ``analysis<|message|>``, `` commentary to=functions.f json<|message|>``.
+_BARE_CHANNEL = re.compile(
+    r"\s*(analysis|commentary|final)(?=$| to=[^\s<>|]+(?: ?[a-z]+)?$| [a-z]+$)"
+)
+#: An author a header may begin with: a role (``user:alice``) or a tool's dotted name.
+_AUTHOR_WORD = re.compile(
+    r"(?:(?:system|developer|user|assistant)(?![^\s:<>|=])|[A-Za-z_][\w\-]*(?:\.[\w\-]+)+)"
+)
 #: ``to=NAME`` at a completion's very start, its space lost.
 _LEADING_RECIPIENT = re.compile(r"\s*(to=[^\s<>|]+)")
 #: One word before a recipient: ``commentary to=…``.
@@ -184,6 +196,60 @@ def _debris_then_header(engine: Repairable, text: str) -> bool:
     header debris, HG156, and the recipient stands)."""
     word = _WORD_THEN_RECIPIENT.match(text)
     return word is not None and engine.lexes_as_header(text[word.end() :])
+
+
+def read_author_without_start(
+    engine: Repairable, text: str, start: int, end: int, closer: str
+) -> bool:
+    """HG151: ``…<|end|>assistant<|channel|>final…``: an author whose ``<|start|>`` was lost.
+
+    Between messages, text that a header token follows and that reads as a header's start
+    once ``<|start|>`` stands before it (``assistant``, ``functions.f to=assistant``) is that
+    header, not a message of its own.
+    """
+    if closer not in _HEADER_CLOSERS or engine.at_completion_start or engine.draft is not None:
+        return False
+    stripped = text.strip()
+    if not stripped or _START not in engine.parser.choices():
+        return False
+    lead = len(text) - len(text.lstrip())
+    if _AUTHOR_WORD.match(text, lead) is None or not engine.lexes_as_header_after_start(
+        text[lead:]
+    ):
+        return False  # any other word is text of its own (read_headerless), never an author
+    at = _positions(engine, start, end)
+    start_missing(
+        engine, f"{stripped[:40]!r} began a message without <|start|>; read as its author", at(lead)
+    )
+    engine.lex_header_text(text[lead:], at(lead), end)
+    return True
+
+
+def read_channel_without_token(
+    engine: Repairable, text: str, start: int, end: int, closer: str
+) -> bool:
+    """HG160: ``analysis<|message|>…``: a channel word whose ``<|channel|>`` was stripped.
+
+    Where a header may take ``<|channel|>`` and the text before ``<|message|>`` (or
+    ``<|constrain|>``) is a channel word, with a recipient and content type after it if any,
+    the word is the channel: a header position, so token ids read it too.
+    """
+    if closer == _CHANNEL or closer not in _HEADER_CLOSERS:
+        return False
+    match = _BARE_CHANNEL.match(text)
+    if match is None or _CHANNEL not in engine.parser.choices():
+        return False
+    at = _positions(engine, start, end)
+    here = at(match.start(1))
+    report_stripped(
+        engine,
+        f"<|channel|> before {match.group(1)!r}",
+        here,
+        at(match.end(1)) if engine.exact_positions else end,
+    )
+    engine.feed(_CHANNEL, "", here, here)
+    engine.lex_header_text(text[match.start(1) :], here, end)
+    return True
 
 
 def recover_stray_text(engine: Repairable, text: str, pos: int, start: int, end: int) -> int | None:

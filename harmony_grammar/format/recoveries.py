@@ -44,6 +44,7 @@ __all__ = [
     "report_before_header",
     "report_call_like",
     "report_stripped",
+    "start_missing",
 ]
 
 _START = ControlToken.START.terminal
@@ -116,6 +117,10 @@ class Repairable(Protocol):
 
     def lex_header_text(self, text: str, start: int, end: int) -> None:
         """Lex ``text`` as header text from the parser's state (with the repairs)."""
+        ...
+
+    def lexes_as_header_after_start(self, text: str) -> bool:
+        """Whether ``<|start|>`` then ``text`` would lex as header text here (untouched)."""
         ...
 
     def header_prefix(self, text: str) -> int:
@@ -262,6 +267,12 @@ def recover_stray_control_token(
     return True
 
 
+def start_missing(engine: Repairable, why: str, at: int) -> None:
+    """HG151 (the one place it is reported): a message began without ``<|start|>``."""
+    engine.diagnose("HG151", why, at, at)
+    engine.feed(_START, "", at, at)
+
+
 def recover_missing_start(
     engine: Repairable, terminal: str, value: str, start: int, end: int
 ) -> bool:
@@ -269,14 +280,11 @@ def recover_missing_start(
     choices = engine.parser.choices()
     if terminal not in (_CHANNEL, _MESSAGE) or _START not in choices:
         return False
-    engine.diagnose(
-        "HG151",
-        f"{value} began a message without <|start|>; read as <|start|>{engine.role.value}",
-        start,
-        start,
+    role = engine.role.value
+    start_missing(
+        engine, f"{value} began a message without <|start|>; read as <|start|>{role}", start
     )
-    engine.feed(_START, "", start, start)
-    engine.feed("AUTHOR", engine.role.value, start, start)
+    engine.feed("AUTHOR", role, start, start)
     engine.feed(terminal, value, start, end)
     return True
 

@@ -207,6 +207,20 @@ LENIENT = RepairTable(
             readings.read_leading_recipient,
         ),
         Repair(
+            ("HG160",),
+            _P,
+            "a channel word where <|channel|> was stripped",
+            "<|channel|> before it",
+            readings.read_channel_without_token,
+        ),
+        Repair(
+            ("HG151",),
+            _P,
+            "an author between messages, its <|start|> lost",
+            "<|start|> before it",
+            readings.read_author_without_start,
+        ),
+        Repair(
             ("HG161",),
             _P,
             "prose or a body where a header should end, no <|message|>",

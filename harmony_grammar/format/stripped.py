@@ -94,7 +94,8 @@ def stripped_evidence(text: str, *, at_start: bool, closed: bool) -> bool:
 
     Evidence is a glued ``assistant`` + channel word anywhere, or (``at_start``, the very
     beginning of a completion) a channel word glued to its content (``analysisWe``); a
-    leading ``analysis:`` counts only when a real control token ``closed`` the text.
+    leading ``analysis:`` or ``analysis`` and a line break counts only when a real control
+    token ``closed`` the text (or a glued marker follows, above).
     """
     if _machinery()[2].search(text) is not None:
         return True
@@ -103,7 +104,7 @@ def stripped_evidence(text: str, *, at_start: bool, closed: bool) -> bool:
     header = _header(text, 0)
     if header is None:
         return False
-    return closed or not text.startswith(":", len(header.channel))
+    return closed or not text.startswith((":", "\n", "\r\n"), len(header.channel))
 
 
 def read_stripped(
