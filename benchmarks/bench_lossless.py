@@ -70,7 +70,8 @@ def main() -> None:
     per_kind = max(1, args.count // len(kinds))
     rows = {}
     for kind in kinds:
-        n = lost = problems_ids = exact = exact_n = not_idempotent = not_strict = 0
+        n = lost = problems_text = problems_ids = exact = exact_n = not_idempotent = 0
+        not_strict = 0
         for seed in range(per_kind):
             rng = random.Random(seed * 7919 + hash(kind) % 7919)
             sample = random_conversation(rng) if seed % 2 else random_completion(rng)
@@ -79,6 +80,7 @@ def main() -> None:
             result = parse(mangled.text, start=start, strict=False)
             n += 1
             lost += characters_lost(mangled.text, result)
+            problems_text += bool(conservation_problems(mangled.text, result))
             if seed % 10 == 0:
                 ids = encode_harmony(mangled.text)
                 problems_ids += bool(
@@ -107,17 +109,31 @@ def main() -> None:
                 again = parse(once, start=start, strict=False)
                 not_idempotent += repaired_text(again.messages, completion=completion) != once
                 not_strict += bool(once) and not parse(once, start=start).ok
-        rows[kind] = (n, lost, problems_ids, exact, exact_n, not_idempotent, not_strict)
+        rows[kind] = (
+            n,
+            lost,
+            problems_text,
+            problems_ids,
+            exact,
+            exact_n,
+            not_idempotent,
+            not_strict,
+        )
 
     total = sum(r[0] for r in rows.values())
     print(f"{total:,} mangled inputs (half completions, half conversations)\n")
     print(
-        "| mangling | inputs | characters lost | ids ledger problems | exact (one reading) | repair not idempotent | repair output not strict-clean |"
+        "| mangling | inputs | characters lost | ledger problems (text) | ledger problems (ids,"
+        " 1 in 10) | exact (one reading) | repair not idempotent | repair output not"
+        " strict-clean |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for kind, (n, lost, ids_bad, exact, exact_n, idem, strict_bad) in rows.items():
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for kind, (n, lost, text_bad, ids_bad, exact, exact_n, idem, strict_bad) in rows.items():
         share = f"{exact:,}/{exact_n:,} ({exact / exact_n:.1%})" if exact_n else "— (ambiguous)"
-        print(f"| {kind} | {n:,} | {lost} | {ids_bad} | {share} | {idem} | {strict_bad} |")
+        print(
+            f"| {kind} | {n:,} | {lost} | {text_bad} | {ids_bad} | {share} | {idem} |"
+            f" {strict_bad} |"
+        )
     lost_all = sum(r[1] for r in rows.values())
     print(f"\ncharacters lost, all kinds: {lost_all}")
 

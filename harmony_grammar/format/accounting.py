@@ -9,7 +9,9 @@ a test, or a user auditing a dataset, can prove that nothing was lost:
   span, never in its content);
 * what lies in no message and no discarded range is whitespace (between messages);
 * each message's content is exactly the input it was read from (text input: its
-  characters; token ids: its decoded ids), inside the message's span;
+  characters; token ids: its decoded ids), inside the message's span, and after its body
+  began the span holds nothing else but control tokens (its terminator, debris) and
+  whitespace: text read neither as header nor as content shows up there;
 * in lenient mode only control-token debris was discarded: spellings of control tokens
   (text) or special and non-integer ids (token ids); strict mode may discard more, after an
   error that names the skip.
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .lexer import split_text
-from .model import ParseResult, Span
+from .model import Accounting, ParseResult, Span
 from .tokens import FIRST_SPECIAL_ID, special_token_spelling
 from .vocabulary import load_encoding, token_bytes_table
 
@@ -62,6 +64,7 @@ def conservation_problems(
         return decode(ids[span.start : span.end])
 
     regions: list[tuple[Span, str]] = [(s, "discarded") for s in ledger.discarded]
+    bodies = ledger.bodies or (-1,) * len(result.messages)
     for index, message in enumerate(result.messages):
         if message.span is None:
             problems.append(f"message {index} has no span")
@@ -80,6 +83,8 @@ def conservation_problems(
                 )
         elif message.content and not spans:
             problems.append(f"message {index}: content with no input range")
+        if bodies[index] >= 0:
+            problems += _body_problems(index, message.span, bodies[index], spans, ledger, piece)
     # Debris discarded inside a message (a stray token in its header) is in its span, never
     # in its content; the sweep below covers the rest.
     contents = [span for spans in ledger.content for span in spans]
@@ -113,6 +118,38 @@ def conservation_problems(
                 shown = piece(span)[:40]
                 problems.append(f"discarded {span} is not control-token debris: {shown!r}")
     return problems
+
+
+def _body_problems(
+    index: int,
+    span: Span,
+    body: int,
+    contents: Sequence[Span],
+    ledger: Accounting,
+    piece: Callable[[Span], str],
+) -> list[str]:
+    """What lies after a message's body began that is neither its content nor structure."""
+    taken = sorted((*contents, *ledger.discarded), key=lambda s: (s.start, s.end))
+    gaps, position = [], body
+    for part in taken:
+        if part.end <= position or part.start >= span.end:
+            continue
+        if part.start > position:
+            gaps.append(Span(position, part.start))
+        position = max(position, part.end)
+    if position < span.end:
+        gaps.append(Span(position, span.end))
+    return [
+        f"message {index}: {piece(gap)[:40]!r} after its body began is neither content nor a"
+        " control token"
+        for gap in gaps
+        if not _structure(piece(gap))
+    ]
+
+
+def _structure(text: str) -> bool:
+    """Whether ``text`` is only control-token spellings and whitespace."""
+    return all(control is not None or not piece.strip() for control, piece, *_ in split_text(text))
 
 
 def _debris(source: str | Sequence[int], span: Span) -> bool:

@@ -32,6 +32,8 @@ class Draft:
     #: Where the content came from: flat ``[start, end, start, end, ...]`` input ranges,
     #: adjacent ranges merged (the conservation ledger, :class:`.model.Accounting`).
     content_spans: list[int] = field(default_factory=list)
+    #: Where the body began (the end of ``<|message|>``, or where a repair opened it).
+    body_start: int = -1
 
     @property
     def is_tool_call(self) -> bool:

@@ -168,6 +168,7 @@ class Engine:
         self.draft: Draft | None = None
         #: The conservation ledger: content ranges per finished message, discarded ranges.
         self._content_spans: list[tuple[Span, ...]] = []
+        self._bodies: list[int] = []
         self._discarded: list[int] = []  # flat [start, end, ...], adjacent ranges merged
         if self._completion:
             self._begin(0)
@@ -318,6 +319,11 @@ class Engine:
     # ------------------------------------------------------------------ feeding
     def feed(self, terminal: str, value: str, start: int, end: int) -> None:
         if not self.parser.feed(terminal):
+            if start == end:
+                # A repair's zero-width terminal the grammar refuses: the repair misjudged
+                # the state. Say so as an error (never a silent skip of real input).
+                self._error("HG100", f"a repair could not feed {terminal} here", start, end)
+                return
             self._unexpected_token(terminal, value, start, end)
             return
         action = _ACTIONS.get(terminal)
@@ -534,6 +540,7 @@ class Engine:
         draft = self._require_draft(start)
         self.complete_header(draft, start)
         draft.content = []
+        draft.body_start = end
         if draft.is_tool_call:
             draft.call_id = self._call_id()
             if self._tools is not None and draft.recipient is not None:
@@ -592,6 +599,7 @@ class Engine:
         self._content_spans.append(
             tuple(Span(spans[i], spans[i + 1]) for i in range(0, len(spans), 2))
         )
+        self._bodies.append(draft.body_start)
         call_check, self._call_check = self._call_check, None
         if call_check is not None:
             call_check.close(message.content, draft.start, end)
@@ -637,6 +645,7 @@ class Engine:
             length,
             tuple(self._content_spans),
             tuple(Span(spans[i], spans[i + 1]) for i in range(0, len(spans), 2)),
+            tuple(self._bodies),
         )
 
     # ------------------------------------------------------------------ diagnostics

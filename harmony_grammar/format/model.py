@@ -202,6 +202,9 @@ class Accounting:
     length: int
     content: tuple[tuple[Span, ...], ...] = ()
     discarded: tuple[Span, ...] = ()
+    #: Where each message's body began (-1: it never opened); after it, a message's span
+    #: holds only its content and its terminator.
+    bodies: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -236,8 +236,10 @@ def read_channel_without_token(
     """
     if closer == _CHANNEL or closer not in _HEADER_CLOSERS:
         return False
+    if _CHANNEL not in engine.parser.choices():
+        return False
     match = _BARE_CHANNEL.match(text)
-    if match is None or _CHANNEL not in engine.parser.choices():
+    if match is None:
         return False
     at = _positions(engine, start, end)
     here = at(match.start(1))

@@ -41,6 +41,7 @@ __all__ = [
     "recover_spelled_constrain",
     "recover_stray_control_token",
     "recover_stripped_message",
+    "recover_trailing_space",
     "report_before_header",
     "report_call_like",
     "report_stripped",
@@ -438,13 +439,32 @@ def recover_header_garbage(
     resume = pos + 1
     while resume < len(text) and (scanner is None or scanner.match(text, resume) is None):
         resume += 1
+    _report_garbage(engine, text[pos:resume], start, end)
+    return resume
+
+
+def recover_trailing_space(
+    engine: Repairable, text: str, pos: int, start: int, end: int
+) -> int | None:
+    """HG156: whitespace that ends a header's text (``<|channel|>analysis <|message|>``).
+
+    Lexed, its space would commit the header to a content type that never comes; it is
+    header garbage instead, and the header ends as written.
+    """
+    if pos >= len(text) or not text[pos].isspace() or text[pos:].strip():
+        return None
+    _report_garbage(engine, text[pos:], start, end)
+    return len(text)
+
+
+def _report_garbage(engine: Repairable, shown: str, start: int, end: int) -> None:
+    """HG156 (the one place it is reported): header text read as no field."""
     engine.diagnose(
         "HG156",
-        f"stray characters {text[pos:resume]!r} in the header were read as no header field",
+        f"stray characters {shown!r} in the header were read as no header field",
         start,
-        start + (resume - pos) if engine.exact_positions else end,
+        start + len(shown) if engine.exact_positions else end,
     )
-    return resume
 
 
 def close_duplicate_channel(engine: Repairable, text: str, start: int = 0) -> str:

@@ -142,6 +142,13 @@ LENIENT = RepairTable(
         ),
         # -- header text, before it is lexed
         Repair(
+            ("HG156",),
+            _B,
+            "whitespace that ends a header's text",
+            "header garbage (no content type is coming)",
+            recoveries.recover_trailing_space,
+        ),
+        Repair(
             ("HG166",),
             _B,
             "a tool's dotted name where the channel belongs",
