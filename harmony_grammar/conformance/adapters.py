@@ -14,9 +14,9 @@ from ..format.harmony_ids import encode_harmony
 from ..format.model import Message, ParseResult, Severity
 from ..format.parser import parse
 from ..format.stream import StreamParser
-from ..rendering.chat import from_chat_completions
 from ..rendering.renderer import render
 from .interface import Adapter, Json
+from .requests import render_request
 
 __all__ = [
     "ADAPTERS",
@@ -112,17 +112,12 @@ def harmony_grammar_adapter(source: str = "text") -> Adapter:
 
 
 def render_with_harmony_grammar(request: Mapping[str, Any]) -> Json:
-    """A render request answered by :func:`harmony_grammar.rendering.renderer.render`."""
-    conversation = from_chat_completions(request["conversation"])
-    mode = request["mode"]
-    options: dict[str, Any] = {
-        "next_turn": request.get("next_turn", "assistant") if mode == "prompt" else None,
-        "training": mode == "training",
-        "auto_drop_analysis": request.get("auto_drop_analysis", True),
-    }
+    """A render request answered by :func:`harmony_grammar.rendering.renderer.render`, in
+    the request's ``profile``."""
+    conversation, options = render_request(request)
     return {
-        "text": render(conversation, **options),
-        "tokens": render(conversation, tokens=True, **options),
+        "text": render(conversation, options),
+        "tokens": render(conversation, options, tokens=True),
     }
 
 
@@ -133,12 +128,26 @@ def _openai_harmony() -> Adapter:
     return openai_harmony_adapter()
 
 
+def _oss_harmony() -> Adapter:
+    from .references import oss_harmony_adapter
+
+    return oss_harmony_adapter()
+
+
+def _hf_chat_template() -> Adapter:
+    from .references import hf_template_adapter
+
+    return hf_template_adapter()
+
+
 #: The shipped adapters by name (``--impl NAME``); each entry builds the adapter.
 ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "harmony-grammar": lambda: harmony_grammar_adapter("text"),
     "harmony-grammar-tokens": lambda: harmony_grammar_adapter("tokens"),
     "harmony-grammar-stream": lambda: harmony_grammar_adapter("stream"),
     "openai-harmony": _openai_harmony,
+    "oss-harmony": _oss_harmony,
+    "hf-chat-template": _hf_chat_template,
 }
 
 
