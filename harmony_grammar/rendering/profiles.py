@@ -7,8 +7,9 @@ in a few fields, how it differs from openai-harmony 0.0.8; the renderer
 
 1. ``arrange(items, next_turn)`` (optional): the profile writes the history its own way
    before anything else (the HF template regroups messages and drops chain of thought by
-   its own rule; OMP orders each generation as thinking, text, calls). It returns the items with their indexes in the
-   conversation, and raises :class:`~.errors.RenderError` for what it cannot express.
+   its own rule; OMP orders each generation as thinking, text, calls). It returns the items
+   with their indexes in the conversation, and raises :class:`~.errors.RenderError` for
+   what it cannot express.
 2. ``header`` (optional): each resolved message's header respelled (oss-harmony moves
    commentary recipients into the channel section and adds ``<|constrain|>``).
 3. ``joined_text``: the text between two control tokens is encoded as one run, as a
