@@ -154,8 +154,9 @@ def hf_template_inputs(conversation: Conversation) -> tuple[list[Json], Json]:
     A system content gives ``model_identity``, ``reasoning_effort``, ``builtin_tools`` and the
     date (``strftime_now`` is pinned to it); a developer content the first message
     (``developer``, its instructions) and ``tools``. Consecutive assistant messages become
-    chat messages: analysis → ``thinking``, a commentary preamble or a final → ``content``,
-    a call → ``tool_calls`` (its arguments parsed, as transformers expects), each call or final
+    chat messages as :func:`~harmony_grammar.rendering.chat.from_chat_completions` reads them
+    back: analysis → ``thinking``, a commentary preamble or a final → ``content``, the calls of
+    one generation → its ``tool_calls`` (arguments parsed, as transformers expects), a final
     closing the message. Nothing is checked here: the template decides what it renders.
     """
     messages: list[Json] = []
@@ -194,8 +195,7 @@ def _add_assistant(current: Json, message: Message, close: Any) -> None:
     if message.recipient is not None:
         name = message.recipient.removeprefix("functions.")
         call = {"type": "function", "function": {"name": name, "arguments": _json(message)}}
-        current["tool_calls"] = [call]
-        close()
+        current.setdefault("tool_calls", []).append(call)
     elif message.channel == "analysis":
         current["thinking"] = message.content
     else:
