@@ -130,7 +130,7 @@ def test_the_hf_refusals_are_real_losses_in_the_template() -> None:
     reference = _reference(HF)
     two_calls = next(c for c in RENDER_CASES if c.id == "rendering/two-calls")
     request = _request(requests_for(two_calls)[0].request, HF)
-    calls = [m for m in request["conversation"]["messages"] if m.get("tool_calls")][0]["tool_calls"]
+    calls = next(m for m in request["conversation"]["messages"] if m.get("tool_calls"))["tool_calls"]
     text = reference(request)["text"]
     assert len(calls) == 2
     assert text.count("<|call|>") == 1  # the second call is gone

@@ -42,9 +42,8 @@ def _arguments(arguments: Mapping[str, Any] | str) -> str:
 
 
 def _call(name: str, arguments: Mapping[str, Any] | str) -> Message:
-    return Message(
-        Role.ASSISTANT, _arguments(arguments), recipient=harmony_recipient(name), channel="commentary"
-    )
+    recipient = harmony_recipient(name)
+    return Message(Role.ASSISTANT, _arguments(arguments), recipient=recipient, channel="commentary")
 
 
 def render_tool_call(name: str, arguments: Mapping[str, Any] | str) -> str:
