@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "validate",
     "repair",
     "render",
+    "diff_render",
     "prepare",
     "to_chat",
     "to_responses",
