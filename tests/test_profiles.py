@@ -277,3 +277,20 @@ def test_render_options_are_one_frozen_object_behind_the_keywords() -> None:
 def test_options_that_do_not_go_together_are_refused(keywords: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         RenderOptions(**keywords)
+
+
+# -- the suite's profile cases -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("impl", "profile"), [("oss-harmony", OSS), ("hf-chat-template", HF)])
+def test_the_suites_profile_cases_pass_against_their_reference(impl: str, profile: str) -> None:
+    from harmony_grammar.conformance.adapters import load_adapter
+    from harmony_grammar.conformance.runner import run_suite
+
+    _reference(profile)  # skip, with the reason, when it is not installed
+    cases = [c for c in load_cases() if c.topic == "profiles"]
+    card = run_suite(load_adapter(impl), cases, implementation=impl)
+    mine = {c.id for c in cases if c.data["profile"] == profile}
+    assert {r.case.id for r in card.results if r.status == "passed"} == mine
+    assert {r.case.id for r in card.results if r.status == "skipped"} == {c.id for c in cases} - mine
+    assert len(mine) >= 3
