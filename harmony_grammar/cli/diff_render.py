@@ -19,8 +19,10 @@ from .render import add_profile_options, read_conversation
 
 __all__ = ["register"]
 
-#: Equal stretches shorter than this are shown whole between two differences.
+#: The width of a column of tokens.
 _WIDTH = 38
+#: Tokens of the same text shown either side of a difference, decoded, for context.
+_CONTEXT = 4
 
 
 def _profiles(text: str) -> list[str]:
@@ -75,7 +77,13 @@ def _as_json(diff: RenderDiff, encoding: Any) -> dict[str, Any]:
     by_name = {r.profile: r for r in diff.renderings}
 
     def span(ids: Any, start: int, end: int) -> dict[str, Any]:
-        return {"start": start, "end": end, "tokens": _decoded(encoding, ids[start:end])}
+        around = ids[max(0, start - _CONTEXT) : end + _CONTEXT]
+        return {
+            "start": start,
+            "end": end,
+            "tokens": _decoded(encoding, ids[start:end]),
+            "context": "".join(t["text"] for t in _decoded(encoding, around)),
+        }
 
     def side(comparison: Comparison) -> list[dict[str, Any]]:
         a, b = by_name[comparison.a].tokens, by_name[comparison.b].tokens
@@ -122,6 +130,8 @@ def _as_text(report: dict[str, Any]) -> str:
                 f"@ {comparison['a']} [{a['start']}:{a['end']}]  "
                 f"{comparison['b']} [{b['start']}:{b['end']}]"
             )
+            for name, side in ((comparison["a"], a), (comparison["b"], b)):
+                lines.append(f"  {name}: ...{json.dumps(side['context'], ensure_ascii=False)}...")
             rows = max(len(a["tokens"]), len(b["tokens"]))
             for row in range(rows):
                 left = a["tokens"][row] if row < len(a["tokens"]) else None
