@@ -136,7 +136,7 @@ def _as_text(report: dict[str, Any]) -> str:
             for row in range(rows):
                 left = a["tokens"][row] if row < len(a["tokens"]) else None
                 right = b["tokens"][row] if row < len(b["tokens"]) else None
-                lines.append(f"  {_cell(left):<{_WIDTH}} | {_cell(right)}")
+                lines.append(f"  {_cell(left):<{_WIDTH}} | {_cell(right)}".rstrip())
     lines.append("")
     lines.append(report["summary"])
     return "\n".join(lines)
