@@ -294,3 +294,60 @@ def test_the_suites_profile_cases_pass_against_their_reference(impl: str, profil
     assert {r.case.id for r in card.results if r.status == "passed"} == mine
     assert {r.case.id for r in card.results if r.status == "skipped"} == {c.id for c in cases} - mine
     assert len(mine) >= 3
+
+
+# -- training examples in each profile (prepare --profile) ---------------------------------
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_training_ids_are_the_profiles_rendering(profile: str) -> None:
+    from harmony_grammar.rendering.training import render_training
+
+    for generated in GENERATED[:40]:
+        conversation, _ = render_request(_request(generated, profile))
+        example = render_training(conversation, profile=profile, drop_scope="conversation", train_on="all")
+        assert example.input_ids == render(conversation, profile=profile, training=True, tokens=True)
+
+
+def test_hf_training_masks_what_the_model_writes_after_its_start() -> None:
+    from harmony_grammar.format.vocabulary import load_encoding
+    from harmony_grammar.rendering.training import render_training
+
+    encoding = load_encoding()
+    conversation = Conversation(
+        (
+            SystemContent(conversation_start_date="2026-12-01"),
+            Message(Role.USER, "go"),
+            Message(Role.ASSISTANT, "plan", channel="analysis"),
+            tool_call_message("functions.f", '{"a":1}'),
+            Message(Role.TOOL, "ok", name="functions.f", recipient="assistant", channel="commentary"),
+            Message(Role.ASSISTANT, "why", channel="analysis"),
+            Message(Role.ASSISTANT, "done", channel="final"),
+        )
+    )
+    example = render_training(conversation, profile=HF, train_on="all")
+    trained = [encoding.decode(example.input_ids[start:end]) for start, end in example.spans]
+    assert trained == [
+        # The call's analysis is dropped (a final follows); the call's to= is the model's own.
+        ' to=functions.f<|channel|>commentary json<|message|>{"a": 1}<|call|>',
+        "<|channel|>analysis<|message|>why<|end|><|start|>assistant<|channel|>final<|message|>done<|return|>",
+    ]
+
+
+def test_prepare_takes_a_profile(tmp_path, capsys) -> None:
+    pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from harmony_grammar.rendering.training import render_training
+    from tests.cli_helpers import run_cli
+
+    record = {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]}
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    out = tmp_path / "out.parquet"
+    status, _, err = run_cli(capsys, "prepare", str(source), "-o", str(out), "--profile", HF)
+    assert status == 0, err
+    conversation, _ = render_request({"conversation": record, "mode": "training"})
+    want = render_training(conversation, profile=HF).input_ids
+    assert want != render_training(conversation).input_ids  # the template's system message
+    assert pq.read_table(out).column("input_ids").to_pylist() == [want]

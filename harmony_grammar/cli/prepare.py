@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Any
 
+from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
 from ..rendering.renderer import DropRule
 from ..rendering.training import DropScope, TrainOn
 from ..training.batch import PrepareOptions, Problem
@@ -69,6 +70,14 @@ def register(subparsers: Any) -> None:
         "openai-harmony's render_conversation_for_training does",
     )
     parser.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        default=DEFAULT_PROFILE,
+        help="whose rendering (docs/rendering.md): openai-harmony 0.0.8 (default), "
+        "oss-harmony 0.0.11, the HF chat template, or oh-my-pi's; the last two drop chain of "
+        "thought by their own rule",
+    )
+    parser.add_argument(
         "--max-length", type=_positive, metavar="N", help="report and skip longer examples"
     )
     parser.add_argument(
@@ -124,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         input_format=args.input_format,
         field=args.field,
         lenient=args.lenient,
+        profile=args.profile,
     )
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     try:
