@@ -129,15 +129,21 @@ def _openai_harmony() -> Adapter:
 
 
 def _oss_harmony() -> Adapter:
-    from .references import oss_harmony_adapter
+    from .references import ReferenceUnavailable, oss_harmony_adapter
 
-    return oss_harmony_adapter()
+    try:
+        return oss_harmony_adapter()
+    except ReferenceUnavailable as exc:
+        raise AdapterLoadError(str(exc)) from None
 
 
 def _hf_chat_template() -> Adapter:
-    from .references import hf_template_adapter
+    from .references import ReferenceUnavailable, hf_template_adapter
 
-    return hf_template_adapter()
+    try:
+        return hf_template_adapter()
+    except ReferenceUnavailable as exc:
+        raise AdapterLoadError(str(exc)) from None
 
 
 #: The shipped adapters by name (``--impl NAME``); each entry builds the adapter.

@@ -9,8 +9,11 @@ The bridges convert to and from other shapes: :mod:`.interop` openai-harmony's o
 :mod:`.chat` Chat Completions requests and responses (parsing completions with the format
 layer's lenient parser), :mod:`.responses` Responses API requests and response objects, and
 :mod:`.streaming` both as a stream (chunks and events over the streaming parser).
-:mod:`.training` renders fine-tuning examples: the ids with the mask of what the model
-samples; :mod:`.importers` reads chat datasets into conversations.
+:mod:`.options` holds the one options object, :mod:`.profiles` the other renderers'
+ways (oss-harmony, the HF chat template, oh-my-pi; :mod:`.hf_template`, :mod:`.omp`), and
+:mod:`.diff` compares their renderings. :mod:`.training` renders fine-tuning examples: the
+ids with the mask of what the model samples; :mod:`.importers` reads chat datasets into
+conversations.
 
 Imports: this package may use :mod:`harmony_grammar.safety`, :mod:`harmony_grammar.format`,
 :mod:`harmony_grammar.tools` and :mod:`harmony_grammar.schema`.
@@ -30,14 +33,18 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
+from .diff import RenderDiff, diff_renderings
 from .importers import ImportResult, import_record
 from .interop import from_openai_harmony, to_openai_harmony
+from .options import RenderOptions
+from .profiles import PROFILES, Profile
 from .renderer import DropRule, RenderError, render, rendered_messages
 from .responses import ResponsesError, from_responses, to_responses
 from .streaming import ChatCompletionStream, ResponsesStream
 from .training import DropScope, TrainingExample, TrainOn, render_training
 
 __all__ = [
+    "PROFILES",
     "ChatCompletionError",
     "ChatCompletionStream",
     "Conversation",
@@ -45,8 +52,11 @@ __all__ = [
     "DropRule",
     "DropScope",
     "ImportResult",
+    "Profile",
     "ReasoningEffort",
+    "RenderDiff",
     "RenderError",
+    "RenderOptions",
     "ResponseFormat",
     "ResponsesError",
     "ResponsesStream",
@@ -54,6 +64,7 @@ __all__ = [
     "TrainOn",
     "TrainingExample",
     "assistant_message",
+    "diff_renderings",
     "from_chat_completions",
     "from_openai_harmony",
     "from_responses",
