@@ -123,6 +123,17 @@ def run(args: argparse.Namespace) -> int:
     """Prepare the dataset; report problems and a summary on stderr."""
     if args.truncate and args.max_length is None:
         raise CliError("--truncate needs --max-length")
+    own_rule = "auto_drop_analysis" in PROFILES[args.profile].fixed_options
+    changed = (
+        args.keep_analysis
+        or args.drop_rule != DropRule.HARMONY.value
+        or args.drop_scope != DropScope.EARLIER_TURNS.value
+    )
+    if own_rule and changed:
+        raise CliError(
+            f"--keep-analysis, --drop-rule and --drop-scope do not apply to --profile "
+            f"{args.profile}: it drops chain of thought by its own rule"
+        )
     options = PrepareOptions(
         train_on=TrainOn(args.train_on),
         auto_drop_analysis=not args.keep_analysis,
