@@ -31,9 +31,9 @@ def _text(rng: random.Random, low: int = 1, high: int = 8) -> str:
 
 
 def _schema(rng: random.Random, depth: int) -> dict[str, Any]:
-    kinds = ["string", "integer", "number", "boolean", "enum", "array_s", "nullable"]
+    kinds = ["string", "integer", "number", "boolean", "enum", "array_s", "nullable", "other"]
     if depth < 2:
-        kinds += ["object", "array_o", "one_of"]
+        kinds += ["object", "array_o", "one_of", "one_of_object", "array_a"]
     kind = rng.choice(kinds)
     schema: dict[str, Any]
     if kind == "enum":
@@ -48,6 +48,15 @@ def _schema(rng: random.Random, depth: int) -> dict[str, Any]:
         schema = {"type": "array", "items": _object(rng, depth + 1)}
     elif kind == "one_of":
         schema = {"oneOf": [{"type": "string", "description": _text(rng, 1, 2)}, {"type": "number"}]}
+    elif kind == "one_of_object":
+        schema = {"oneOf": [_object(rng, depth + 1), {"type": "string", "default": "ü"}]}
+    elif kind == "array_a":
+        schema = {"type": "array", "items": {"type": "array", "items": _schema(rng, depth + 1)}}
+    elif kind == "other":  # what both TypeScript renderings write as `any` or a union
+        schema = rng.choice(
+            [{"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"$ref": "#/$defs/x"},
+             {"const": "x"}, {"type": ["string", "null"]}, {"type": "array"}]
+        )
     else:
         schema = {"type": kind}
     if rng.random() < 0.4:

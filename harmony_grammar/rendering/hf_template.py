@@ -153,9 +153,9 @@ def hf_typescript_type(spec: Mapping[str, Any]) -> str:
         return " | ".join(str(k) for k in kind) if len(kind) > 1 else str(kind[0])
     one_of = spec.get("oneOf")
     if one_of:
+        # The template means to write `any` for a oneOf with an object variant, but its flag is
+        # set inside a for loop, and Jinja's loop scope drops it: every variant is written.
         variants = [v for v in one_of if isinstance(v, Mapping)]
-        if len(one_of) > 1 and any(v.get("type") == "object" for v in variants):
-            return "any"
         parts: list[str] = []
         for position, variant in enumerate(variants):
             part = hf_typescript_type(variant)
