@@ -361,3 +361,43 @@ def test_text_spelling_a_control_token_stays_text_where_the_template_would_forge
     ours, theirs = render_with_harmony_grammar(request)["tokens"], reference(request)["tokens"]
     end = 200007
     assert ours.count(end) == 2 and theirs.count(end) == 3  # system, user (+ the forged one)
+
+
+def test_random_histories_render_as_the_template_writes_them_or_are_refused() -> None:
+    """Random sequences of user messages, analysis, preambles, finals, calls and results
+    (most of them nothing a host would send): wherever the profile renders, the template
+    writes the very same text; everything else is a RenderError."""
+    import random
+
+    from harmony_grammar.conformance.references import hf_template_text
+    from harmony_grammar.rendering.conversation import DeveloperContent
+    from harmony_grammar.tools.spec import ToolSpec
+
+    _reference(HF)
+    rng = random.Random(26)
+
+    def message(kind: str) -> Message:
+        if kind == "user":
+            return Message(Role.USER, "u é")
+        if kind in ("analysis", "commentary", "final"):
+            return Message(Role.ASSISTANT, kind[:3], channel=kind)
+        if kind.startswith("call"):
+            return tool_call_message("functions." + kind[-1], '{"a": [1, "x"]}')
+        return Message(Role.TOOL, '{"r": 1}', name="functions." + kind[-1], recipient="assistant", channel="commentary")
+
+    kinds = ["user", "analysis", "commentary", "final", "call_f", "call_g", "tool_f", "tool_g"]
+    tools = (ToolSpec("f", "F", {"type": "object", "properties": {"a": {"type": "array"}}}), ToolSpec("g", "G"))
+    rendered = refused = 0
+    for _ in range(600):
+        messages = [message(rng.choice(kinds)) for _ in range(rng.randint(1, 7))]
+        developer = DeveloperContent("inst" if rng.random() < 0.5 else None, tools)
+        conversation = Conversation((SystemContent(conversation_start_date="2026-01-02"), developer, *messages))
+        next_turn = rng.choice([None, "assistant"])
+        try:
+            ours = render(conversation, profile=HF, next_turn=next_turn)
+        except RenderError:
+            refused += 1
+            continue
+        rendered += 1
+        assert ours == hf_template_text(conversation, next_turn), [(m.role.value, m.channel, m.recipient) for m in messages]
+    assert rendered >= 100 and refused >= 100, (rendered, refused)

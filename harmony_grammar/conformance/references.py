@@ -38,6 +38,7 @@ __all__ = [
     "ReferenceUnavailable",
     "hf_template_adapter",
     "hf_template_inputs",
+    "hf_template_text",
     "oss_harmony_adapter",
     "oss_harmony_python",
 ]
@@ -155,9 +156,11 @@ def hf_template_inputs(conversation: Conversation) -> tuple[list[Json], Json]:
     date (``strftime_now`` is pinned to it); a developer content the first message
     (``developer``, its instructions) and ``tools``. Consecutive assistant messages become
     chat messages as :func:`~harmony_grammar.rendering.chat.from_chat_completions` reads them
-    back: analysis → ``thinking``, a commentary preamble or a final → ``content``, the calls of
-    one generation → its ``tool_calls`` (arguments parsed, as transformers expects), a final
-    closing the message. Nothing is checked here: the template decides what it renders.
+    back: analysis → ``thinking``, a commentary preamble or a final → ``content``, the calls
+    that follow them → ``tool_calls`` (arguments parsed, as transformers expects); a final
+    closes the message, and so does a text that cannot follow in it (a second thinking or
+    content, or any text after a call). Nothing is checked here: the template decides what it
+    renders.
     """
     messages: list[Json] = []
     options: Json = {}
@@ -183,25 +186,24 @@ def hf_template_inputs(conversation: Conversation) -> tuple[list[Json], Json]:
             if item.tools:
                 options["tools"] = [_chat_tool(tool) for tool in item.tools]
         elif item.role is Role.ASSISTANT:
-            _add_assistant(current, item, close)
+            # A chat message holds its thinking, then its content, then its calls: a message
+            # that cannot follow in the same one starts the next.
+            field = "thinking" if item.channel == "analysis" else "content"
+            if item.recipient is None and ("tool_calls" in current or field in current):
+                close()
+            if item.recipient is not None:
+                name = item.recipient.removeprefix("functions.")
+                call = {"type": "function", "function": {"name": name, "arguments": _json(item)}}
+                current.setdefault("tool_calls", []).append(call)
+            else:
+                current[field] = item.content
+                if item.channel == "final":
+                    close()
         else:
             close()
             messages.append({"role": item.role.value, "content": item.content})
     close()
     return messages, options
-
-
-def _add_assistant(current: Json, message: Message, close: Any) -> None:
-    if message.recipient is not None:
-        name = message.recipient.removeprefix("functions.")
-        call = {"type": "function", "function": {"name": name, "arguments": _json(message)}}
-        current.setdefault("tool_calls", []).append(call)
-    elif message.channel == "analysis":
-        current["thinking"] = message.content
-    else:
-        current["content"] = message.content
-        if message.channel == "final":
-            close()
 
 
 def _json(message: Message) -> Any:
@@ -243,7 +245,8 @@ def _pinned_clock(day: datetime.datetime) -> type[datetime.datetime]:
     return Pinned
 
 
-def _apply(conversation: Conversation, next_turn: str | None) -> str:
+def hf_template_text(conversation: Conversation, next_turn: str | None = None) -> str:
+    """The template's text for a conversation (a generation prompt when ``next_turn``)."""
     from unittest import mock
 
     from transformers.utils import chat_template_utils
@@ -278,7 +281,7 @@ def hf_template_adapter() -> Adapter:
             raise Unsupported("a chat template only renders")
         requested_profile(request, _HF_PROFILE)
         conversation, options = render_request(request)
-        text = _apply(conversation, options.turn)
+        text = hf_template_text(conversation, options.turn)
         return {"text": text, "tokens": encode_text(encoding, text, trusted=True)}
 
     return adapter

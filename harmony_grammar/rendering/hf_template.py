@@ -304,7 +304,7 @@ def _turns(items: Sequence[tuple[int, ConversationItem]]) -> list[_Turn]:
     turns: list[_Turn] = []
     thinking: tuple[int, Message] | None = None
     preamble: tuple[int, Message] | None = None
-    called = False  # a call in the current generation already
+    called = False  # the current chat message has its call already
 
     def close(index: int) -> None:
         nonlocal thinking, preamble
@@ -332,12 +332,14 @@ def _turns(items: Sequence[tuple[int, ConversationItem]]) -> list[_Turn]:
                 turns.append(_Turn("tool", index, item))
             continue
         _check_text(index, item)
+        if item.recipient is None:
+            called = False  # text after a call starts the next chat message
         if item.recipient is not None:
             if not item.recipient.startswith("functions.") or item.channel != "commentary":
                 raise _error(index, "the template writes only functions.* calls on commentary")
             if called:
                 raise _error(index, "the template takes one call per assistant message; this "
-                             "is a second call before any tool result")
+                             "is a second call with no text or tool result between")
             if thinking is not None and preamble is not None:
                 raise _error(preamble[0], "the template cannot take both analysis and a "
                              "preamble before one call")
