@@ -401,3 +401,36 @@ def test_random_histories_render_as_the_template_writes_them_or_are_refused() ->
         rendered += 1
         assert ours == hf_template_text(conversation, next_turn), [(m.role.value, m.channel, m.recipient) for m in messages]
     assert rendered >= 100 and refused >= 100, (rendered, refused)
+
+
+def test_random_header_fields_render_as_oss_harmony_renders_them() -> None:
+    """Every author, channel, recipient and content type (built-in calls on analysis, results
+    on other channels, named authors, ``code``), as messages no chat request can carry, each
+    conversation sent to oss-harmony 0.0.11 itself."""
+    import random
+
+    from harmony_grammar.conformance.adapters import message_fields
+
+    reference = _reference(OSS)
+    rng = random.Random(11)
+    roles = [Role.USER, Role.ASSISTANT, Role.ASSISTANT, Role.TOOL, Role.DEVELOPER]
+    for _ in range(150):
+        messages = []
+        for _ in range(rng.randint(1, 5)):
+            role = rng.choice(roles)
+            name = "functions.f" if role is Role.TOOL else rng.choice([None, None, "bob"])
+            messages.append(
+                Message(
+                    role,
+                    rng.choice(["x", "é 東京", '{"a": 1}']),
+                    name=name,
+                    recipient=rng.choice([None, "functions.f", "python", "assistant", "browser.search"]),
+                    channel=rng.choice([None, "analysis", "commentary", "final"]),
+                    content_type=rng.choice([None, "json", "code", "<|constrain|>json", "text"]),
+                )
+            )
+        conversation = Conversation(tuple(messages))
+        ours = render(conversation, profile=OSS, auto_drop_analysis=False, tokens=True)
+        fields = [{k: v for k, v in message_fields(m).items() if k != "terminator"} for m in messages]
+        theirs = reference({"kind": "render_messages", "profile": OSS, "messages": fields})["tokens"]
+        assert ours == theirs, [(m.role.value, m.recipient, m.channel, m.content_type) for m in messages]

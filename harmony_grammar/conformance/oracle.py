@@ -128,6 +128,24 @@ def _render(oh: Any, encoding: Any, request: Json) -> Json:
     return {"text": encoding.decode_utf8(ids), "tokens": list(ids)}
 
 
+def _render_messages(oh: Any, encoding: Any, request: Json) -> Json:
+    """Harmony messages as given (``message_fields`` dicts), rendered with no dropping: how
+    the profiles' tests reach header fields no Chat Completions request can carry."""
+    messages = [
+        oh.Message(
+            author=oh.Author(role=oh.Role(m["role"]), name=m.get("name")),
+            content=[oh.TextContent(text=m["content"])],
+            channel=m.get("channel"),
+            recipient=m.get("recipient"),
+            content_type=m.get("content_type"),
+        )
+        for m in request["messages"]
+    ]
+    config = oh.RenderConversationConfig(auto_drop_analysis=False)
+    ids = encoding.render_conversation(oh.Conversation(messages=messages), config)
+    return {"text": encoding.decode_utf8(ids), "tokens": list(ids)}
+
+
 def installed_renderer() -> str:
     """The profile of the ``openai_harmony`` module installed here: openai-harmony 0.0.8 or
     its fork oss-harmony 0.0.11 (both install that module), by distribution and version."""
@@ -159,6 +177,9 @@ def openai_harmony_adapter() -> Adapter:
         if request["kind"] == "render":
             requested_profile(request, profile)
             return _render(oh, encoding, request)
+        if request["kind"] == "render_messages":  # the profiles' tests (see _render_messages)
+            requested_profile(request, profile)
+            return _render_messages(oh, encoding, request)
         return _parse(oh, encoding, request)
 
     return adapter
