@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "validate",
     "repair",
     "render",
+    "diff_render",
     "prepare",
     "audit_masks",
     "to_chat",

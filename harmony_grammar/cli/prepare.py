@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Any
 
+from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
 from ..rendering.renderer import DropRule
 from ..rendering.training import DropScope, TrainOn
 from ..training.batch import PrepareOptions, Problem
@@ -69,6 +70,14 @@ def register(subparsers: Any) -> None:
         "openai-harmony's render_conversation_for_training does",
     )
     parser.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        default=DEFAULT_PROFILE,
+        help="whose rendering (docs/rendering.md): openai-harmony 0.0.8 (default), "
+        "oss-harmony 0.0.11, the HF chat template, or oh-my-pi's; the last two drop chain of "
+        "thought by their own rule",
+    )
+    parser.add_argument(
         "--max-length", type=_positive, metavar="N", help="report and skip longer examples"
     )
     parser.add_argument(
@@ -114,6 +123,17 @@ def run(args: argparse.Namespace) -> int:
     """Prepare the dataset; report problems and a summary on stderr."""
     if args.truncate and args.max_length is None:
         raise CliError("--truncate needs --max-length")
+    own_rule = "auto_drop_analysis" in PROFILES[args.profile].fixed_options
+    changed = (
+        args.keep_analysis
+        or args.drop_rule != DropRule.HARMONY.value
+        or args.drop_scope != DropScope.EARLIER_TURNS.value
+    )
+    if own_rule and changed:
+        raise CliError(
+            f"--keep-analysis, --drop-rule and --drop-scope do not apply to --profile "
+            f"{args.profile}: it drops chain of thought by its own rule"
+        )
     options = PrepareOptions(
         train_on=TrainOn(args.train_on),
         auto_drop_analysis=not args.keep_analysis,
@@ -124,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         input_format=args.input_format,
         field=args.field,
         lenient=args.lenient,
+        profile=args.profile,
     )
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
     try:

@@ -3,17 +3,51 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from typing import Any
 
 from ..rendering.chat import ChatCompletionError, from_chat_completions
+from ..rendering.conversation import Conversation, SystemContent
+from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
 from ..rendering.renderer import DropRule, RenderError, render
 from ..rendering.responses import from_responses
 from .errors import CliError
 from .inputs import read_json
 
-__all__ = ["register"]
+__all__ = ["add_profile_options", "read_conversation", "register"]
+
+
+def _date(text: str) -> str:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a date as YYYY-MM-DD, not {text!r}") from None
+    return text
+
+
+def add_profile_options(parser: argparse.ArgumentParser) -> None:
+    """``--date``, shared by the commands that render a request."""
+    parser.add_argument(
+        "--date",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="the system message's current date (the HF template writes today's when unset)",
+    )
+
+
+def read_conversation(path: str, date: str | None) -> Conversation:
+    """The conversation of a Chat Completions or Responses request body in a file (exit 2,
+    one line, when it is not one)."""
+    request = read_json(path, "the request")
+    system = SystemContent(conversation_start_date=date) if date is not None else None
+    try:
+        if isinstance(request, dict) and "input" in request and "messages" not in request:
+            return from_responses(request, system=system)
+        return from_chat_completions(request, system=system)
+    except ChatCompletionError as exc:  # ResponsesError is one too
+        raise CliError(f"{path}: {exc}") from None
 
 
 def register(subparsers: Any) -> None:
@@ -43,27 +77,39 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--drop-rule",
         choices=[rule.value for rule in DropRule],
-        default=DropRule.HARMONY.value,
         help="which chain of thought to drop: openai-harmony's rule (default) or vLLM's",
     )
+    parser.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        default=DEFAULT_PROFILE,
+        help="whose rendering: openai-harmony 0.0.8 (default), oss-harmony 0.0.11 (vLLM), the "
+        "model repo's HF chat template, or oh-my-pi's in-band history (docs/rendering.md)",
+    )
+    add_profile_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Render the request and write it to stdout."""
-    request = read_json(args.request, "the request")
+    conversation = read_conversation(args.request, args.date)
+    fixed = PROFILES[args.profile].fixed_options
+    if "auto_drop_analysis" in fixed and (args.keep_analysis or args.drop_rule):
+        raise CliError(
+            f"--keep-analysis and --drop-rule do not apply to --profile {args.profile}: it "
+            "drops chain of thought by its own rule"
+        )
     try:
-        responses = isinstance(request, dict) and "input" in request and "messages" not in request
-        conversation = from_responses(request) if responses else from_chat_completions(request)
         output = render(
             conversation,
+            profile=args.profile,
             next_turn=args.next_turn,
             training=args.training,
-            auto_drop_analysis=not args.keep_analysis,
+            auto_drop_analysis=False if args.keep_analysis else None,
             drop_rule=args.drop_rule,
             tokens=args.tokens,
         )
-    except (ChatCompletionError, RenderError) as exc:
+    except RenderError as exc:
         raise CliError(f"{args.request}: {exc}") from None
     except ValueError as exc:  # option combinations render() rejects
         raise CliError(str(exc)) from None

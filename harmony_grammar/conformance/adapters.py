@@ -13,9 +13,9 @@ from typing import Any
 from ..format.model import Message, ParseResult, Severity
 from ..format.parser import parse
 from ..format.stream import StreamParser
-from ..rendering.chat import from_chat_completions
 from ..rendering.renderer import render
 from .interface import Adapter, Json
+from .requests import render_request
 
 __all__ = [
     "ADAPTERS",
@@ -111,17 +111,12 @@ def harmony_grammar_adapter(source: str = "text") -> Adapter:
 
 
 def render_with_harmony_grammar(request: Mapping[str, Any]) -> Json:
-    """A render request answered by :func:`harmony_grammar.rendering.renderer.render`."""
-    conversation = from_chat_completions(request["conversation"])
-    mode = request["mode"]
-    options: dict[str, Any] = {
-        "next_turn": request.get("next_turn", "assistant") if mode == "prompt" else None,
-        "training": mode == "training",
-        "auto_drop_analysis": request.get("auto_drop_analysis", True),
-    }
+    """A render request answered by :func:`harmony_grammar.rendering.renderer.render`, in
+    the request's ``profile``."""
+    conversation, options = render_request(request)
     return {
-        "text": render(conversation, **options),
-        "tokens": render(conversation, tokens=True, **options),
+        "text": render(conversation, options),
+        "tokens": render(conversation, options, tokens=True),
     }
 
 
@@ -132,12 +127,32 @@ def _openai_harmony() -> Adapter:
     return openai_harmony_adapter()
 
 
+def _oss_harmony() -> Adapter:
+    from .references import ReferenceUnavailable, oss_harmony_adapter
+
+    try:
+        return oss_harmony_adapter()
+    except ReferenceUnavailable as exc:
+        raise AdapterLoadError(str(exc)) from None
+
+
+def _hf_chat_template() -> Adapter:
+    from .references import ReferenceUnavailable, hf_template_adapter
+
+    try:
+        return hf_template_adapter()
+    except ReferenceUnavailable as exc:
+        raise AdapterLoadError(str(exc)) from None
+
+
 #: The shipped adapters by name (``--impl NAME``); each entry builds the adapter.
 ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "harmony-grammar": lambda: harmony_grammar_adapter("text"),
     "harmony-grammar-tokens": lambda: harmony_grammar_adapter("tokens"),
     "harmony-grammar-stream": lambda: harmony_grammar_adapter("stream"),
     "openai-harmony": _openai_harmony,
+    "oss-harmony": _oss_harmony,
+    "hf-chat-template": _hf_chat_template,
 }
 
 

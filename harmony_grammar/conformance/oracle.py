@@ -30,11 +30,11 @@ from typing import Any
 from ..format.harmony_ids import encode_harmony
 from ..format.tokens import ControlToken
 from ..format.vocabulary import find_vocabulary
-from ..rendering.chat import from_chat_completions
 from ..rendering.interop import to_openai_harmony
 from .interface import Adapter, Json
+from .requests import render_request, requested_profile
 
-__all__ = ["harmony_encoding", "openai_harmony_adapter"]
+__all__ = ["harmony_encoding", "installed_renderer", "openai_harmony_adapter", "serve"]
 
 _ENCODINGS_BASE = "TIKTOKEN_ENCODINGS_BASE"
 _TERMINATORS = {
@@ -114,8 +114,9 @@ def _parse(oh: Any, encoding: Any, request: Json) -> Json:
 
 
 def _render(oh: Any, encoding: Any, request: Json) -> Json:
-    conversation = to_openai_harmony(from_chat_completions(request["conversation"]))
-    config = oh.RenderConversationConfig(auto_drop_analysis=request.get("auto_drop_analysis", True))
+    ours, options = render_request(request)
+    conversation = to_openai_harmony(ours)
+    config = oh.RenderConversationConfig(auto_drop_analysis=options.drops_analysis)
     mode = request["mode"]
     if mode == "prompt":
         next_turn = oh.Role(request.get("next_turn", "assistant"))
@@ -127,15 +128,87 @@ def _render(oh: Any, encoding: Any, request: Json) -> Json:
     return {"text": encoding.decode_utf8(ids), "tokens": list(ids)}
 
 
+def _render_messages(oh: Any, encoding: Any, request: Json) -> Json:
+    """Harmony messages as given (``message_fields`` dicts), rendered with no dropping: how
+    the profiles' tests reach header fields no Chat Completions request can carry."""
+    messages = [
+        oh.Message(
+            author=oh.Author(role=oh.Role(m["role"]), name=m.get("name")),
+            content=[oh.TextContent(text=m["content"])],
+            channel=m.get("channel"),
+            recipient=m.get("recipient"),
+            content_type=m.get("content_type"),
+        )
+        for m in request["messages"]
+    ]
+    config = oh.RenderConversationConfig(auto_drop_analysis=False)
+    ids = encoding.render_conversation(oh.Conversation(messages=messages), config)
+    return {"text": encoding.decode_utf8(ids), "tokens": list(ids)}
+
+
+def installed_renderer() -> str:
+    """The profile of the ``openai_harmony`` module installed here: openai-harmony 0.0.8 or
+    its fork oss-harmony 0.0.11 (both install that module), by distribution and version."""
+    from importlib import metadata
+
+    for distribution, profile in _DISTRIBUTIONS:
+        try:
+            version = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            continue
+        return profile if profile.endswith(version) else f"{distribution}-{version}"
+    raise ImportError("neither openai-harmony nor oss-harmony is installed")
+
+
+#: The distributions that install ``openai_harmony``, and the profile each one renders.
+_DISTRIBUTIONS = (("oss-harmony", "oss-harmony-0.0.11"), ("openai-harmony", "openai-harmony-0.0.8"))
+
+
 def openai_harmony_adapter() -> Adapter:
-    """openai-harmony 0.0.8 as an adapter (see the module docstring for the mapping)."""
+    """The installed ``openai_harmony`` as an adapter (see the module docstring for the
+    mapping): openai-harmony 0.0.8, or oss-harmony 0.0.11 in an environment of its own. It
+    renders only the requests for its own profile."""
     import openai_harmony as oh
 
     encoding = harmony_encoding()
+    profile = installed_renderer()
 
     def adapter(request: Json) -> Json:
         if request["kind"] == "render":
+            requested_profile(request, profile)
             return _render(oh, encoding, request)
+        if request["kind"] == "render_messages":  # the profiles' tests (see _render_messages)
+            requested_profile(request, profile)
+            return _render_messages(oh, encoding, request)
         return _parse(oh, encoding, request)
 
     return adapter
+
+
+def serve() -> None:
+    """Answer requests, one JSON line each on stdin, with :func:`openai_harmony_adapter`.
+
+    The first line written says which renderer answers (``{"profile": ...}``); each answer is
+    one line, ``{"response": ...}``, ``{"unsupported": why}`` or ``{"error": why}``. This is
+    how oss-harmony, which installs the same module as openai-harmony, runs beside it: in its
+    own environment, behind :func:`harmony_grammar.conformance.references.oss_harmony_adapter`.
+    """
+    import json
+    import sys
+
+    from .interface import Unsupported
+
+    adapter = openai_harmony_adapter()
+    print(json.dumps({"profile": installed_renderer()}), flush=True)
+    for line in sys.stdin:
+        try:
+            answer: Json = {"response": adapter(json.loads(line))}
+        except Unsupported as exc:
+            answer = {"unsupported": str(exc)}
+        except Exception as exc:  # reported to the caller, which raises it there
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        print(json.dumps(answer, ensure_ascii=False), flush=True)
+
+
+if __name__ == "__main__":  # python -m harmony_grammar.conformance.oracle
+    serve()

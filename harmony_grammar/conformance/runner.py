@@ -56,7 +56,7 @@ def requests_for(case: Case, *, strict_only: bool = False) -> list[Check]:
             "conversation": data["conversation"],
             "mode": data["mode"],
         }
-        for key in ("next_turn", "auto_drop_analysis"):
+        for key in ("next_turn", "auto_drop_analysis", "profile", "current_date"):
             if key in data:
                 request[key] = data[key]
         return [Check("render", request, data["expected"])]
@@ -244,7 +244,9 @@ def run_suite(
 def comparison_table(cards: Sequence[Scorecard]) -> str:
     """A Markdown table of cases passed by topic, one column per scorecard, then the total.
 
-    Each cell reads ``passed/cases``; the README's scorecard is this table.
+    Each cell reads ``passed/cases``, the cases the implementation declined (a profile it
+    does not render) left out and counted beside it, ``skipped`` when it declined them all;
+    the README's scorecard is this table.
     """
     topics = sorted({t for card in cards for t in card.topics()})
     names = [card.implementation + (" (strict only)" if card.strict_only else "") for card in cards]
@@ -255,7 +257,11 @@ def comparison_table(cards: Sequence[Scorecard]) -> str:
         cells = []
         for card in cards:
             ran = sum(1 for r in card.results if topic is None or r.case.topic == topic)
-            cells.append(f"{card.count('passed', topic)}/{ran}")
+            skipped = card.count("skipped", topic)
+            cell = f"{card.count('passed', topic)}/{ran - skipped}"
+            if skipped:
+                cell = "skipped" if skipped == ran else f"{cell} ({skipped} skipped)"
+            cells.append(cell)
         label = topic or "**total**"
         rows.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(rows)

@@ -11,6 +11,9 @@ request bodies (:mod:`.requests` what those two share). Reading the model's comp
 into those APIs' payloads is :mod:`harmony_grammar.bridges`.
 :mod:`.training` renders fine-tuning examples: the ids with the mask of what the model
 samples; :mod:`.importers` reads chat datasets into conversations.
+:mod:`.options` holds the one options object, :mod:`.profiles` the other renderers'
+ways (oss-harmony, the HF chat template, oh-my-pi; :mod:`.hf_template`, :mod:`.omp`), and
+:mod:`.diff` compares their renderings.
 
 Imports: this package may use :mod:`harmony_grammar.safety`, :mod:`harmony_grammar.format`,
 :mod:`harmony_grammar.tools` and :mod:`harmony_grammar.schema`.
@@ -30,27 +33,35 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
+from .diff import RenderDiff, diff_renderings
 from .importers import ImportResult, import_record
 from .interop import from_openai_harmony, to_openai_harmony
+from .options import RenderOptions
+from .profiles import PROFILES, Profile
 from .renderer import DropRule, RenderError, render, rendered_messages
 from .responses import ResponsesError, from_responses
 from .training import DropScope, TrainingExample, TrainOn, render_training
 
 __all__ = [
+    "PROFILES",
     "ChatCompletionError",
     "Conversation",
     "DeveloperContent",
     "DropRule",
     "DropScope",
     "ImportResult",
+    "Profile",
     "ReasoningEffort",
+    "RenderDiff",
     "RenderError",
+    "RenderOptions",
     "ResponseFormat",
     "ResponsesError",
     "SystemContent",
     "TrainOn",
     "TrainingExample",
     "assistant_message",
+    "diff_renderings",
     "from_chat_completions",
     "from_openai_harmony",
     "from_responses",

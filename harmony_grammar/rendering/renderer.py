@@ -19,7 +19,6 @@ the same as a real token, so use ``tokens=True`` to feed a model.
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 
@@ -35,21 +34,28 @@ from .conversation import (
     ResponseFormat,
     SystemContent,
 )
+from .errors import RenderError
 from .header_fields import header_problem
+from .options import DropRule, RenderKeywords, RenderOptions
 
 if TYPE_CHECKING:
     import tiktoken
+    from typing_extensions import Unpack
 
 __all__ = [
     "DropRule",
     "Piece",
     "RenderError",
+    "RenderOptions",
     "developer_text",
     "encode_text",
     "message_pieces",
     "render",
     "rendered_messages",
+    "rendered_pieces",
     "system_text",
+    "text_of",
+    "token_ids",
 ]
 
 #: One rendered piece: a control token, or a run of ordinary text encoded on its own.
@@ -62,26 +68,6 @@ _TERMINATOR_TOKENS = {
 }
 _ROUTING_LINE = "Calls to these tools must go to the commentary channel: 'functions'."
 _CONSTRAIN = ControlToken.CONSTRAIN.value
-
-
-class RenderError(ValueError):
-    """The conversation cannot be rendered (for example a tool message without a name)."""
-
-
-class DropRule(str, enum.Enum):
-    """Which analysis (chain-of-thought) messages ``auto_drop_analysis`` removes.
-
-    ``harmony`` is openai-harmony's rule, quirk included: only when the last assistant message
-    is on ``final``, and only analysis before the FIRST final message. ``every-final`` is vLLM's:
-    all analysis before the LAST assistant final, whatever comes after it, so earlier turns
-    lose their chain of thought while the current tool loop keeps it.
-    """
-
-    HARMONY = "harmony"
-    EVERY_FINAL = "every-final"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def encode_text(encoding: tiktoken.Encoding, text: str, *, trusted: bool = False) -> list[int]:
@@ -210,35 +196,34 @@ def _content_type(content_type: str | None, json_content_type: str | None) -> st
 
 def rendered_messages(
     conversation: Conversation,
-    *,
-    next_turn: str | None = None,
-    training: bool = False,
-    auto_drop_analysis: bool = True,
-    drop_rule: DropRule | str = DropRule.HARMONY,
-    recipient_position: RecipientPosition | str | None = None,
-    json_content_type: Literal["constrain", "bare"] | None = None,
+    options: RenderOptions | None = None,
+    **keywords: Unpack[RenderKeywords],
 ) -> tuple[Message, ...]:
     """The messages :func:`render` writes, with every header field and terminator decided.
 
     Structured system/developer contents become text messages; dropped analysis messages are
-    gone; ``recipient_position`` is set wherever a recipient is. ``parse(render(c))`` returns
-    exactly these messages. The keyword arguments are :func:`render`'s.
+    gone; ``recipient_position`` is set wherever a recipient is; the profile's header rules
+    are applied. ``parse(render(c))`` returns exactly these messages. The options are
+    :func:`render`'s.
     """
-    rule = DropRule(drop_rule)
-    position = RecipientPosition(recipient_position) if recipient_position is not None else None
-    if json_content_type not in (None, "constrain", "bare"):
-        raise ValueError(
-            f"json_content_type must be 'constrain' or 'bare', not {json_content_type!r}"
-        )
+    opts = RenderOptions.of(options, keywords)
+    profile = opts.spec
     items = conversation.messages
     has_functions = any(
         isinstance(item, DeveloperContent) and item.has_function_tools for item in items
     )
-    dropped = _dropped(items, rule) if auto_drop_analysis else set()
-    last = len(items) - 1
+    # A profile that writes history its own way (the HF template, OMP) arranges the items
+    # first; each keeps its index in the conversation, for error messages.
+    arranged = (
+        profile.arrange(items, opts.turn) if profile.arrange is not None else list(enumerate(items))
+    )
+    dropped: set[int] = set()
+    if profile.standard_drop and opts.drops_analysis:
+        dropped = _dropped([item for _, item in arranged], opts.rule)
+    last = len(arranged) - 1
     out: list[Message] = []
-    for index, item in enumerate(items):
-        if index in dropped:
+    for position, (index, item) in enumerate(arranged):
+        if position in dropped:
             continue
         if isinstance(item, SystemContent):
             message = Message(Role.SYSTEM, system_text(item, has_function_tools=has_functions))
@@ -254,21 +239,23 @@ def rendered_messages(
         # openai-harmony leaves "all" (everyone) out of the header, but still ends with a call.
         recipient = None if message.recipient == "all" else message.recipient
         terminator = _terminator(
-            message, is_last=index == last, training=training, next_turn=next_turn is not None
+            message,
+            is_last=position == last,
+            training=opts.training,
+            next_turn=opts.turn is not None,
         )
         where = None
         if recipient is not None:
-            where = position or message.recipient_position or RecipientPosition.ROLE
-        out.append(
-            dataclasses.replace(
-                message,
-                recipient=recipient,
-                recipient_position=where,
-                content_type=_content_type(message.content_type, json_content_type),
-                terminator=terminator,
-                span=None,
-            )
+            where = opts.position or message.recipient_position or RecipientPosition.ROLE
+        message = dataclasses.replace(
+            message,
+            recipient=recipient,
+            recipient_position=where,
+            content_type=_content_type(message.content_type, opts.json_content_type),
+            terminator=terminator,
+            span=None,
         )
+        out.append(profile.header(message) if profile.header is not None else message)
     return tuple(out)
 
 
@@ -310,99 +297,41 @@ def message_pieces(message: Message) -> list[Piece]:
 # -- step 3: text or ids -----------------------------------------------------------------
 
 
-def _next_turn_pieces(next_turn: str | Role) -> list[Piece]:
-    return [ControlToken.START, next_turn.value if isinstance(next_turn, Role) else next_turn]
+def _next_turn_pieces(next_turn: str) -> list[Piece]:
+    return [ControlToken.START, next_turn]
 
 
-@overload
-def render(
-    conversation: Conversation,
-    *,
-    next_turn: str | Role | None = ...,
-    training: bool = ...,
-    auto_drop_analysis: bool = ...,
-    tokens: Literal[False] = ...,
-    encoding: tiktoken.Encoding | None = ...,
-    drop_rule: DropRule | str = ...,
-    recipient_position: RecipientPosition | str | None = ...,
-    json_content_type: Literal["constrain", "bare"] | None = ...,
-    trusted_text: bool = ...,
-) -> str: ...
+def _joined(pieces: Sequence[Piece]) -> list[Piece]:
+    """Adjacent text pieces as one run: a template's output is tokenized as one string."""
+    out: list[Piece] = []
+    for piece in pieces:
+        text = not isinstance(piece, ControlToken)  # a ControlToken is a str too
+        if text and out and not isinstance(out[-1], ControlToken):
+            out[-1] = f"{out[-1]}{piece}"
+        else:
+            out.append(piece)
+    return out
 
 
-@overload
-def render(
-    conversation: Conversation,
-    *,
-    next_turn: str | Role | None = ...,
-    training: bool = ...,
-    auto_drop_analysis: bool = ...,
-    tokens: Literal[True],
-    encoding: tiktoken.Encoding | None = ...,
-    drop_rule: DropRule | str = ...,
-    recipient_position: RecipientPosition | str | None = ...,
-    json_content_type: Literal["constrain", "bare"] | None = ...,
-    trusted_text: bool = ...,
-) -> list[int]: ...
-
-
-def render(
-    conversation: Conversation,
-    *,
-    next_turn: str | Role | None = None,
-    training: bool = False,
-    auto_drop_analysis: bool = True,
-    tokens: bool = False,
-    encoding: tiktoken.Encoding | None = None,
-    drop_rule: DropRule | str = DropRule.HARMONY,
-    recipient_position: RecipientPosition | str | None = None,
-    json_content_type: Literal["constrain", "bare"] | None = None,
-    trusted_text: bool = False,
-) -> str | list[int]:
-    """Render a conversation as Harmony text, or as token ids with ``tokens=True``.
-
-    With the defaults the output is byte- and token-exact with openai-harmony 0.0.8:
-
-    - ``next_turn="assistant"`` appends ``<|start|>assistant`` (its
-      ``render_conversation_for_completion``);
-    - ``training=True`` ends a last assistant ``final`` message with ``<|return|>`` (its
-      ``render_conversation_for_training``); it cannot be combined with ``next_turn``;
-    - ``auto_drop_analysis`` drops chain of thought by ``drop_rule`` (see :class:`DropRule`).
-
-    Options beyond openai-harmony, off by default: ``recipient_position="channel"`` writes every
-    ``to=`` after the channel, as the model generates it (by default each message's own
-    ``recipient_position`` is kept, the role section when unset); ``json_content_type``
-    respells ``json`` as ``<|constrain|>json`` (``"constrain"``) or back (``"bare"``);
-    ``drop_rule="every-final"`` is vLLM's dropping. A message's explicit ``terminator`` is
-    kept, except that ``<|return|>`` becomes ``<|end|>`` anywhere but at the very end.
-
-    ``encoding`` is the o200k_harmony tiktoken encoding for ``tokens=True`` (loaded offline
-    when omitted). All message text (user input, tool results, tool descriptions, the model's
-    own words) is encoded as untrusted: a spelled ``<|start|>`` stays ordinary tokens and can
-    never forge structure. ``trusted_text=True`` opts out: spellings become special ids.
-    Raises :class:`RenderError` for a conversation it cannot render.
-    """
-    if training and next_turn is not None:
-        raise ValueError("training=True renders a finished conversation; next_turn must be None")
-    turn = next_turn.value if isinstance(next_turn, Role) else next_turn
-    messages = rendered_messages(
-        conversation,
-        next_turn=turn,
-        training=training,
-        auto_drop_analysis=auto_drop_analysis,
-        drop_rule=drop_rule,
-        recipient_position=recipient_position,
-        json_content_type=json_content_type,
-    )
+def rendered_pieces(conversation: Conversation, options: RenderOptions) -> list[Piece]:
+    """Every piece of the rendering, in order, as the options' profile encodes them."""
     pieces: list[Piece] = []
-    for message in messages:
+    for message in rendered_messages(conversation, options):
         pieces += message_pieces(message)
-    if turn is not None:
-        pieces += _next_turn_pieces(turn)
-    if not tokens:
-        return "".join(
-            piece.value if isinstance(piece, ControlToken) else piece for piece in pieces
-        )
+    if options.turn is not None:
+        pieces += _next_turn_pieces(options.turn)
+    return _joined(pieces) if options.spec.joined_text else pieces
+
+
+def text_of(pieces: Sequence[Piece]) -> str:
+    """The Harmony text of some pieces, control tokens spelled."""
+    return "".join(piece.value if isinstance(piece, ControlToken) else piece for piece in pieces)
+
+
+def token_ids(
+    pieces: Sequence[Piece], encoding: tiktoken.Encoding | None = None, *, trusted: bool = False
+) -> list[int]:
+    """The o200k_harmony ids of some pieces: each text piece encoded on its own."""
     if encoding is None:
         from ..format.vocabulary import load_encoding
 
@@ -412,5 +341,74 @@ def render(
         if isinstance(piece, ControlToken):
             ids.append(piece.id)
         elif piece:
-            ids += encode_text(encoding, piece, trusted=trusted_text)
+            ids += encode_text(encoding, piece, trusted=trusted)
     return ids
+
+
+@overload
+def render(
+    conversation: Conversation,
+    options: RenderOptions | None = ...,
+    *,
+    tokens: Literal[False] = ...,
+    encoding: tiktoken.Encoding | None = ...,
+    **keywords: Unpack[RenderKeywords],
+) -> str: ...
+
+
+@overload
+def render(
+    conversation: Conversation,
+    options: RenderOptions | None = ...,
+    *,
+    tokens: Literal[True],
+    encoding: tiktoken.Encoding | None = ...,
+    **keywords: Unpack[RenderKeywords],
+) -> list[int]: ...
+
+
+def render(
+    conversation: Conversation,
+    options: RenderOptions | None = None,
+    *,
+    tokens: bool = False,
+    encoding: tiktoken.Encoding | None = None,
+    **keywords: Unpack[RenderKeywords],
+) -> str | list[int]:
+    """Render a conversation as Harmony text, or as token ids with ``tokens=True``.
+
+    The options are one :class:`~.options.RenderOptions` (``options``), its fields as
+    keywords, or both (the keywords replace the object's fields). With the defaults the output
+    is byte- and token-exact with openai-harmony 0.0.8:
+
+    - ``next_turn="assistant"`` appends ``<|start|>assistant`` (its
+      ``render_conversation_for_completion``);
+    - ``training=True`` ends a last assistant ``final`` message with ``<|return|>`` (its
+      ``render_conversation_for_training``); it cannot be combined with ``next_turn``;
+    - ``auto_drop_analysis`` drops chain of thought by ``drop_rule`` (see :class:`DropRule`).
+
+    ``profile`` picks whose rendering (docs/rendering.md has the table of differences):
+    ``openai-harmony-0.0.8`` (default), ``oss-harmony-0.0.11`` (vLLM's), ``hf-chat-template``
+    (the model repo's Jinja template) or ``omp`` (oh-my-pi's in-band history). A conversation
+    a profile cannot express raises :class:`RenderError` naming the profile and the message.
+
+    Options beyond openai-harmony (its profile only), off by default:
+    ``recipient_position="channel"`` writes every ``to=`` after the channel, as the model
+    generates it (by default each message's own ``recipient_position`` is kept, the role
+    section when unset); ``json_content_type`` respells ``json`` as ``<|constrain|>json``
+    (``"constrain"``) or back (``"bare"``); ``drop_rule="every-final"`` is vLLM's dropping. A
+    message's explicit ``terminator`` is kept, except that ``<|return|>`` becomes ``<|end|>``
+    anywhere but at the very end.
+
+    ``encoding`` is the o200k_harmony tiktoken encoding for ``tokens=True`` (loaded offline
+    when omitted). All message text (user input, tool results, tool descriptions, the model's
+    own words) is encoded as untrusted: a spelled ``<|start|>`` stays ordinary tokens and can
+    never forge structure. ``trusted_text=True`` opts out: spellings become special ids.
+    Raises :class:`RenderError` for a conversation it cannot render, ValueError for options
+    that do not go together.
+    """
+    opts = RenderOptions.of(options, keywords)
+    pieces = rendered_pieces(conversation, opts)
+    if not tokens:
+        return text_of(pieces)
+    return token_ids(pieces, encoding, trusted=opts.trusted_text)

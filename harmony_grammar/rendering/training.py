@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Literal
 from ..format.model import Message, RecipientPosition, Role
 from ..format.tokens import ControlToken
 from .conversation import Conversation, ConversationItem, DeveloperContent, SystemContent
+from .profiles import DEFAULT_PROFILE, Profile, get_profile
 from .renderer import (
     DropRule,
     _dropped,
+    _joined,
     developer_text,
     encode_text,
     message_pieces,
@@ -196,15 +198,21 @@ def _resolved(items: Sequence[ConversationItem]) -> Conversation:
 def _training_messages(
     conversation: Conversation,
     *,
+    profile: Profile,
     auto_drop_analysis: bool,
     drop_rule: DropRule | str,
     drop_scope: DropScope,
     recipient_position: RecipientPosition | str | None,
     json_content_type: Literal["constrain", "bare"] | None,
 ) -> tuple[Message, ...]:
+    if not profile.standard_drop:
+        # A profile with its own history rules (the HF template, OMP) decides dropping and
+        # writes its own system and developer text: it gets the conversation as it is.
+        return rendered_messages(conversation, profile=profile, training=True)
     if not auto_drop_analysis or drop_scope is DropScope.CONVERSATION:
         return rendered_messages(
             _resolved(conversation.messages),
+            profile=profile,
             training=True,
             auto_drop_analysis=auto_drop_analysis,
             drop_rule=drop_rule,
@@ -217,6 +225,7 @@ def _training_messages(
     kept = _resolved([item for i, item in enumerate(items) if i not in dropped])
     return rendered_messages(
         kept,
+        profile=profile,
         training=True,
         auto_drop_analysis=False,
         recipient_position=recipient_position,
@@ -262,6 +271,7 @@ def render_training(
     recipient_position: RecipientPosition | str | None = None,
     json_content_type: Literal["constrain", "bare"] | None = None,
     trusted_text: bool = False,
+    profile: str | Profile = DEFAULT_PROFILE,
 ) -> TrainingExample:
     """Render ``conversation`` for fine-tuning, with the mask of what the model samples.
 
@@ -274,14 +284,18 @@ def render_training(
     generation) or ``"final"`` (``final`` messages only). ``auto_drop_analysis`` and
     ``drop_rule`` are the renderer's options; ``drop_scope`` (:class:`DropScope`) says they
     apply to the turns before the last one (default) or, as in openai-harmony, to the whole
-    conversation. The remaining options are :func:`render`'s.
+    conversation. The remaining options are :func:`render`'s. ``profile`` renders the ids
+    as that profile does (:mod:`.profiles`); one that drops by its own rule (the HF template,
+    OMP) ignores ``auto_drop_analysis``, ``drop_rule`` and ``drop_scope``.
 
     Raises :class:`~.renderer.RenderError` for a conversation the renderer cannot render and
     ValueError for an unknown option value.
     """
     target = TrainOn(train_on)
+    chosen = get_profile(profile)
     messages = _training_messages(
         conversation,
+        profile=chosen,
         auto_drop_analysis=auto_drop_analysis,
         drop_rule=drop_rule,
         drop_scope=DropScope(drop_scope),
@@ -301,7 +315,11 @@ def render_training(
         head_end = start
         # System and developer texts repeat across a dataset's records: cache them whole.
         cache_all = message.role in (Role.SYSTEM, Role.DEVELOPER)
-        for index, piece in enumerate(message_pieces(message)):
+        pieces = message_pieces(message)
+        author = _cached_ids(encoding, str(pieces[1]), trusted_text)
+        if chosen.joined_text:
+            pieces = _joined(pieces)
+        for index, piece in enumerate(pieces):
             if isinstance(piece, ControlToken):
                 ids.append(piece.id)
                 texts.append(piece.value)
@@ -312,7 +330,11 @@ def render_training(
                     ids += encode_text(encoding, piece, trusted=trusted_text)
                 texts.append(piece)
             if index == 1:
-                head_end = len(ids)  # <|start|> and the author: the prompt's part
+                # <|start|> and the author: the prompt's part. Where the author's run goes on
+                # (a joined " to=..."), the model's part starts after the author's own ids.
+                head_end = len(ids)
+                if ids[start + 1 : start + 1 + len(author)] == list(author):
+                    head_end = start + 1 + len(author)
         if not trained:
             mask += [0] * (len(ids) - start)
             continue

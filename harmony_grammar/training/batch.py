@@ -41,6 +41,8 @@ class PrepareOptions:
     input_format: RecordFormat = "auto"
     field: str | None = None
     lenient: bool = False
+    #: Whose rendering (harmony_grammar.rendering.profiles); the default is openai-harmony's.
+    profile: str = "openai-harmony-0.0.8"
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ def _example(
             drop_rule=options.drop_rule,
             drop_scope=options.drop_scope,
             encoding=encoding,
+            profile=options.profile,
         )
     except RenderError as exc:
         out.problems.append(_problem(row, "HG304", str(exc)))
