@@ -64,6 +64,8 @@ def conservation_problems(
         return decode(ids[span.start : span.end])
 
     regions: list[tuple[Span, str]] = [(s, "discarded") for s in ledger.discarded]
+    if ledger.next_turn is not None:
+        regions.append((ledger.next_turn, "the next turn's header"))
     bodies = ledger.bodies or (-1,) * len(result.messages)
     for index, message in enumerate(result.messages):
         if message.span is None:
@@ -91,7 +93,7 @@ def conservation_problems(
     for span in ledger.discarded:
         if any(c.start < span.end and span.start < c.end for c in contents):
             problems.append(f"discarded {span} overlaps a message's content")
-    messages = [s for s, what in regions if what != "discarded"]
+    messages = [s for s, what in regions if what.startswith("message")]
     regions = [
         (span, what)
         for span, what in regions

@@ -105,6 +105,8 @@ _RESYNC_START = {
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _CONTENT = "CONTENT"
+#: Header words a repair may feed empty, to reach ``<|message|>`` (the actions read them).
+_EMPTY_WORDS = ("AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE")
 #: Bare content types a header holds even when it never reached ``<|message|>``.
 _BARE_CONTENT_TYPES = frozenset({"json", "code"})
 
@@ -169,6 +171,7 @@ class Engine:
         #: The conservation ledger: content ranges per finished message, discarded ranges.
         self._content_spans: list[tuple[Span, ...]] = []
         self._bodies: list[int] = []
+        self._next_turn_span: Span | None = None
         self._discarded: list[int] = []  # flat [start, end, ...], adjacent ranges merged
         if self._completion:
             self._begin(0)
@@ -249,7 +252,7 @@ class Engine:
             # it ends depends on how the input was fed, and stream must equal batch.
             over = pending.start + self._max_header + 1 if self.exact_positions else end
             what = f"header text is longer than {self._max_header} characters"
-            if not self._strict and _MESSAGE in self.parser.choices():
+            if not self._strict and self._fill_header_words():
                 # Lenient keeps it: the header ends, and its text is the content (bounded
                 # memory all the same: content streams).
                 what += ": read as the message's content"
@@ -314,6 +317,7 @@ class Engine:
             self.finish(None, end)  # a completion's last message, its stop token stripped
         elif draft is not None:  # a prompt's trailing <|start|>{author}
             self.next_turn = author_text(draft.role, draft.name)
+            self._next_turn_span = Span(draft.start, end)
             self.draft = None
 
     # ------------------------------------------------------------------ feeding
@@ -446,6 +450,23 @@ class Engine:
                 good = pos
         return good
 
+    def _fill_header_words(self) -> bool:
+        """Feed empty header words until ``<|message|>`` is acceptable; False if it never is.
+
+        An empty author is the parser's role, an empty channel name or content type none
+        (the actions read them so); used where lenient mode must open a body now.
+        """
+        for _ in range(3):
+            choices = self.parser.choices()
+            if _MESSAGE in choices:
+                return True
+            word = next((w for w in _EMPTY_WORDS if w in choices), None)
+            if word is None:
+                return False
+            at = self._pending.start
+            self.feed(word, "", at, at)
+        return _MESSAGE in self.parser.choices()
+
     def lexes_as_header_after_start(self, text: str) -> bool:
         """Whether ``<|start|>`` then ``text`` would lex as header text here (untouched)."""
         saved = self.parser
@@ -497,6 +518,9 @@ class Engine:
 
     def _on_author(self, value: str, start: int, end: int) -> None:
         draft = self._require_draft(start)
+        if not value:  # a repair's: a header with no author is the parser's role's (HG175)
+            draft.role = self.role
+            return
         draft.role = Role.of_author(value)
         if draft.role is Role.TOOL:
             draft.name = value
@@ -524,7 +548,8 @@ class Engine:
         draft.recipient_position = RecipientPosition.CHANNEL
 
     def _on_channel_name(self, value: str, start: int, end: int) -> None:
-        self._require_draft(start).channel = value
+        # A repair's empty name (a <|channel|> with none, HG175) is no channel.
+        self._require_draft(start).channel = value or None
 
     def _on_constrain(self, value: str, start: int, end: int) -> None:
         self._require_draft(start).constrained = True
@@ -534,6 +559,9 @@ class Engine:
         if not self._strict and value != value.lower():
             self.diagnose("HG155", f"content type {value!r} read as {value.lower()!r}", start, end)
             value = value.lower()
+        if not value:  # a repair's: <|constrain|> that no content type followed (HG175)
+            draft.content_type, draft.constrained = None, False
+            return
         draft.content_type = ControlToken.CONSTRAIN.value + value if draft.constrained else value
 
     def _on_message(self, value: str, start: int, end: int) -> None:
@@ -646,6 +674,7 @@ class Engine:
             tuple(self._content_spans),
             tuple(Span(spans[i], spans[i + 1]) for i in range(0, len(spans), 2)),
             tuple(self._bodies),
+            self._next_turn_span,
         )
 
     # ------------------------------------------------------------------ diagnostics

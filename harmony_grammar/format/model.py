@@ -205,6 +205,8 @@ class Accounting:
     #: Where each message's body began (-1: it never opened); after it, a message's span
     #: holds only its content and its terminator.
     bodies: tuple[int, ...] = ()
+    #: A prompt's trailing ``<|start|>{author}`` (``next_turn``): a header with no message.
+    next_turn: Span | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from .recoveries import (
     open_empty_body,
     report_before_header,
     report_call_like,
+    report_garbage,
     report_stripped,
     start_missing,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "read_author_without_start",
     "read_channel_without_token",
     "read_free_header",
+    "read_header_before_space",
     "read_headerless",
     "read_leading_recipient",
     "read_stripped_headers",
@@ -196,6 +198,28 @@ def _debris_then_header(engine: Repairable, text: str) -> bool:
     header debris, HG156, and the recipient stands)."""
     word = _WORD_THEN_RECIPIENT.match(text)
     return word is not None and engine.lexes_as_header(text[word.end() :])
+
+
+def read_header_before_space(
+    engine: Repairable, text: str, start: int, end: int, closer: str
+) -> bool:
+    """HG156: ``<|channel|>analysis <|message|>``: whitespace that ends a header's text.
+
+    Lexed, its space would commit the header to a content type that never comes (only
+    ``<|constrain|>`` may follow a space); it is header garbage, and the header ends as
+    written.
+    """
+    if closer not in (_MESSAGE, _CHANNEL) or not text or not text[-1].isspace():
+        return False
+    draft = engine.draft
+    if draft is None or draft.content is not None:
+        return False
+    kept = len(text.rstrip())
+    at = _positions(engine, start, end)
+    if kept:
+        engine.lex_header_text(text[:kept], start, at(kept) if engine.exact_positions else end)
+    report_garbage(engine, text[kept:], at(kept), end)
+    return True
 
 
 def read_author_without_start(
@@ -419,9 +443,15 @@ def read_free_header(engine: Repairable, text: str, start: int, end: int, closer
         return False  # no header at all: a message of its own (read_headerless)
     rest = text[cut:]
     offset = _content_start(rest)
-    if offset is None:
-        return False
     at = _positions(engine, start, end)
+    if offset is None:
+        if not cut or not rest:
+            return False
+        # The header, then only junk (a space, a "?"): lexed, a trailing space would commit
+        # the header to a content type that never comes; the junk is header garbage.
+        engine.lex_header_text(text[:cut], start, at(cut) if engine.exact_positions else end)
+        report_garbage(engine, rest, at(cut), end)
+        return True
     begins = cut + offset
     prose = at(begins)
     if cut:

@@ -38,12 +38,13 @@ __all__ = [
     "recover_missing_message",
     "recover_missing_start",
     "recover_missing_terminator",
+    "recover_space_without_type",
     "recover_spelled_constrain",
     "recover_stray_control_token",
     "recover_stripped_message",
-    "recover_trailing_space",
     "report_before_header",
     "report_call_like",
+    "report_garbage",
     "report_stripped",
     "start_missing",
 ]
@@ -58,6 +59,8 @@ _CONTENT = "CONTENT"
 _CHANNEL_WORD = re.compile(r"[^\s<>|]*")
 #: A word in any script (``\w`` is Unicode): what a channel name with non-ASCII letters is.
 _WORD = re.compile(r"[\w\-]+")
+#: A recipient with a name (`` to=`` alone is garbage).
+_RECIPIENT_AHEAD = re.compile(r" to=[^\s<>|]")
 #: A known channel word with non-ASCII text glued on (``commentary東京``).
 _KNOWN_CHANNEL_GLUED = re.compile(r"(?:analysis|commentary|final)(?=[^\x00-\x7f])")
 #: A call's recipient with its arguments right after it: ``to=functions.f json{``.
@@ -259,13 +262,43 @@ def recover_stray_control_token(
     """HG175: a control token the grammar takes nowhere here is debris, and discarded.
 
     The last row of its hook: a stray, duplicated or misplaced control token carries no
-    text, so discarding it loses nothing a message could hold.
+    text, so discarding it loses nothing a message could hold. One case keeps the parser's
+    state instead: a control token with nothing after it that it needs (``<|start|>``,
+    ``<|channel|>`` or ``<|constrain|>`` right before ``<|message|>``) is read as the
+    parser's role, no channel, no content type, and the token that came is fed again.
     """
     if terminal == _CONTENT:
         return False
+    choices = engine.parser.choices()
+    needed = next((word for word in _WORD_AFTER if word in choices), None)
+    if needed is not None and _accepts_after(engine, needed, terminal):
+        engine.diagnose(
+            "HG175",
+            f"{_WORD_AFTER[needed]} with nothing after it before {value}: read as none",
+            start,
+            start,
+        )
+        engine.feed(needed, "", start, start)
+        engine.feed(terminal, value, start, end)
+        return True
     engine.diagnose("HG175", f"a stray {value} was discarded", start, end)
     engine.discard(start, end)
     return True
+
+
+#: The word a control token needs after it, and the token (``<|start|><|message|>``,
+#: ``<|channel|><|message|>``, ``<|constrain|><|message|>``): fed empty, the actions read
+#: it as the parser's role, no channel, no content type.
+_WORD_AFTER = {
+    "AUTHOR": "<|start|>",
+    "CHANNEL_NAME": "<|channel|>",
+    "CONTENT_TYPE": "<|constrain|>",
+}
+
+
+def _accepts_after(engine: Repairable, word: str, terminal: str) -> bool:
+    driver = engine.parser.copy()
+    return driver.feed(word) and driver.feed(terminal)
 
 
 def start_missing(engine: Repairable, why: str, at: int) -> None:
@@ -299,6 +332,24 @@ def recover_duplicate_channel(
         return False
     engine.duplicate_channel = (start, end)
     return True
+
+
+def recover_space_without_type(
+    engine: Repairable, text: str, pos: int, start: int, end: int
+) -> int | None:
+    """HG156: a space that no content type follows (``assistant to=<|channel|>``).
+
+    Lexed, it would commit the header to a content type; header garbage instead. A space
+    at the end of the text is left to the token that follows (``<|constrain|>`` may).
+    """
+    if text[pos] != " " or pos + 1 >= len(text) or "SPACE" not in engine.parser.choices():
+        return None
+    if _RECIPIENT_AHEAD.match(text, pos) or text.startswith(_CONSTRAIN_SPELLING, pos + 1):
+        return None
+    if engine.lexer.terminal_regex("CONTENT_TYPE").match(text, pos + 1):
+        return None
+    report_garbage(engine, " ", start, end)
+    return pos + 1
 
 
 def recover_misplaced_recipient(
@@ -439,25 +490,11 @@ def recover_header_garbage(
     resume = pos + 1
     while resume < len(text) and (scanner is None or scanner.match(text, resume) is None):
         resume += 1
-    _report_garbage(engine, text[pos:resume], start, end)
+    report_garbage(engine, text[pos:resume], start, end)
     return resume
 
 
-def recover_trailing_space(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
-    """HG156: whitespace that ends a header's text (``<|channel|>analysis <|message|>``).
-
-    Lexed, its space would commit the header to a content type that never comes; it is
-    header garbage instead, and the header ends as written.
-    """
-    if pos >= len(text) or not text[pos].isspace() or text[pos:].strip():
-        return None
-    _report_garbage(engine, text[pos:], start, end)
-    return len(text)
-
-
-def _report_garbage(engine: Repairable, shown: str, start: int, end: int) -> None:
+def report_garbage(engine: Repairable, shown: str, start: int, end: int) -> None:
     """HG156 (the one place it is reported): header text read as no field."""
     engine.diagnose(
         "HG156",

@@ -142,18 +142,18 @@ LENIENT = RepairTable(
         ),
         # -- header text, before it is lexed
         Repair(
-            ("HG156",),
-            _B,
-            "whitespace that ends a header's text",
-            "header garbage (no content type is coming)",
-            recoveries.recover_trailing_space,
-        ),
-        Repair(
             ("HG166",),
             _B,
             "a tool's dotted name where the channel belongs",
             "channel commentary to=NAME",
             readings.tool_in_channel_slot,
+        ),
+        Repair(
+            ("HG156",),
+            _B,
+            "a space that no content type follows",
+            "header garbage",
+            recoveries.recover_space_without_type,
         ),
         Repair(
             ("HG158", "HG172"),
@@ -205,6 +205,13 @@ LENIENT = RepairTable(
             "a detokenizer's stripped headers (text input, or opt-in)",
             "the control tokens of each header",
             readings.read_stripped_headers,
+        ),
+        Repair(
+            ("HG156",),
+            _P,
+            "whitespace ending a header's text before <|message|> or <|channel|>",
+            "the header as written, the whitespace header garbage",
+            readings.read_header_before_space,
         ),
         Repair(
             ("HG176",),
