@@ -148,18 +148,6 @@ class RunDecoder:
             return text  # plain ASCII prose: nothing to replace or look for
         return self._checked(text)
 
-    def decode_one(self, token_id: int, index: int) -> str:
-        """:meth:`decode` of one ordinary id: a table lookup when nothing is held back."""
-        texts = self.texts
-        if texts is not None and not self._held and not self._tail:
-            text = texts[token_id]
-            if text is not None:
-                if self._run_start < 0:
-                    self._run_start = index
-                self.text_start = index
-                return text
-        return self.decode((token_id,), index)
-
     def _first_id_of_tail(self, token_ids: Sequence[int], index: int, size: int) -> int:
         """The index of the id in which the last ``size`` bytes begin."""
         position = len(token_ids)
@@ -259,14 +247,15 @@ class TokenLexer:
         decoder = self._decoder
         texts = decoder.texts
         if texts is not None and not decoder._held and not decoder._tail:
-            # RunDecoder.decode_one inlined (same module): the hottest path there is.
+            # Nothing held back: the id's text is a table lookup (RunDecoder.texts), and this
+            # is the hottest path there is, so it reads the decoder's state in place.
             text = texts[token_id]
             if text is not None:
                 if decoder._run_start < 0:
                     decoder._run_start = index
                 self._sink.text(text, index, index + 1)
                 return
-        text = decoder.decode_one(token_id, index)
+        text = decoder.decode((token_id,), index)
         if text:
             self._sink.text(text, decoder.text_start, index + 1)
 

@@ -104,18 +104,8 @@ HF_BROWSER_TOOL = (
     "} // namespace browser\n\n"
 )
 
-#: The template's built-in python tool text, verbatim.
-HF_PYTHON_TOOL = (
-    "## python\n\n"
-    "Use this tool to execute Python code in your chain of thought. The code will not be shown "
-    "to the user. This tool should be used for internal reasoning, but not for code that is "
-    "intended to be visible to the user (e.g. when creating plots, tables, or files).\n\n"
-    "When you send a message containing Python code to python, it will be executed in a "
-    "stateful Jupyter notebook environment. python will respond with the output of the "
-    "execution or time out after 120.0 seconds. The drive at '/mnt/data' can be used to save "
-    "and persist user files. Internet access for this session is UNKNOWN. Depends on the "
-    "cluster.\n\n"
-)
+#: The template's built-in python tool text: openai-harmony's description, as its own section.
+HF_PYTHON_TOOL = f"## python\n\n{ToolNamespace.python().description}\n\n"
 
 
 def _error(index: int, why: str) -> RenderError:
