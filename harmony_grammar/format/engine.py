@@ -105,6 +105,8 @@ _RESYNC_START = {
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _CONTENT = "CONTENT"
+#: Lexer matches the BEFORE_LEX repairs must see first (see lex_header_text).
+_NOT_YET_A_FIELD = frozenset({"SPACE", "CHANNEL_NAME"})
 #: Header words a repair may feed empty, to reach ``<|message|>`` (the actions read them).
 _EMPTY_WORDS = ("AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE")
 #: Bare content types a header holds even when it never reached ``<|message|>``.
@@ -347,19 +349,22 @@ class Engine:
         """Lex the pending header text; ``closer`` is the terminal that ends it (or $END)."""
         pending = self._pending
         if pending.start < 0:
-            close_duplicate_channel(self, "")
+            if self.duplicate_channel is not None:
+                close_duplicate_channel(self, "")
             return
-        text = "".join(pending.parts)
+        parts = pending.parts
+        text = parts[0] if len(parts) == 1 else "".join(parts)
         start, end = pending.start, pending.end
         self._pending = PendingText()
         if self._skipping:
             return
-        rest = close_duplicate_channel(self, text, start)
-        if len(rest) < len(text) and self.exact_positions:
-            start += len(text) - len(rest)  # the second channel's name was read
-        text = rest
-        if not text:
-            return
+        if self.duplicate_channel is not None:  # HG157: the second channel's name comes first
+            rest = close_duplicate_channel(self, text, start)
+            if self.exact_positions:
+                start += len(text) - len(rest)
+            text = rest
+            if not text:
+                return
         for repair in self._repairs.pending_text:
             if repair(self, text, start, end, closer):
                 return
@@ -486,16 +491,19 @@ class Engine:
         before_lex = self._repairs.before_lex
         pos = 0
         while pos < len(text) and not self._skipping:
-            resume = None
-            for repair in before_lex:
-                resume = repair(self, text, pos, start + pos if exact else start, end)
-                if resume is not None:
-                    break
-            if resume is not None:
-                pos = resume
-                continue
             scanner = self.lexer.scanner(self.parser.position, self.parser.choices())
             match = scanner.match(text, pos) if scanner is not None else None
+            if before_lex and (match is None or match.lastgroup in _NOT_YET_A_FIELD):
+                # The BEFORE_LEX rows see text the lexer reads as no field yet: nothing, a
+                # separator, or a channel name that a dotted tool name may go on from.
+                resume = None
+                for repair in before_lex:
+                    resume = repair(self, text, pos, start + pos if exact else start, end)
+                    if resume is not None:
+                        break
+                if resume is not None:
+                    pos = resume
+                    continue
             if match is None:
                 at = (start + pos, end) if exact else (start, end)
                 pos = self._unexpected_text(text, pos, *at)
@@ -624,9 +632,12 @@ class Engine:
         )
         self.messages.append(message)
         spans = draft.content_spans
-        self._content_spans.append(
-            tuple(Span(spans[i], spans[i + 1]) for i in range(0, len(spans), 2))
-        )
+        if len(spans) == 2:  # the common case: one range
+            self._content_spans.append((Span(spans[0], spans[1]),))
+        else:
+            self._content_spans.append(
+                tuple(Span(spans[i], spans[i + 1]) for i in range(0, len(spans), 2))
+            )
         self._bodies.append(draft.body_start)
         call_check, self._call_check = self._call_check, None
         if call_check is not None:

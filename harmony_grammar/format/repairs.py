@@ -8,7 +8,9 @@ and each point is a *hook* of this table:
 ``REJECTED_TOKEN``
     the LALR table refused a control token;
 ``BEFORE_LEX``
-    header text is about to be lexed at a position where a repair must see it first;
+    header text is about to be lexed where the lexer reads no field yet (no match, a
+    separating space, or a channel name a dotted tool name may go on from): a repair sees
+    it first;
 ``UNLEXABLE_TEXT``
     header text that no terminal the parser accepts can lex;
 ``PENDING_TEXT``
