@@ -564,9 +564,6 @@ class Engine:
 
     def _on_content_type(self, value: str, start: int, end: int) -> None:
         draft = self._require_draft(start)
-        if not self._strict and value != value.lower():
-            self.diagnose("HG155", f"content type {value!r} read as {value.lower()!r}", start, end)
-            value = value.lower()
         if not value:  # a repair's: <|constrain|> that no content type followed (HG175)
             draft.content_type, draft.constrained = None, False
             return

@@ -54,6 +54,7 @@ __all__ = [
     "repair_bare_function_name",
     "repair_call_shaped_as_reply",
     "repair_call_without_channel",
+    "repair_content_type_case",
     "repair_glued_content_type",
     "repair_stray_to_assistant",
     "tool_in_channel_slot",
@@ -510,6 +511,17 @@ def tool_in_channel_slot(
 
 
 # ------------------------------------------------------------------ header, complete
+def repair_content_type_case(engine: Repairable, draft: Draft, at: int) -> None:
+    """HG155: a content type not in lower case (``JSON``, ``<|constrain|>Json``)."""
+    written = draft.content_type
+    if written is None or written == written.lower():
+        return
+    constrain = ControlToken.CONSTRAIN.value
+    read = constrain + written[len(constrain) :].lower() if draft.constrained else written.lower()
+    engine.diagnose("HG155", f"content type {written!r} read as {read!r}", draft.start, at)
+    draft.content_type = read
+
+
 def repair_call_shaped_as_reply(engine: Repairable, draft: Draft, at: int) -> None:
     """HG168: ``<|start|>functions.f<|channel|>commentary to=assistant code<|message|>``.
 

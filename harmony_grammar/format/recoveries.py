@@ -516,7 +516,9 @@ def close_duplicate_channel(engine: Repairable, text: str, start: int = 0) -> st
         return text
     token_start, token_end = engine.duplicate_channel
     engine.duplicate_channel = None
-    name = _CHANNEL_WORD.match(text)
+    # The channel word as HG173 reads one: a known word glued to non-ASCII text is that word
+    # (``analysisΣ``), any other word is kept whole.
+    name = _KNOWN_CHANNEL_GLUED.match(text) or _CHANNEL_WORD.match(text)
     word = name.group() if name else ""
     shown = f"<|channel|>{word}"
     draft = engine.draft

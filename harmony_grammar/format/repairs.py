@@ -86,6 +86,21 @@ class RepairTable:
         """Every code a row of this table may report."""
         return frozenset(code for row in self.rows for code in row.codes)
 
+    def markdown(self) -> str:
+        """The table as docs/diagnostics.md shows it: one line per row, in order."""
+        lines = ["| codes | hook | reads | produces | row |", "|---|---|---|---|---|"]
+        for row in self.rows:
+            module = row.apply.__module__.rsplit(".", 1)[-1]
+            lines.append(
+                f"| {', '.join(row.codes)} | `{row.hook.value}` | {_cell(row.reads)} |"
+                f" {_cell(row.produces)} | `{module}.{row.apply.__name__}` |"
+            )
+        return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
 
 _T, _B, _U, _P, _H, _E = (
     Hook.REJECTED_TOKEN,
@@ -251,6 +266,13 @@ LENIENT = RepairTable(
             readings.read_headerless,
         ),
         # -- a complete header
+        Repair(
+            ("HG155",),
+            _H,
+            "a content type not in lower case",
+            "the content type lower-cased",
+            readings.repair_content_type_case,
+        ),
         Repair(
             ("HG168",),
             _H,
