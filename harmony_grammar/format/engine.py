@@ -72,7 +72,7 @@ from .model import (
 )
 from .readings import DOTTED_NAME
 from .recoveries import close_duplicate_channel, misplaced_recipient
-from .repairs import LENIENT, STRICT
+from .repairs import LENIENT, STRICT, Where
 from .tokens import (
     FIRST_SPECIAL_ID,
     LAST_SPECIAL_ID,
@@ -365,7 +365,14 @@ class Engine:
             text = rest
             if not text:
                 return
-        for repair in self._repairs.pending_text:
+        draft = self.draft
+        if draft is None:
+            where = Where.BETWEEN
+        elif self.at_completion_start:
+            where = Where.COMPLETION_START
+        else:
+            where = Where.OPEN_HEADER
+        for repair in self._repairs.pending_text[where]:
             if repair(self, text, start, end, closer):
                 return
         self.lex_header_text(text, start, end)

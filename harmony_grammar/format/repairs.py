@@ -15,7 +15,8 @@ and each point is a *hook* of this table:
     header text that no terminal the parser accepts can lex;
 ``PENDING_TEXT``
     text outside a message body is complete (the token that ends it is known) and about to
-    be lexed as a header: the place to read what it really is;
+    be lexed as a header: the place to read what it really is; a row runs only where it can
+    apply (:class:`Where`: inside an open header, between messages, a completion's start);
 ``HEADER_COMPLETE``
     ``<|message|>`` arrived: the whole header is known;
 ``END_OF_INPUT``
@@ -41,7 +42,7 @@ from typing import Any
 
 from . import readings, recoveries
 
-__all__ = ["LENIENT", "STRICT", "Hook", "Repair", "RepairTable"]
+__all__ = ["LENIENT", "STRICT", "Hook", "Repair", "RepairTable", "Where"]
 
 
 class Hook(str, enum.Enum):
@@ -55,6 +56,17 @@ class Hook(str, enum.Enum):
     END_OF_INPUT = "end-of-input"
 
 
+class Where(str, enum.Enum):
+    """Where pending text stands (``PENDING_TEXT`` rows run only where they can apply)."""
+
+    OPEN_HEADER = "open-header"  # inside a header that ``<|start|>`` (or a repair) opened
+    BETWEEN = "between"  # outside any message
+    COMPLETION_START = "completion-start"  # nothing of a completion's first header read yet
+
+
+_ANYWHERE = frozenset(Where)
+
+
 @dataclass(frozen=True, slots=True)
 class Repair:
     """One row: the codes it reports, where it runs, what it reads and produces."""
@@ -64,6 +76,7 @@ class Repair:
     reads: str
     produces: str
     apply: Callable[..., Any]
+    where: frozenset[Where] = _ANYWHERE
 
 
 class RepairTable:
@@ -75,7 +88,11 @@ class RepairTable:
         self.rejected_token = by_hook[Hook.REJECTED_TOKEN]
         self.before_lex = by_hook[Hook.BEFORE_LEX]
         self.unlexable_text = by_hook[Hook.UNLEXABLE_TEXT]
-        self.pending_text = by_hook[Hook.PENDING_TEXT]
+        #: The PENDING_TEXT rows, by where the text stands.
+        self.pending_text = {
+            where: tuple(r.apply for r in rows if r.hook is Hook.PENDING_TEXT and where in r.where)
+            for where in Where
+        }
         self.header_complete = by_hook[Hook.HEADER_COMPLETE]
         self.end_of_input = by_hook[Hook.END_OF_INPUT]
 
@@ -91,8 +108,11 @@ class RepairTable:
         lines = ["| codes | hook | reads | produces | row |", "|---|---|---|---|---|"]
         for row in self.rows:
             module = row.apply.__module__.rsplit(".", 1)[-1]
+            hook = row.hook.value
+            if row.where != _ANYWHERE:
+                hook += " (" + ", ".join(w.value for w in Where if w in row.where) + ")"
             lines.append(
-                f"| {', '.join(row.codes)} | `{row.hook.value}` | {_cell(row.reads)} |"
+                f"| {', '.join(row.codes)} | `{hook}` | {_cell(row.reads)} |"
                 f" {_cell(row.produces)} | `{module}.{row.apply.__name__}` |"
             )
         return "\n".join(lines) + "\n"
@@ -229,6 +249,7 @@ LENIENT = RepairTable(
             "whitespace ending a header's text before <|message|> or <|channel|>",
             "the header as written, the whitespace header garbage",
             readings.read_header_before_space,
+            frozenset({Where.OPEN_HEADER, Where.COMPLETION_START}),
         ),
         Repair(
             ("HG176",),
@@ -236,6 +257,7 @@ LENIENT = RepairTable(
             "'to=NAME' with no space at a completion's start",
             "the role-section recipient",
             readings.read_leading_recipient,
+            frozenset({Where.COMPLETION_START}),
         ),
         Repair(
             ("HG160",),
@@ -243,6 +265,7 @@ LENIENT = RepairTable(
             "a channel word where <|channel|> was stripped",
             "<|channel|> before it",
             readings.read_channel_without_token,
+            frozenset({Where.OPEN_HEADER, Where.COMPLETION_START}),
         ),
         Repair(
             ("HG151",),
@@ -250,6 +273,7 @@ LENIENT = RepairTable(
             "an author between messages, its <|start|> lost",
             "<|start|> before it",
             readings.read_author_without_start,
+            frozenset({Where.BETWEEN}),
         ),
         Repair(
             ("HG161",),
@@ -257,6 +281,7 @@ LENIENT = RepairTable(
             "prose or a body where a header should end, no <|message|>",
             "the header as far as it reads, the rest as content",
             readings.read_free_header,
+            frozenset({Where.OPEN_HEADER, Where.COMPLETION_START}),
         ),
         Repair(
             ("HG163", "HG164", "HG152", "HG171"),
@@ -264,6 +289,7 @@ LENIENT = RepairTable(
             "text outside any header",
             "a message of its own",
             readings.read_headerless,
+            frozenset({Where.BETWEEN, Where.COMPLETION_START}),
         ),
         # -- a complete header
         Repair(
