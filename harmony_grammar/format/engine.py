@@ -254,7 +254,7 @@ class Engine:
             # it ends depends on how the input was fed, and stream must equal batch.
             over = pending.start + self._max_header + 1 if self.exact_positions else end
             what = f"header text is longer than {self._max_header} characters"
-            if not self._strict and self._fill_header_words():
+            if not self._strict and self.fill_header_words(pending.start):
                 # Lenient keeps it: the header ends, and its text is the content (bounded
                 # memory all the same: content streams).
                 what += ": read as the message's content"
@@ -462,8 +462,9 @@ class Engine:
                 good = pos
         return good
 
-    def _fill_header_words(self) -> bool:
-        """Feed empty header words until ``<|message|>`` is acceptable; False if it never is.
+    def fill_header_words(self, at: int) -> bool:
+        """Feed empty header words until ``<|message|>`` is acceptable; False if it never is
+        (the parser untouched then only if it already was).
 
         An empty author is the parser's role, an empty channel name or content type none
         (the actions read them so); used where lenient mode must open a body now.
@@ -475,7 +476,6 @@ class Engine:
             word = next((w for w in _EMPTY_WORDS if w in choices), None)
             if word is None:
                 return False
-            at = self._pending.start
             self.feed(word, "", at, at)
         return _MESSAGE in self.parser.choices()
 
@@ -699,7 +699,7 @@ class Engine:
         if self.overflow.full(len(self.diagnostics), code):
             return
         diagnostic = make_diagnostic(
-            code, message, start, end, lines=self._lines, expected=expected
+            code, message, start, max(start, end), lines=self._lines, expected=expected
         )
         self.diagnostics.append(diagnostic)
         if self.events is not None:

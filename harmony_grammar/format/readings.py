@@ -457,9 +457,12 @@ def read_free_header(engine: Repairable, text: str, start: int, end: int, closer
     prose = at(begins)
     if cut:
         engine.lex_header_text(text[:cut], start, at(cut) if engine.exact_positions else end)
-    if draft.channel is None and "CHANNEL" in engine.parser.choices():
+    if draft.channel is None and _CHANNEL not in engine.parser.choices():
+        engine.fill_header_words(prose)  # ``<|start|> Hello<|end|>``: the author first
+    if draft.channel is None and _CHANNEL in engine.parser.choices():
         engine.feed(_CHANNEL, "", prose, prose)
         engine.feed("CHANNEL_NAME", _CHANNEL_BY_CLOSER.get(closer, _DEFAULT_CHANNEL), prose, prose)
+    engine.fill_header_words(prose)
     shown = text[:begins]
     if draft.recipient is not None and text[begins] in "{[":
         report_stripped(

@@ -135,6 +135,11 @@ class Repairable(Protocol):
         """Record ``[start, end)`` as held by no message."""
         ...
 
+    def fill_header_words(self, at: int) -> bool:
+        """Feed empty header words (role, no channel, no content type) until
+        ``<|message|>`` is acceptable; False when it never is."""
+        ...
+
     def complete_header(self, draft: Draft, at: int) -> None:
         """Run the repairs of a complete header (``HEADER_COMPLETE``) on ``draft``."""
         ...
