@@ -54,23 +54,17 @@ from .rendering import (
     Conversation,
     DeveloperContent,
     DropRule,
-    DropScope,
-    ImportResult,
     ReasoningEffort,
     RenderError,
     ResponseFormat,
     ResponsesError,
     ResponsesStream,
     SystemContent,
-    TrainingExample,
-    TrainOn,
     assistant_message,
     from_chat_completions,
     from_openai_harmony,
     from_responses,
-    import_record,
     render,
-    render_training,
     rendered_messages,
     to_chat_completion,
     to_openai_harmony,
@@ -103,6 +97,14 @@ from .tools import (
     TypeScriptError,
     schema_to_typescript,
     tools_from_typescript,
+)
+from .training import (
+    DropScope,
+    ImportResult,
+    TrainingExample,
+    TrainOn,
+    import_record,
+    render_training,
 )
 from .validation import ValidationReport, validate, validate_batch
 

@@ -15,10 +15,15 @@ import pytest
 
 from harmony_grammar import validate_batch
 from harmony_grammar.cli.main import main
+from harmony_grammar.data.pieces import plan as plan_path
 from harmony_grammar.validation.batch import RESULT_COLUMNS, BatchOptions
-from harmony_grammar.validation.local_engine import validate_local
-from harmony_grammar.validation.sources import plan
+from harmony_grammar.validation.engine import validate_local
 from tests.dataset_records import TOOLS, completions
+
+
+def plan(path, *columns):
+    return plan_path(path, columns).pieces
+
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -77,7 +82,7 @@ def _comparable(row):
 
 
 def test_local_datasets_map_and_ray_agree_record_for_record(ray_local, shards, tmp_path):
-    from harmony_grammar.validation.ray_engine import validate_ray
+    from harmony_grammar.validation.engine import validate_ray
 
     datasets = pytest.importorskip("datasets")
     datasets.disable_progress_bars()
@@ -188,7 +193,7 @@ def test_ray_reads_jsonl_and_save_to_disk_as_the_local_engine_does(ray_local, tm
         found[data] = outputs[0]
     assert [r["record"] for r in found["d.jsonl"]] == list(range(1, 100, 2))  # line numbers
     assert found["d.jsonl"][3]["codes"] == ["HG290"]  # the line that is not JSON
-    assert [r["record"] for r in found["saved"]] == list(range(50))  # row indexes
+    assert [r["record"] for r in found["saved"]] == list(range(1, 51))  # 1-based rows
 
 
 def test_ray_directory_output_of_a_relative_path_and_of_no_records(

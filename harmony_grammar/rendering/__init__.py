@@ -9,8 +9,8 @@ The bridges convert to and from other shapes: :mod:`.interop` openai-harmony's o
 :mod:`.chat` Chat Completions requests and responses (parsing completions with the format
 layer's lenient parser), :mod:`.responses` Responses API requests and response objects, and
 :mod:`.streaming` both as a stream (chunks and events over the streaming parser).
-:mod:`.training` renders fine-tuning examples: the ids with the mask of what the model
-samples; :mod:`.importers` reads chat datasets into conversations.
+Fine-tuning examples (the ids with the mask of what the model samples) and the dataset
+importers live in :mod:`harmony_grammar.training`.
 
 Imports: this package may use :mod:`harmony_grammar.safety`, :mod:`harmony_grammar.format`,
 :mod:`harmony_grammar.tools` and :mod:`harmony_grammar.schema`.
@@ -30,12 +30,10 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
-from .importers import ImportResult, import_record
 from .interop import from_openai_harmony, to_openai_harmony
 from .renderer import DropRule, RenderError, render, rendered_messages
 from .responses import ResponsesError, from_responses, to_responses
 from .streaming import ChatCompletionStream, ResponsesStream
-from .training import DropScope, TrainingExample, TrainOn, render_training
 
 __all__ = [
     "ChatCompletionError",
@@ -43,23 +41,17 @@ __all__ = [
     "Conversation",
     "DeveloperContent",
     "DropRule",
-    "DropScope",
-    "ImportResult",
     "ReasoningEffort",
     "RenderError",
     "ResponseFormat",
     "ResponsesError",
     "ResponsesStream",
     "SystemContent",
-    "TrainOn",
-    "TrainingExample",
     "assistant_message",
     "from_chat_completions",
     "from_openai_harmony",
     "from_responses",
-    "import_record",
     "render",
-    "render_training",
     "rendered_messages",
     "to_chat_completion",
     "to_openai_harmony",

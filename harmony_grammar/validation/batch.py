@@ -1,10 +1,10 @@
 """One batch of records in, the same rows plus per-record results out: what every engine calls.
 
 :func:`validate_batch` is the unit of work of every dataset engine: the local process pool
-(:mod:`.engines`), Hugging Face ``datasets.Dataset.map(batched=True)`` and Ray Data's
-``map_batches`` all hand it a batch of columns and get the batch back with the result columns
-of :data:`RESULT_COLUMNS` appended. Because every engine runs this one function on the same
-records, every engine gives the same results, record for record.
+(:mod:`harmony_grammar.data.pool`), Hugging Face ``datasets.Dataset.map(batched=True)`` and
+Ray Data's ``map_batches`` all hand it a batch of columns and get the batch back with the
+result columns of :data:`RESULT_COLUMNS` appended. Because every engine runs this one
+function on the same records, every engine gives the same results, record for record.
 
 A batch is a ``pyarrow.Table`` (or ``RecordBatch``), or a dict of equally long column lists
 (what ``datasets`` passes); the result has the same type. A record that cannot be validated
@@ -213,19 +213,7 @@ def _row(
 
 def diagnostics_from_json(text: str) -> tuple[Diagnostic, ...]:
     """The ``diagnostics`` result column back as :class:`Diagnostic` objects."""
-    return tuple(
-        Diagnostic(
-            d["code"],
-            Severity(d["severity"]),
-            d["message"],
-            d["start"],
-            d["end"],
-            d["line"],
-            d["column"],
-            tuple(d["expected"]),
-        )
-        for d in json.loads(text)
-    )
+    return tuple(Diagnostic.from_dict(d) for d in json.loads(text))
 
 
 def validate_values(

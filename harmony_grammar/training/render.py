@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Literal
 
 from ..format.model import Message, RecipientPosition, Role
 from ..format.tokens import ControlToken
-from .conversation import Conversation, ConversationItem, DeveloperContent, SystemContent
-from .renderer import (
+from ..rendering.conversation import Conversation, ConversationItem, DeveloperContent, SystemContent
+from ..rendering.renderer import (
     DropRule,
     _dropped,
     developer_text,

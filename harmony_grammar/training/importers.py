@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
-from .chat import ChatCompletionError, from_chat_completions
-from .conversation import Conversation, SystemContent
+from ..rendering.chat import ChatCompletionError, from_chat_completions
+from ..rendering.conversation import Conversation, SystemContent
 
 __all__ = ["ImportResult", "RecordFormat", "import_record"]
 
