@@ -216,3 +216,21 @@ def test_ray_directory_output_of_a_relative_path_and_of_no_records(
                    "--engine", "ray", "--output", "none"])  # fmt: skip
     out, err = capsys.readouterr()
     assert status == 0 and err == "" and out.splitlines()[-1].startswith("0 records checked")
+
+
+def test_ray_accounts_for_hostile_records_and_pieces_as_the_local_engine_does(
+    ray_local, tmp_path, capsys
+):
+    from tests.dataset_hostile import build
+
+    counts = build(tmp_path / "in")
+    outputs = []
+    for engine in ("local", "ray"):
+        output = tmp_path / f"{engine}.parquet"
+        status = main(["validate", str(tmp_path / "in"), "--field", "text",
+                       "--engine", engine, "--output", str(output)])  # fmt: skip
+        out, err = capsys.readouterr()
+        assert status == 1 and err == "", err
+        assert out.splitlines()[-1].startswith(f"{sum(counts.values())} records checked")
+        outputs.append(pq.read_table(output).to_pylist())
+    assert len(outputs[0]) == sum(counts.values()) and outputs[0] == outputs[1]

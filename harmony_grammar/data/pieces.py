@@ -102,19 +102,15 @@ class Piece:
     reason: str | None = None
 
     def describe(self) -> str:
-        """The piece in words, for a message: ``row group 2 of x.parquet (rows 5-8)``."""
-        if self.kind == "unreadable" or self.kind in ("jsonl", "json"):
-            if self.kind == "jsonl" and (self.offset or self.stop is not None):
-                return f"{self.label} (bytes {self.offset}-{self.stop or 'end'})"
-            return self.label
-        what = (
-            f"row group {self.part} of {self.label}"
-            if self.kind == "parquet"
-            else (f"{self.label} ({os.path.basename(self.path)})")
-        )
-        if self.rows is None:
-            return what
-        return f"{what} (records {self.first + 1}-{self.first + self.rows})"
+        """The piece in words, for a message: ``row group 2 of x.parquet``."""
+        if self.kind == "parquet":
+            return f"row group {self.part} of {self.label}"
+        inside = self.path not in (self.label, os.path.abspath(self.label))
+        if self.kind == "arrow" or (self.kind == "unreadable" and inside):
+            return f"{display_name(os.path.basename(self.path))} of {self.label}"
+        if self.kind == "jsonl" and (self.offset or self.stop is not None):
+            return f"{self.label} (bytes {self.offset}-{self.stop or 'end'})"
+        return self.label
 
 
 @dataclass(slots=True)

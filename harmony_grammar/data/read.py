@@ -87,7 +87,8 @@ class Failure:
             which = f"record {self.first}"
         else:
             which = f"records {self.first}-{self.first + self.count - 1}"
-        return f"{PIECE_PREFIX}{self.piece}: {which} not read ({self.reason})"[:600]
+        reason = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in self.reason)
+        return f"{PIECE_PREFIX}{self.piece}: {which} not read ({reason})"[:600]
 
 
 def field_value(record: Any, path: str) -> Any:
