@@ -159,7 +159,7 @@ def test_an_unreadable_shard_in_a_directory_is_one_result_and_the_run_goes_on(ca
     output = tmp_path / "r.parquet"
     status, out, err = _validate(capsys, str(root), "--field", "text", "--output", str(output))
     assert status == 1 and err.startswith("note: ")
-    assert "broken.parquet: HG290 error: unreadable piece" in out
+    assert "broken.parquet:1: HG290 error: unreadable piece" in out
     rows = pq.read_table(output).to_pylist()
     assert len(rows) == 15  # 14 records and one result for the shard
     (broken,) = [r for r in rows if r["file"].endswith("broken.parquet")]
