@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import io
 import os
 from pathlib import Path
@@ -179,3 +180,24 @@ def test_progress_draws_only_on_a_terminal(monkeypatch):
 def test_module_exports():
     for name in data.__all__:
         assert hasattr(data, name)
+
+
+def test_the_documented_batch_function_runs_on_both_paths(tmp_path, monkeypatch):
+    # docs/datasets.md, "Writing a batch function": the example as written, on a real shard.
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "datasets.md").read_text("utf-8")
+    section = doc[doc.index("## Writing a batch function") :]
+    opening = section.index("```python\n") + len("```python\n")
+    code = section[opening : section.index("\n```", opening)]
+    (tmp_path / "shards").mkdir()
+    pq.write_table(pa.table({"text": ["a", "b", "c"]}), tmp_path / "shards" / "a.parquet")
+    monkeypatch.chdir(tmp_path)
+    # a module, as a job's code is, so the worker processes can unpickle its task
+    (tmp_path / "doc_count_task.py").write_text(code, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("doc_count_task")
+    task, pieces = module.CountTask("text"), module.plan("shards/", ["text"]).pieces
+    for jobs in (1, 2):
+        found = [r for results in run_local(pieces, task, jobs=jobs) for r in results]
+        assert found == [("shards/a.parquet", n, "ok") for n in (1, 2, 3)]

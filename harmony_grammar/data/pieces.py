@@ -52,6 +52,7 @@ __all__ = [
     "Plan",
     "count_records",
     "display_name",
+    "is_seekable",
     "plan",
     "split",
 ]
@@ -272,6 +273,12 @@ def plan(path: str, columns: Sequence[str] = ()) -> Plan:
     return found
 
 
+def is_seekable(piece: Piece) -> bool:
+    """Whether the piece's file can be read by any process from any offset: a regular file,
+    not standard input, a FIFO or a device (those are read once, in order, by the driver)."""
+    return piece.path != "-" and os.path.isfile(piece.path)
+
+
 def count_records(pieces: Sequence[Piece]) -> int | None:
     """How many records the pieces hold, or None when a JSON file makes it unknown."""
     total = 0
@@ -292,13 +299,14 @@ def split(
     ``jsonl_bytes`` bytes (JSON Lines, cut after a newline; by default
     :data:`DEFAULT_PIECE_BYTES` scaled as ``records`` is to :data:`DEFAULT_PIECE`), in order.
 
-    Standard input cannot be cut (nor read by another process) and is one piece; so is a JSON
-    array file and an unreadable piece.
+    Standard input, a FIFO or a device (``/dev/stdin``, a shell's ``<(...)``) cannot be cut
+    (nor read by another process) and is one piece; so is a JSON array file and an unreadable
+    piece.
     """
     if jsonl_bytes is None:
         jsonl_bytes = max(DEFAULT_PIECE_BYTES * records // DEFAULT_PIECE, 1)
     for piece in pieces:
-        if piece.kind == "jsonl" and piece.path != "-":
+        if piece.kind == "jsonl" and is_seekable(piece):
             yield from _jsonl_pieces(piece, jsonl_bytes)
         elif (
             piece.kind in ("jsonl", "json", "unreadable")

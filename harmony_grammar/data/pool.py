@@ -9,8 +9,8 @@ nothing is sent anywhere: the work runs here.
 Theory of operation for datasets: the driver only plans, orders and consumes. It cuts the
 pieces (:func:`.pieces.split`) and hands each worker a piece's description, a few dozen
 bytes; the worker reads the piece itself (:func:`.read.read_piece`), runs the task's batch
-function on it and returns the packed results (:class:`.task.BatchTask`). Standard input is
-read here (another process cannot read it in order).
+function on it and returns the packed results (:class:`.task.BatchTask`). Standard input, a
+FIFO or a device is read here (another process cannot read it in order).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
 
-from .pieces import DEFAULT_PIECE, Piece, split
+from .pieces import DEFAULT_PIECE, Piece, is_seekable, split
 from .read import DEFAULT_CHUNK
 from .task import BatchTask, R, results_of, run_piece
 
@@ -83,8 +83,8 @@ def ordered_map(
             yield in_flight.popleft().result()
 
 
-def _is_stdin(piece: Piece) -> bool:
-    return piece.path == "-"
+def _here(piece: Piece) -> bool:
+    return not is_seekable(piece)
 
 
 def run_local(
@@ -105,6 +105,6 @@ def run_local(
         return
     run = functools.partial(run_piece, task, chunk_size=chunk_size)
     work = split(pieces, piece_records)
-    packed: Iterator[Any] = ordered_map(run, work, jobs=jobs, here=_is_stdin)
+    packed: Iterator[Any] = ordered_map(run, work, jobs=jobs, here=_here)
     for result in packed:
         yield from task.unpack(result)
