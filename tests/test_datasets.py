@@ -426,3 +426,23 @@ def test_report_partials_merged_in_any_order_equal_one_pass_over_the_results(tmp
         )
     assert merged == whole
     assert merged.figures() == whole.figures()
+
+
+def test_the_report_names_its_input_and_date_and_every_cause_has_a_fix(capsys, tmp_path):
+    import datetime
+    import re
+
+    texts = conversations(40, seed=4) + ["not harmony at all", "<|start|>user<|message|>x"]
+    pq.write_table(pa.table({"text": texts}), tmp_path / "d.parquet")
+    report = tmp_path / "report.html"
+    before = datetime.datetime.now(datetime.timezone.utc)
+    _results(capsys, str(tmp_path / "d.parquet"), "--field", "text", "--report", str(report))
+    page = report.read_text(encoding="utf-8")
+    header = page[page.index("<h1>") : page.index("</p>", page.index("<h1>"))]
+    assert str(tmp_path / "d.parquet") in header
+    assert before.strftime("%Y-%m-%d") in header and "UTC" in header
+    rows = re.findall(
+        r"<tr><td>(HG\d+)</td><td>[\d,]+</td><td>([^<]*)</td><td>([^<]*)</td></tr>", page
+    )
+    assert len(rows) >= 2
+    assert all(what and fix for _, what, fix in rows), rows  # no empty fix column

@@ -4,6 +4,7 @@ version, the help, one-line messages that name the extra to install, a final new
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -81,3 +82,42 @@ def test_validate_output_without_pyarrow_names_the_scale_extra(capsys, tmp_path,
     assert status == 0 and out.endswith(
         "1 record checked: 1 valid, 0 with errors (0 errors, 0 warnings)\n"
     )
+
+
+_DOUBLED = re.compile(r"\b(\w+) \1\b")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "<|start|>user<|message|>x",
+        "stray<|start|>assistant<|message|>x<|end|>",
+        [200006, 200008, 200007],
+    ],
+)
+def test_error_messages_say_where_once(source):
+    # "at at line 1" was printed: every message that names a place names it once.
+    from harmony_grammar.rendering.chat import ChatCompletionError, to_chat_completion
+    from harmony_grammar.training.importers import import_record
+
+    record = {"text": source}
+    (diagnostic,) = import_record(record, format="harmony").diagnostics[:1]
+    assert " at " in diagnostic.message and not _DOUBLED.search(diagnostic.message)
+    with pytest.raises(ChatCompletionError) as caught:
+        to_chat_completion(source, strict=True)
+    assert not _DOUBLED.search(str(caught.value)), str(caught.value)
+
+
+def test_the_readme_s_notebook_command_is_installed_by_the_notebooks_extra():
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    root = Path(__file__).resolve().parents[1]
+    extra = tomllib.loads((root / "pyproject.toml").read_text("utf-8"))["project"][
+        "optional-dependencies"
+    ]["notebooks"]
+    readme = (root / "README.md").read_text("utf-8")
+    command = re.search(r"`jupyter nbconvert [^`]*--execute (notebooks/[^`]+)`", readme)
+    assert command is not None and (root / command.group(1)).is_file()
+    assert any(re.match(r"nbconvert\b", requirement) for requirement in extra)

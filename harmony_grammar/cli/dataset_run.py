@@ -22,7 +22,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Protocol
 
-from ..data.pieces import DataSourceError, Piece, count_records, plan
+from ..data.pieces import DataSourceError, Piece, count_records, display_name, plan
 from ..data.progress import Progress
 from ..data.ray_engine import RayUnavailableError
 from ..validation.batch import BatchOptions
@@ -233,6 +233,7 @@ def run_dataset(args: argparse.Namespace, options: BatchOptions, summary: Summar
     if args.report:
         assert report is not None
         try:
-            Path(args.report).write_text(render_html(report), encoding="utf-8")
+            page = render_html(report, inputs=[display_name(f) for f in args.files])
+            Path(args.report).write_text(page, encoding="utf-8")
         except OSError as exc:
             raise CliError(f"{args.report}: {exc.strerror or exc}") from None
