@@ -47,7 +47,13 @@ from .format import (
     load_encoding,
     parse,
 )
-from .generation import TurnGrammarError, completion_grammar, to_outlines, xgrammar_structural_tag
+from .generation import (
+    TurnGrammarError,
+    TurnOptions,
+    completion_grammar,
+    to_outlines,
+    xgrammar_structural_tag,
+)
 from .rendering import (
     ChatCompletionError,
     ChatCompletionStream,
@@ -156,6 +162,7 @@ __all__ = [
     "TrainOn",
     "TrainingExample",
     "TurnGrammarError",
+    "TurnOptions",
     "TypeScriptError",
     "UnsupportedSchemaError",
     "ValidationReport",
