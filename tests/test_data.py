@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import io
+import json
 import os
 from pathlib import Path
 
@@ -201,3 +202,17 @@ def test_the_documented_batch_function_runs_on_both_paths(tmp_path, monkeypatch)
     for jobs in (1, 2):
         found = [r for results in run_local(pieces, task, jobs=jobs) for r in results]
         assert found == [("shards/a.parquet", n, "ok") for n in (1, 2, 3)]
+
+
+def test_diagnostic_from_dict_inverts_to_dict_losslessly():
+    from harmony_grammar.format.model import Diagnostic, Severity
+
+    full = Diagnostic("HG100", Severity.ERROR, "unexpected", 3, 9, 1, 4, ("MESSAGE", "CHANNEL"))
+    bare = Diagnostic("HG290", Severity.WARNING, "no input", 0, 0)
+    for diagnostic in (full, bare):
+        assert Diagnostic.from_dict(diagnostic.to_dict()) == diagnostic
+        assert Diagnostic.from_dict(json.loads(json.dumps(diagnostic.to_dict()))) == diagnostic
+    # what older writers stored without the optional keys still reads
+    assert Diagnostic.from_dict(
+        {"code": "HG290", "severity": "warning", "message": "no input", "start": 0, "end": 0}
+    ) == bare

@@ -271,3 +271,17 @@ def test_arrow_nulls_do_not_add_other_records_tools_or_arguments(tmp_path: Path)
     prepare(str(tmp_path / "chat"), str(tmp_path / "o.parquet"), PrepareOptions())
     expected = prepare_batch(records, [1, 2], PrepareOptions())
     assert [r["text"] for r in _rows(tmp_path / "o.parquet")] == expected.columns["text"]
+
+
+def test_a_datasetdict_is_prepared_split_by_split_with_one_identity(tmp_path: Path) -> None:
+    # One data layer: prepare reads a DatasetDict as validate does (it refused one before).
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    split = datasets.Dataset.from_list([GOOD, LONG])
+    datasets.DatasetDict({"train": split, "test": split}).save_to_disk(str(tmp_path / "dd"))
+    report = prepare(str(tmp_path / "dd"), str(tmp_path / "o.parquet"), PrepareOptions())
+    rows = _rows(tmp_path / "o.parquet")
+    assert (report.records, report.written) == (4, 4)
+    assert [(Path(r["file"]).name, r["record"]) for r in rows] == [
+        ("train", 1), ("train", 2), ("test", 1), ("test", 2)
+    ]  # fmt: skip
