@@ -3,14 +3,15 @@
 The grammar (``grammars/harmony.lark``) drives the batch parser (:func:`parse`), the streaming
 parser, the validator and the exported generation grammars.
 
-The package is layered; each layer imports only the ones below it (docs/architecture.md,
-kept by tests/test_layering.py):
+The package is layered; each subpackage imports only the ones an explicit graph allows
+(docs/architecture.md draws it, tests/test_layering.py keeps it):
 
 * ``schema`` JSON Schema to grammar; ``tools`` tool declarations and argument checks;
 * ``format`` the Harmony format: tokens, vocabulary, grammar, engine, ``parse``, ``StreamParser``;
 * ``safety`` escaping, leaks, repair; ``rendering`` the renderer and its bridges;
-* ``validation`` rules, ``validate``, datasets; ``generation`` turn grammars and sampling;
-  ``training`` fine-tuning data (``prepare``: datasets in, TRL-ready Parquet out);
+* ``data`` datasets for every job: pieces, records with one identity, one pool, one Ray engine;
+* ``validation`` rules, ``validate``, its batch function; ``generation`` turn grammars and
+  sampling; ``training`` fine-tuning data (``prepare``: datasets in, TRL-ready Parquet out);
 * ``cli`` the command line.
 
 This module is the curated public API: every name in ``__all__`` is supported here.
