@@ -22,7 +22,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Protocol
 
-from ..data.pieces import DataSourceError, Piece, count_records, display_name, plan
+from ..data.pieces import DataSourceError, Piece, count_records, display_name, first_line, plan
 from ..data.progress import Progress
 from ..data.ray_engine import RayUnavailableError
 from ..validation.batch import BatchOptions
@@ -183,11 +183,6 @@ def _not_empty(path: Path) -> bool:
     return path.is_file() or (path.is_dir() and any(path.iterdir()))
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:300]
-
-
 def run_dataset(args: argparse.Namespace, options: BatchOptions, summary: Summary) -> None:
     """Validate the datasets in ``args.files`` (``options.field`` of each record), feeding
     ``summary``, ``--output`` and ``--report``."""
@@ -222,12 +217,12 @@ def run_dataset(args: argparse.Namespace, options: BatchOptions, summary: Summar
             raise CliError(str(exc)) from None
         except (OSError, ValueError) as exc:  # a file that turns unreadable part way through
             raise CliError(
-                f"{getattr(exc, 'filename', None) or field}: {_first_line(exc)}"
+                f"{getattr(exc, 'filename', None) or field}: {first_line(exc)}"
             ) from None
         except Exception as exc:  # a Ray task or cluster failure: one line, not a traceback
             if args.engine != "ray":
                 raise
-            raise CliError(f"ray: {type(exc).__name__}: {_first_line(exc)}") from None
+            raise CliError(f"ray: {type(exc).__name__}: {first_line(exc)}") from None
         finally:
             summary.progress.clear()
     if args.report:

@@ -52,6 +52,7 @@ __all__ = [
     "Plan",
     "count_records",
     "display_name",
+    "first_line",
     "is_seekable",
     "plan",
     "split",
@@ -147,7 +148,7 @@ def _parquet_pieces(path: Path, needed: Sequence[str], inside: bool) -> list[Pie
         metadata = pq.ParquetFile(path).metadata
         names = metadata.schema.to_arrow_schema().names
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        reason = f"not a readable Parquet file ({_one_line(exc)})"
+        reason = f"not a readable Parquet file ({first_line(exc)})"
         if not inside:
             raise DataSourceError(f"{label}: {reason}") from None
         return [Piece("unreadable", os.path.abspath(path), label, reason=reason)]
@@ -176,14 +177,14 @@ def _saved_pieces(directory: Path, needed: Sequence[str]) -> list[Piece]:
         state = json.loads((directory / "state.json").read_text("utf-8"))
         files = [directory / entry["filename"] for entry in state["_data_files"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DataSourceError(f"{label}: unreadable state.json ({_one_line(exc)})") from None
+        raise DataSourceError(f"{label}: unreadable state.json ({first_line(exc)})") from None
     pieces, first = [], 0
     for path in files:
         try:
             rows, names = _arrow_rows(path)
         except (OSError, ValueError) as exc:
             # Its rows are unknown, so the records after it cannot keep their numbers.
-            reason = f"not a readable Arrow stream ({_one_line(exc)}); later files not read"
+            reason = f"not a readable Arrow stream ({first_line(exc)}); later files not read"
             pieces.append(Piece("unreadable", os.path.abspath(path), label, reason=reason))
             return pieces
         _columns(names, needed, label)
@@ -192,7 +193,8 @@ def _saved_pieces(directory: Path, needed: Sequence[str]) -> list[Piece]:
     return pieces
 
 
-def _one_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception as one line of at most 300 characters (its type when it says nothing)."""
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:300]
 
@@ -220,7 +222,7 @@ def _directory(where: Path, needed: Sequence[str], found: Plan) -> None:
             splits = json.loads((where / "dataset_dict.json").read_text("utf-8"))["splits"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise DataSourceError(
-                f"{display_name(where)}: unreadable dataset_dict.json ({_one_line(exc)})"
+                f"{display_name(where)}: unreadable dataset_dict.json ({first_line(exc)})"
             ) from None
         for name in splits:
             found.pieces += _saved_pieces(where / str(name), needed)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..tools.json_limits import JsonLimitError, loads_bounded
-from .pieces import Piece
+from .pieces import Piece, first_line
 
 __all__ = [
     "DEFAULT_CHUNK",
@@ -135,11 +135,6 @@ def parse_record(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:300]
-
-
 # ---------------------------------------------------------------------------------- JSON Lines
 
 
@@ -216,7 +211,7 @@ def _jsonl(piece: Piece, batch_size: int, limit: int) -> Iterator[Chunk | Failur
     except OSError as exc:
         if chunk.records:
             yield chunk
-        yield Failure(piece.label, number + 1, None, piece.describe(), _one_line(exc))
+        yield Failure(piece.label, number + 1, None, piece.describe(), first_line(exc))
         return
     if chunk.records:
         yield chunk
@@ -228,7 +223,7 @@ def _json_array(piece: Piece, batch_size: int) -> Iterator[Chunk | Failure]:
             data = f.read()
         value = loads_bounded(data.decode(json.detect_encoding(data)))
     except (OSError, ValueError) as exc:  # JSONDecodeError, JsonLimitError, UnicodeDecodeError
-        reason = f"not readable JSON: {_one_line(exc)}"
+        reason = f"not readable JSON: {first_line(exc)}"
         yield Failure(piece.label, 1, None, piece.describe(), reason)
         return
     if not isinstance(value, list):
@@ -298,7 +293,7 @@ def _rows(batch: Any) -> list[tuple[dict[str, Any] | None, str | None]]:
         except Exception as exc:
             names = [name for name in batch.schema.names if not _column_ok(batch, name, i)]
             where = f" in field {names[0]!r}" if names else ""
-            out.append((None, f"a value Arrow cannot read{where} ({_one_line(exc)})"))
+            out.append((None, f"a value Arrow cannot read{where} ({first_line(exc)})"))
     return out
 
 
@@ -323,7 +318,7 @@ def _arrow(piece: Piece, columns: list[str] | None, batch_size: int) -> Iterator
         left = None if piece.rows is None else piece.rows - done
         if left == 0:
             return
-        yield Failure(piece.label, piece.first + done + 1, left, piece.describe(), _one_line(exc))
+        yield Failure(piece.label, piece.first + done + 1, left, piece.describe(), first_line(exc))
 
 
 def read_piece(
