@@ -17,6 +17,7 @@ from .emit_llguidance import emit_llguidance
 from .emit_xgrammar import emit_xgrammar
 from .errors import InvalidSchemaError, UnsupportedSchemaError
 from .ir import Grammar, is_nothing, prune
+from .nesting import nesting_exceeds
 from .order import order_keys
 from .regex import RegexError
 
@@ -40,23 +41,6 @@ _TOO_DEEP = (
 )
 
 T = TypeVar("T")
-
-
-def _nests_deeper(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests dicts and lists deeper than ``limit`` (no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 def _on_fresh_stack(work: Callable[[], T]) -> T:
@@ -115,7 +99,7 @@ def compile_schema(
     never as ``\\u0061`` (no JSON encoder writes that), which halves the lexer states an
     engine builds; every decoded string keeps a spelling.
     """
-    if _nests_deeper(schema, MAX_SCHEMA_DEPTH):
+    if nesting_exceeds(schema, MAX_SCHEMA_DEPTH):
         raise UnsupportedSchemaError("", "", _TOO_DEEP)
     return _on_fresh_stack(
         lambda: _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii)
@@ -174,7 +158,7 @@ def schema_to_grammar(
     emit = TARGETS.get(target)
     if emit is None:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    if _nests_deeper(schema, MAX_SCHEMA_DEPTH):
+    if nesting_exceeds(schema, MAX_SCHEMA_DEPTH):
         raise UnsupportedSchemaError("", "", _TOO_DEEP)
 
     def work() -> str:

@@ -30,7 +30,6 @@ __all__ = [
     "JsonLimitError",
     "json_limit",
     "loads_bounded",
-    "nesting_exceeds",
 ]
 
 #: The deepest nesting of arrays and objects read. Deep enough for any real arguments, and
@@ -192,19 +191,3 @@ def loads_bounded(document: str) -> Any:
                 )
             ) from None
     return value
-
-
-def nesting_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether an already-decoded value (dicts and lists, as Arrow or a caller hands them
-    over) nests deeper than ``limit``: checked without recursion, so a value a thousand levels
-    deep is an answer here, not a ``RecursionError`` in whatever walks it next."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
-        if not isinstance(item, (dict, list, tuple)):
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..format.model import Diagnostic, Message, Severity
+from ..schema.nesting import nesting_exceeds
 from ..tools.arguments import tool_schemas
-from ..tools.json_limits import MAX_JSON_DEPTH, JsonLimitError, loads_bounded, nesting_exceeds
+from ..tools.json_limits import MAX_JSON_DEPTH, JsonLimitError, loads_bounded
 from .record import validate_record
 
 __all__ = [
@@ -133,7 +134,7 @@ class _ToolCache:
     def get(self, value: Any) -> tuple[Mapping[str, Any] | None, str | None]:
         if value is None:
             return None, None
-        if not isinstance(value, str) and nesting_exceeds(value):
+        if not isinstance(value, str) and nesting_exceeds(value, MAX_JSON_DEPTH):
             return None, f"the record's tools nest deeper than {MAX_JSON_DEPTH}"
         key = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
         if key not in self._seen:
