@@ -28,8 +28,8 @@ from bench_prepare import record
 
 from harmony_grammar.audit import AuditOptions, audit_batch
 from harmony_grammar.cli.main import main as cli
-from harmony_grammar.rendering.importers import import_record
-from harmony_grammar.rendering.training import render_training
+from harmony_grammar.training.importers import import_record
+from harmony_grammar.training.render import render_training
 from harmony_grammar.validation.batch import validate_batch
 
 

@@ -9,8 +9,9 @@ no channel, stray text, a cut end, a call on analysis, arguments off the schema)
 run, each configuration runs in a fresh process (so its memory is its own) over the same
 files, consuming every record's results as the CLI does:
 
-* ``local-N``: :func:`~harmony_grammar.validation.local_engine.validate_local`, N processes;
-* ``ray-N``: :func:`~harmony_grammar.validation.ray_engine.validate_ray` on a local Ray
+* ``local-N``: :func:`~harmony_grammar.validation.engine.validate_local` (the data layer's
+  process pool), N processes;
+* ``ray-N``: :func:`~harmony_grammar.validation.engine.validate_ray` on a local Ray
   started with N CPUs (start-up timed separately);
 * ``raywrite-N``: :func:`~harmony_grammar.validation.ray_output.write_results_ray`, the
   workers writing the results (``--engine ray --output DIR``) and the driver getting the
@@ -185,17 +186,17 @@ def _start_ray(workers: int) -> float:
 
 
 def _run_engine(config: str, root: str) -> dict[str, Any]:
+    from harmony_grammar.data.pieces import plan
     from harmony_grammar.validation.batch import BatchOptions
-    from harmony_grammar.validation.sources import plan
 
     kind, _, n = config.partition("-")
     workers = int(n)
     options = BatchOptions("text", tools={t["name"]: t["parameters"] for t in TOOLS})
-    units = plan(root, "text")
+    units = plan(root, ["text"]).pieces
     extra: dict[str, Any] = {}
     count = failing = 0
     if kind == "local":
-        from harmony_grammar.validation.local_engine import validate_local
+        from harmony_grammar.validation.engine import validate_local
 
         baseline = _rss_mb()
         start = time.perf_counter()
@@ -205,7 +206,7 @@ def _run_engine(config: str, root: str) -> dict[str, Any]:
     elif kind == "ray":
         import ray
 
-        from harmony_grammar.validation.ray_engine import validate_ray
+        from harmony_grammar.validation.engine import validate_ray
 
         extra["startup_s"] = _start_ray(workers)
         baseline = _rss_mb()

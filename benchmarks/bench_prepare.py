@@ -26,10 +26,10 @@ from typing import Any
 from _common import openai_harmony_encoding
 
 from harmony_grammar.format.vocabulary import load_encoding
-from harmony_grammar.rendering.importers import import_record
 from harmony_grammar.rendering.interop import to_openai_harmony
-from harmony_grammar.rendering.training import _STRUCTURED_TEXTS, _cached_ids, render_training
 from harmony_grammar.training import PrepareOptions, prepare
+from harmony_grammar.training.importers import import_record
+from harmony_grammar.training.render import _STRUCTURED_TEXTS, _cached_ids, render_training
 
 TOOLS = [
     {

@@ -6,8 +6,8 @@ Generates ``--records`` logged completions (the model's output after ``<|start|>
 analysis then a final answer or a tool call; about 5% with a deviation) into a JSONL file in
 a temporary directory, then reads the same file three ways in one run:
 
-* ours: ``read_jsonl`` + ``validate_items`` (the core of ``harmony-grammar validate --jsonl
-  text --completion``, output aside): parse plus every rule, with one job and with ``--jobs``;
+* ours: :func:`~harmony_grammar.validation.engine.validate_local` on the file's pieces (the
+  core of ``harmony-grammar validate --jsonl text --completion``, output aside): parse plus every rule, with one job and with ``--jobs``;
 * openai-harmony: each line's JSON decoded, the text encoded with
   ``encode(text, allowed_special="all")`` and parsed by
   ``parse_messages_from_completion_tokens`` (a parse only; a failure raises);
@@ -28,8 +28,10 @@ from pathlib import Path
 
 from _common import openai_harmony_encoding
 
+from harmony_grammar.data.pieces import plan
 from harmony_grammar.format.vocabulary import load_encoding
-from harmony_grammar.validation.dataset import ValidationOptions, read_jsonl, validate_items
+from harmony_grammar.validation.batch import BatchOptions
+from harmony_grammar.validation.engine import validate_local
 
 _CITIES = ["Paris", "Oslo", "Lima", "Kyoto", "Accra", "Quito", "Perth", "Turin"]
 
@@ -58,13 +60,12 @@ def _write_dataset(path: Path, records: int) -> None:
 
 
 def _ours(path: Path, jobs: int) -> tuple[float, int, int]:
-    options = ValidationOptions(start="completion")
+    options = BatchOptions("text", start="completion")
     start = time.perf_counter()
     count = flagged = 0
-    with path.open("rb") as stream:
-        for result in validate_items(read_jsonl(stream, "text"), options, jobs=jobs):
-            count += 1
-            flagged += bool(result.diagnostics)
+    for batch in validate_local(plan(str(path), ["text"]).pieces, options, jobs=jobs):
+        count += len(batch)
+        flagged += sum(1 for codes in batch.columns["codes"] if codes)
     return time.perf_counter() - start, count, flagged
 
 

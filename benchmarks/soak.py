@@ -19,7 +19,13 @@ and any exception that is not the documented one escapes into the count:
 * ``cli``: ``harmony_grammar.cli.main(argv)`` in-process on files in a temporary folder,
   hostile tools files included: the status must be 0, 1 or 2 and stderr never "internal
   error"; plus ``--subprocesses`` real ``python -m harmony_grammar`` runs;
-* ``jsonl``: records of ``validate --jsonl`` (each record counts as one input).
+* ``jsonl``: records of ``validate --jsonl`` (each record counts as one input);
+* ``pieces`` (:meth:`Soak.pieces`, ``--datasets`` directories): dataset directories whose
+  records and pieces are hostile (lone surrogates, file names that are not UTF-8, Parquet
+  strings that are not UTF-8, row groups with bytes overwritten at random, truncated and
+  bit-flipped shards, metadata files) through ``validate --output`` (local, ``--jobs`` 1 or
+  2) and ``prepare``: every record must be written, reported bad, or reported as part of an
+  unreadable piece (each record counts as one input; the ones not accounted for are counted).
 
 It prints the inputs tried per class, the exceptions that escaped (target 0, with the first
 few), the slowest input by time per MB (inputs of 64 KB or more) and the slowest overall,
@@ -184,6 +190,7 @@ class Soak:
         self.mismatches: Counter[str] = Counter()
         self.slowest_per_mb = (0.0, 0, "")
         self.slowest = (0.0, 0, "")
+        self.unaccounted = 0
 
     def check(self, kind: str, size: int, func: Callable[[], object], *allowed: type) -> None:
         self.tried[kind] += 1
@@ -374,6 +381,71 @@ class Soak:
         self.check("jsonl-run", path.stat().st_size, run)
         self.tried["jsonl"] += records
 
+    def pieces(self, folder: Path) -> None:
+        """A directory of hostile dataset pieces through ``validate`` and ``prepare``."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        root = folder / f"pieces{self.rng.randrange(1 << 30)}"
+        root.mkdir()
+        good = "<|start|>user<|message|>hi<|end|>"
+        known = 0  # records whose count the planner can know (every piece but a lost footer)
+        for n in range(self.rng.randint(1, 5)):
+            kind = self.rng.choice(["jsonl", "parquet", "parquet", "saved"])
+            rows = self.rng.randint(1, 60)
+            values: list[bytes] = [
+                self.rng.choice([good.encode(), b"\xff\xfe", b"<|start|>x", b"\xed\xa0\x80"])
+                for _ in range(rows)
+            ]
+            if kind == "jsonl":
+                name = os.fsdecode(b"part-%d-\xff.jsonl" % n) if n % 2 else f"part-{n}.jsonl"
+                lines = [
+                    self.rng.choice([json.dumps({"text": good}), '{"text": "\\ud800"}', "{x"])
+                    for _ in range(rows)
+                ]
+                (root / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+                known += rows
+                continue
+            table = pa.table({"text": pa.array(values, pa.binary()).view(pa.string())})
+            path = root / f"part-{n}.parquet"
+            pq.write_table(table, path, row_group_size=self.rng.randint(1, 20), compression="NONE")
+            data = bytearray(path.read_bytes())
+            damage = self.rng.choice(["none", "flip", "flip", "truncate"])
+            if damage == "flip":
+                for _ in range(self.rng.randint(1, 8)):
+                    at = self.rng.randrange(4, max(len(data) - 8, 5))
+                    data[at] ^= 1 << self.rng.randrange(8)
+            elif damage == "truncate":
+                data = data[: self.rng.randrange(len(data))]
+            path.write_bytes(bytes(data))
+            try:
+                known += pq.ParquetFile(path).metadata.num_rows
+            except Exception:  # a lost footer: the piece is one result, its rows unknown
+                known += 1
+        if self.rng.random() < 0.3:
+            (root / "_SUCCESS").write_text("")
+        output = root.with_suffix(".results.parquet")
+        out, err = io.StringIO(), io.StringIO()
+        jobs = self.rng.choice(["1", "2"])
+
+        def run() -> None:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = cli_main(["validate", str(root), "--field", "text", "--jobs", jobs,
+                                   "--output", str(output)])  # fmt: skip
+                if status not in (0, 1) or "internal error" in err.getvalue():
+                    raise AssertionError(f"pieces: exit {status}: {err.getvalue()[:300]}")
+                written = pq.read_metadata(output).num_rows
+                self.unaccounted += abs(known - written)
+                status = cli_main(["prepare", str(root), "-o", str(root) + ".train.parquet"])
+                if status not in (0, 1) or "internal error" in err.getvalue():
+                    raise AssertionError(f"prepare: exit {status}: {err.getvalue()[:300]}")
+                summary = err.getvalue().strip().splitlines()[-1].split()
+                total, kept, skipped = int(summary[0]), int(summary[2]), int(summary[4])
+                self.unaccounted += abs(known - total) + abs(total - kept - skipped)
+
+        self.check("pieces-run", known, run)
+        self.tried["pieces"] += known
+
     def subprocess_run(self, folder: Path) -> None:
         path = folder / "sub.txt"
         path.write_text(hostile_text(self.rng), encoding="utf-8", errors="surrogatepass")
@@ -424,6 +496,7 @@ def main() -> None:
     options.add_argument("--inputs", type=int, default=100_000)
     options.add_argument("--seed", type=int, default=14)
     options.add_argument("--subprocesses", type=int, default=60)
+    options.add_argument("--datasets", type=int, default=40, help="hostile dataset directories")
     args = options.parse_args()
     soak = Soak(args.seed)
     began = time.perf_counter()
@@ -442,7 +515,12 @@ def main() -> None:
             soak.subprocess_run(folder)
         for _ in range(12):
             soak.big()
-        while sum(soak.tried.values()) - soak.tried["jsonl-run"] < args.inputs:
+        for _ in range(args.datasets):
+            soak.pieces(folder)
+        while (
+            sum(soak.tried.values()) - soak.tried["jsonl-run"] - soak.tried["pieces-run"]
+            < args.inputs
+        ):
             kind = soak.rng.choices([k for k, _ in weights], [w for _, w in weights])[0]
             if kind == "cli":
                 soak.cli(folder)
@@ -451,7 +529,7 @@ def main() -> None:
             else:
                 getattr(soak, kind)()
     elapsed = time.perf_counter() - began
-    total = sum(n for k, n in soak.tried.items() if k != "jsonl-run")
+    total = sum(n for k, n in soak.tried.items() if k not in ("jsonl-run", "pieces-run"))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"inputs tried: {total:,} in {elapsed:.0f} s (seed {args.seed})")
     for kind, count in sorted(soak.tried.items()):
@@ -461,6 +539,7 @@ def main() -> None:
         print(f"  {what}: {count}")
     for example in soak.examples:
         print(f"  e.g. {example.strip()[:300]}")
+    print(f"dataset records unaccounted for: {soak.unaccounted}")
     print(f"stream results that differ from parse (by differing codes): {dict(soak.mismatches)}")
     per_mb, size, kind = soak.slowest_per_mb
     print(f"slowest per MB (inputs >= 64 KB): {per_mb:.2f} s/MB ({kind}, {size:,} units)")

@@ -3,16 +3,17 @@
 The grammar (``grammars/harmony.lark``) drives the batch parser (:func:`parse`), the streaming
 parser, the validator and the exported generation grammars.
 
-The package is layered; each layer imports only the ones below it (docs/architecture.md,
-kept by tests/test_layering.py):
+The package is layered; each subpackage imports only the ones an explicit graph allows
+(docs/architecture.md draws it, tests/test_layering.py keeps it):
 
 * ``schema`` JSON Schema to grammar; ``tools`` tool declarations and argument checks;
 * ``format`` the Harmony format: tokens, vocabulary, grammar, engine, ``parse``, ``StreamParser``;
 * ``safety`` escaping, leaks, repair; ``rendering`` the renderer and what it renders;
 * ``bridges`` completions read back as Chat Completions and Responses payloads;
   ``dialect`` the in-band dialect (format guide, agent-side events);
-* ``validation`` rules, ``validate``, datasets; ``generation`` turn grammars and sampling;
-  ``training`` fine-tuning data (``prepare``: datasets in, TRL-ready Parquet out);
+* ``data`` datasets for every job: pieces, records with one identity, one pool, one Ray engine;
+* ``validation`` rules, ``validate``, its batch function; ``generation`` turn grammars and
+  sampling; ``training`` fine-tuning data (``prepare``: datasets in, TRL-ready Parquet out);
   ``audit`` what a loss mask trains (``audit-masks``);
 * ``cli`` the command line.
 
@@ -54,29 +55,29 @@ from .format import (
     load_encoding,
     parse,
 )
-from .generation import TurnGrammarError, completion_grammar, to_outlines, xgrammar_structural_tag
+from .generation import (
+    TurnGrammarError,
+    TurnOptions,
+    completion_grammar,
+    to_outlines,
+    xgrammar_structural_tag,
+)
 from .rendering import (
     ChatCompletionError,
     Conversation,
     DeveloperContent,
     DropRule,
-    DropScope,
-    ImportResult,
     ReasoningEffort,
     RenderError,
     RenderOptions,
     ResponseFormat,
     ResponsesError,
     SystemContent,
-    TrainingExample,
-    TrainOn,
     assistant_message,
     from_chat_completions,
     from_openai_harmony,
     from_responses,
-    import_record,
     render,
-    render_training,
     rendered_messages,
     to_openai_harmony,
     tool_call_message,
@@ -107,6 +108,14 @@ from .tools import (
     TypeScriptError,
     schema_to_typescript,
     tools_from_typescript,
+)
+from .training import (
+    DropScope,
+    ImportResult,
+    TrainingExample,
+    TrainOn,
+    import_record,
+    render_training,
 )
 from .validation import ValidationReport, validate, validate_batch
 
@@ -161,6 +170,7 @@ __all__ = [
     "TrainOn",
     "TrainingExample",
     "TurnGrammarError",
+    "TurnOptions",
     "TypeScriptError",
     "UnsupportedSchemaError",
     "ValidationReport",

@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 from harmony_grammar.audit import SEGMENTS, AuditOptions, audit_batch, audit_record
 from harmony_grammar.cli.main import main
 from harmony_grammar.format.tokens import ControlToken
-from harmony_grammar.rendering.importers import import_record
-from harmony_grammar.rendering.training import TrainOn, render_training
+from harmony_grammar.training.importers import import_record
+from harmony_grammar.training.render import TrainOn, render_training
 
 START, MESSAGE, CHANNEL = ControlToken.START.id, ControlToken.MESSAGE.id, ControlToken.CHANNEL.id
 TERMINATOR_NAMES = {

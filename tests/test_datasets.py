@@ -12,15 +12,21 @@ import pytest
 
 from harmony_grammar import validate, validate_batch
 from harmony_grammar.cli.main import main
+from harmony_grammar.data.pieces import plan as plan_path
+from harmony_grammar.data.pieces import split
+from harmony_grammar.data.read import read_piece
 from harmony_grammar.tools.arguments import tool_schemas
 from harmony_grammar.validation.batch import RESULT_COLUMNS, BatchOptions
+from harmony_grammar.validation.engine import validate_local
 from harmony_grammar.validation.html_report import SAMPLE_SIZE, ReportData
-from harmony_grammar.validation.local_engine import validate_local
-from harmony_grammar.validation.sources import plan, read_unit, split
 from tests.dataset_records import TOOLS, completions, conversations
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
+
+
+def plan(path, *columns):
+    return plan_path(path, columns).pieces
 
 
 def _codes(report):
@@ -152,15 +158,15 @@ def test_every_input_kind_gives_the_same_results_with_its_row_identity(capsys, d
     records = [r["record"] for r in rows]
     if name == "data.jsonl":  # line numbers, the blank line 11 skipped
         assert records == list(range(1, 11)) + list(range(12, 62))
-    elif name == "shards":
-        assert records == list(range(20)) * 3
+    elif name == "shards":  # 1-based rows of each shard
+        assert records == list(range(1, 21)) * 3
         assert [r["file"].rsplit("/", 1)[1] for r in rows[::20]] == [
             "part-0.parquet",
             "part-1.parquet",
             "part-2.parquet",
         ]
-    else:  # row indexes, across row groups
-        assert records == list(range(60))
+    else:  # 1-based rows, across row groups
+        assert records == list(range(1, 61))
         assert {r["file"] for r in rows} == {str(root / name)}
 
 
@@ -176,7 +182,7 @@ def test_a_datasetdict_directory_validates_every_split(capsys, tmp_path):
     assert status in (0, 1) and out.splitlines()[-1].startswith("20 records checked")
     rows = pq.read_table(tmp_path / "r.parquet").to_pylist()
     assert [r["file"].rsplit("/", 1)[1] for r in rows] == ["train"] * 10 + ["test"] * 10
-    assert [r["record"] for r in rows] == list(range(10)) * 2
+    assert [r["record"] for r in rows] == list(range(1, 11)) * 2
 
 
 def test_jobs_2_writes_what_jobs_1_writes(capsys, dataset_files):
@@ -211,9 +217,9 @@ def test_pieces_read_the_same_records_under_the_same_identity(dataset_files, nam
 
     def records(parts):
         return [
-            (chunk.file, record, value, None if chunk.errors is None else chunk.errors[i])
+            (chunk.file, record, value, chunk.errors[i])
             for part in parts
-            for chunk in read_unit(part, "text", batch_size=5)
+            for chunk in read_piece(part, ["text"], batch_size=5)
             for i, (record, value) in enumerate(zip(chunk.records, chunk.values))
         ]
 
@@ -290,15 +296,15 @@ def test_jsonl_records_carry_their_own_tools_as_parquet_columns_do(capsys, tmp_p
         (["{root}/missing.parquet", "--field", "text"], "no such file"),
         (["{root}/data.jsonl", "--output", "{root}/o.parquet"], "need --field"),
         (["{root}/data.parquet", "--field", "text", "--tools-field", "t"], "no column 't'"),
-        (["{root}", "--field", "text"], "neither .parquet shards"),
+        (["{root}", "--field", "text"], "notes.txt: not a dataset file"),
         (["{root}/data.jsonl", "--field", "text", "--report", "{root}/no/r.html"], "no such dir"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(capsys, tmp_path, argv, message):
     (tmp_path / "data.jsonl").write_text('{"text": "x"}\n', encoding="utf-8")
     pq.write_table(pa.table({"text": ["x"]}), tmp_path / "data.parquet")
-    if argv[0] == "{root}":
-        (tmp_path / "data.parquet").unlink()
+    if argv[0] == "{root}":  # the directory rule: a file of no dataset kind is an error
+        (tmp_path / "notes.txt").write_text("read me\n", encoding="utf-8")
     status, out, err = _results(capsys, *(a.format(root=tmp_path) for a in argv))
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and message in err
@@ -420,3 +426,23 @@ def test_report_partials_merged_in_any_order_equal_one_pass_over_the_results(tmp
         )
     assert merged == whole
     assert merged.figures() == whole.figures()
+
+
+def test_the_report_names_its_input_and_date_and_every_cause_has_a_fix(capsys, tmp_path):
+    import datetime
+    import re
+
+    texts = conversations(40, seed=4) + ["not harmony at all", "<|start|>user<|message|>x"]
+    pq.write_table(pa.table({"text": texts}), tmp_path / "d.parquet")
+    report = tmp_path / "report.html"
+    before = datetime.datetime.now(datetime.timezone.utc)
+    _results(capsys, str(tmp_path / "d.parquet"), "--field", "text", "--report", str(report))
+    page = report.read_text(encoding="utf-8")
+    header = page[page.index("<h1>") : page.index("</p>", page.index("<h1>"))]
+    assert str(tmp_path / "d.parquet") in header
+    assert before.strftime("%Y-%m-%d") in header and "UTC" in header
+    rows = re.findall(
+        r"<tr><td>(HG\d+)</td><td>[\d,]+</td><td>([^<]*)</td><td>([^<]*)</td></tr>", page
+    )
+    assert len(rows) >= 2
+    assert all(what and fix for _, what, fix in rows), rows  # no empty fix column

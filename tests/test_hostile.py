@@ -29,6 +29,7 @@ from harmony_grammar import (
     validate,
 )
 from harmony_grammar.cli.main import main
+from harmony_grammar.data.pool import worker_count
 from harmony_grammar.format.bounded_encode import EncodeLimitError, encode_ordinary_pieces
 from harmony_grammar.format.diagnostics import MAX_DIAGNOSTICS
 from harmony_grammar.tools.json_limits import (
@@ -39,7 +40,6 @@ from harmony_grammar.tools.json_limits import (
     json_limit,
     loads_bounded,
 )
-from harmony_grammar.validation.dataset import worker_count
 
 TOOLS = [{"name": "f", "parameters": {"type": "object"}}]
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

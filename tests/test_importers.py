@@ -11,8 +11,8 @@ import pytest
 from harmony_grammar.format.model import Role, Severity
 from harmony_grammar.rendering.chat import from_chat_completions
 from harmony_grammar.rendering.conversation import Conversation
-from harmony_grammar.rendering.importers import import_record
 from harmony_grammar.rendering.renderer import render
+from harmony_grammar.training.importers import import_record
 
 TOOL = {
     "type": "function",

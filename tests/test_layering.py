@@ -4,7 +4,8 @@ Every ``import`` and ``from ... import`` of every module counts: relative ones r
 inside functions, and ones under ``if TYPE_CHECKING:`` (a type-only back-import is still a
 cycle in the design). The tests fail on
 
-* an import from a subpackage to a higher layer (both modules and both layers named);
+* an import from one subpackage to another along an edge the allowed graph (``ALLOWED``)
+  does not list (both modules, both subpackages and the statement named);
 * any import cycle between modules, inside a subpackage or across (the cycle named);
 * a module that imports its own package's ``__init__`` (import the defining module: the
   ``__init__`` re-exports its submodules, so the edge goes round in a circle);
@@ -39,24 +40,79 @@ import pytest
 PACKAGE = "harmony_grammar"
 PACKAGE_ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
-# The layers, lowest first. A module may import from its own layer and from lower ones
-# (smaller rank), never from a higher one. Keep this table, the package docstrings
-# (harmony_grammar/*/__init__.py) and docs/architecture.md in step.
-LAYERS: dict[str, int] = {
-    "schema": 0,  # JSON Schema -> grammar IR -> lark / llguidance / gbnf text
-    "tools": 1,  # tool declarations, TypeScript both ways, argument checks
-    "format": 2,  # control tokens, vocabulary, grammar, LALR driver, engine, parse, stream
-    "safety": 3,  # escaping, leak detection, repair
-    "rendering": 4,  # conversation model, renderer, request bodies and openai-harmony in
-    "bridges": 5,  # completions out as Chat Completions / Responses payloads (whole = stream)
-    "dialect": 4,  # the in-band dialect: format guide and catalogue, agent-side event view
-    "validation": 5,  # rule table, validate, datasets
-    "generation": 6,  # turn grammars, outlines export, hf, sampling
-    "training": 6,  # fine-tuning data: readers, batch, Parquet writer, prepare, Ray engine
-    "audit": 6,  # training-data audits: which tokens a loss mask trains (audit-masks)
-    "conformance": 7,  # the conformance suite's cases, adapters and scorecard
-    "cli": 8,  # the command line, one module per command
+# The allowed edges between subpackages: each subpackage, what it is, and the subpackages its
+# modules may import directly (its own always). Nothing else may be imported: an import along
+# an edge not listed fails the test, naming the import. docs/architecture.md draws this graph
+# (generated from it: ``python -m tests.test_layering`` prints the block, and
+# test_the_docs_draw_this_graph checks the doc holds it). A new subpackage is one row here,
+# plus its name in the rows of the subpackages that may use it; the graph must stay acyclic.
+ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
+    "schema": ("JSON Schema to IR to lark, llguidance, gbnf", frozenset()),
+    "tools": ("tool spec, TypeScript both ways, argument checks", frozenset({"schema"})),
+    "format": (
+        "tokens, vocabulary, grammar, lexers, engine, parse, stream",
+        frozenset({"tools", "schema"}),
+    ),
+    "safety": ("escaping, leaks, repair", frozenset({"format", "tools"})),
+    "rendering": (
+        "conversation, renderer, profiles, request bodies in, openai-harmony",
+        frozenset({"safety", "format", "tools", "schema"}),
+    ),
+    "bridges": (
+        "completions out: Chat Completions, Responses (whole = stream)",
+        frozenset({"rendering", "safety", "format", "tools", "schema"}),
+    ),
+    "dialect": (
+        "the in-band dialect: format guide, agent-side event view",
+        frozenset({"safety", "format", "tools"}),
+    ),
+    "data": (
+        "datasets: pieces, records, one process pool, one Ray engine",
+        frozenset({"tools"}),
+    ),
+    "validation": (
+        "rule table, validate, the validation batch function",
+        frozenset({"data", "rendering", "safety", "format", "tools", "schema"}),
+    ),
+    "generation": (
+        "turn grammar, outlines export, hf, sampling",
+        frozenset({"format", "tools", "schema"}),
+    ),
+    "training": (
+        "importers, training render, the prepare batch function, writers",
+        frozenset({"data", "rendering", "safety", "format", "tools"}),
+    ),
+    "audit": (
+        "what a loss mask trains: segments, the exact mask, findings",
+        frozenset({"data", "training", "validation", "rendering", "safety", "format", "tools"}),
+    ),
+    "conformance": (
+        "cases, adapters, openai-harmony oracle, scorecard",
+        frozenset({"generation", "validation", "rendering", "safety", "format", "tools"}),
+    ),
+    "cli": (
+        "main + one module per command",
+        frozenset(
+            {
+                "conformance",
+                "audit",
+                "bridges",
+                "dialect",
+                "training",
+                "generation",
+                "validation",
+                "data",
+                "rendering",
+                "safety",
+                "format",
+                "tools",
+                "schema",
+            }
+        ),
+    ),
 }
+
+Graph = Mapping[str, tuple[str, frozenset[str]]]
 
 # The package's own __init__ (the curated public API) and __main__ sit above every layer
 # and may import anything; they are the only modules allowed outside a subpackage.
@@ -235,8 +291,8 @@ def _subpackage(graph: ImportGraph, module: str) -> str | None:
     return None
 
 
-def misplaced_modules(graph: ImportGraph, layers: Mapping[str, int]) -> list[str]:
-    """Modules outside every subpackage, and subpackages missing from the layer table."""
+def misplaced_modules(graph: ImportGraph, allowed: Graph) -> list[str]:
+    """Modules outside every subpackage, and subpackages missing from the allowed graph."""
     problems = []
     for module in graph.modules:
         sub = _subpackage(graph, module)
@@ -246,33 +302,30 @@ def misplaced_modules(graph: ImportGraph, layers: Mapping[str, int]) -> list[str
                     f"{module}: every module lives in a subpackage "
                     f"(only {graph.package}/__init__.py and __main__.py sit at the top)"
                 )
-        elif sub not in layers:
+        elif sub not in allowed:
             problems.append(
-                f"{module}: subpackage {sub!r} is not in the layer table LAYERS "
+                f"{module}: subpackage {sub!r} is not in the allowed graph ALLOWED "
                 "(tests/test_layering.py, docs/architecture.md)"
             )
     return problems
 
 
-def rank_of(graph: ImportGraph, module: str, layers: Mapping[str, int]) -> tuple[str, int]:
-    sub = _subpackage(graph, module)
-    if sub is None:
-        return ("top level", max(layers.values()) + 1)
-    return (sub, layers.get(sub, max(layers.values()) + 1))
-
-
-def upward_imports(graph: ImportGraph, layers: Mapping[str, int]) -> list[str]:
-    """Edges from a subpackage module to a module of a higher layer."""
+def disallowed_imports(graph: ImportGraph, allowed: Graph) -> list[str]:
+    """Edges from a subpackage module to another subpackage (or to the top level) along an
+    edge the graph does not allow."""
     problems = []
     for edge in graph.edges:
-        if _subpackage(graph, edge.importer) is None:
+        low = _subpackage(graph, edge.importer)
+        if low is None:
             continue  # the package __init__ and __main__ may import anything
-        low_name, low = rank_of(graph, edge.importer, layers)
-        high_name, high = rank_of(graph, edge.imported, layers)
-        if high > low:
+        high = _subpackage(graph, edge.imported) or "the top level"
+        if high == low or low not in allowed:
+            continue  # inside a subpackage; an unknown one is reported by misplaced_modules
+        if high not in allowed[low][1]:
+            may = ", ".join(sorted(allowed[low][1])) or "nothing"
             problems.append(
-                f"{edge.importer} (layer {low_name}, rank {low}) imports {edge.imported} "
-                f"(layer {high_name}, rank {high}), a higher layer: {edge.where()}"
+                f"{edge.importer} ({low}) imports {edge.imported} ({high}): {low} -> {high} "
+                f"is not an allowed edge ({low} may import {may}): {edge.where()}"
             )
     return problems
 
@@ -392,16 +445,16 @@ def import_cycles(graph: ImportGraph) -> list[str]:
     return problems
 
 
-def check(graph: ImportGraph, layers: Mapping[str, int] = LAYERS) -> list[str]:
+def check(graph: ImportGraph, allowed: Graph = ALLOWED) -> list[str]:
     """Every layering problem of ``graph``."""
     unresolved = [
         f"{e.importer} imports {e.imported}, which is not a module of the package: {e.where()}"
         for e in graph.unresolved
     ]
     return [
-        *misplaced_modules(graph, layers),
+        *misplaced_modules(graph, allowed),
         *unresolved,
-        *upward_imports(graph, layers),
+        *disallowed_imports(graph, allowed),
         *own_package_imports(graph),
         *import_cycles(graph),
     ]
@@ -421,18 +474,46 @@ def real_graph() -> ImportGraph:
     return collect_imports(PACKAGE_ROOT, PACKAGE)
 
 
-def test_layer_table_matches_the_subpackages():
+def test_allowed_graph_matches_the_subpackages():
     subpackages = {
         module.split(".")[1] for module in real_graph().packages if module.count(".") == 1
     }
-    assert subpackages == set(LAYERS), (
-        f"subpackages {sorted(subpackages)} vs LAYERS {sorted(LAYERS)}: update the table "
+    assert subpackages == set(ALLOWED), (
+        f"subpackages {sorted(subpackages)} vs ALLOWED {sorted(ALLOWED)}: update the graph "
         "here and docs/architecture.md"
+    )
+    for name, (_, targets) in ALLOWED.items():
+        assert targets <= set(ALLOWED) - {name}, f"{name}: unknown or own targets {targets}"
+
+
+def test_the_allowed_graph_is_acyclic():
+    cycles = [c for c in strongly_connected(ALLOWED, {k: v[1] for k, v in ALLOWED.items()})]
+    assert all(len(c) == 1 for c in cycles), [c for c in cycles if len(c) > 1]
+
+
+def mermaid(allowed: Graph = ALLOWED) -> str:
+    """The graph as docs/architecture.md draws it: one node per subpackage, one arrow per
+    allowed edge ("may import"), in the table's order."""
+    lines = ["flowchart TD"]
+    for name, (what, _) in allowed.items():
+        lines.append(f'    {name}["{name}<br/>{what}"]')
+    for name, (_, targets) in allowed.items():
+        for target in sorted(targets, key=list(allowed).index):
+            lines.append(f"    {name} --> {target}")
+    return "\n".join(lines)
+
+
+def test_the_docs_draw_this_graph():
+    doc = (PACKAGE_ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = "```mermaid\n" + mermaid() + "\n```"
+    assert block in doc, (
+        "docs/architecture.md does not draw ALLOWED; replace its allowed-edges block with the "
+        "output of `python -m tests.test_layering`"
     )
 
 
 def test_every_module_lives_in_a_subpackage():
-    problems = misplaced_modules(real_graph(), LAYERS)
+    problems = misplaced_modules(real_graph(), ALLOWED)
     assert not problems, _report(problems)
 
 
@@ -445,8 +526,8 @@ def test_internal_imports_resolve():
     assert not problems, _report(problems)
 
 
-def test_no_import_from_a_higher_layer():
-    problems = upward_imports(real_graph(), LAYERS)
+def test_no_import_along_an_edge_the_graph_does_not_allow():
+    problems = disallowed_imports(real_graph(), ALLOWED)
     assert not problems, _report(problems)
 
 
@@ -487,7 +568,11 @@ def _write_package(root: Path, files: dict[str, str]) -> Path:
     return package
 
 
-TOY_LAYERS = {"low": 0, "mid": 1, "high": 2}
+TOY_LAYERS: Graph = {
+    "low": ("", frozenset()),
+    "mid": ("", frozenset({"low"})),
+    "high": ("", frozenset({"mid", "low"})),
+}
 
 
 @pytest.fixture
@@ -530,9 +615,9 @@ def test_checker_reports_an_upward_import_in_a_function(toy: Path):
         "A = 1\ndef f():\n    from ..high.top import run\n    return run\n", encoding="utf-8"
     )
     problems = check(collect_imports(toy, "pkg"), TOY_LAYERS)
-    upward = [p for p in problems if "higher layer" in p]
-    assert upward and all("pkg.low.a (layer low, rank 0)" in p for p in upward)
-    assert any("imports pkg.high.top (layer high, rank 2)" in p for p in upward)
+    upward = [p for p in problems if "is not an allowed edge" in p]
+    assert upward and all(p.startswith("pkg.low.a (low) imports") for p in upward)
+    assert any("imports pkg.high.top (high): low -> high is not an allowed" in p for p in upward)
     assert any("pkg/low/a.py:3" in p for p in upward)
     # ... and it closes a cycle: top -> mid -> m -> low.b -> low -> a -> high.top
     assert any(p.startswith("import cycle:") and "pkg.low.a" in p for p in problems)
@@ -554,7 +639,7 @@ def test_checker_reports_a_cycle_across_subpackages_through_an_init(toy: Path):
     (toy / "low" / "__init__.py").write_text("from .a import A\nfrom . import c\n")
     (toy / "low" / "c.py").write_text("import pkg.mid.m\n")
     problems = check(collect_imports(toy, "pkg"), TOY_LAYERS)
-    assert any("pkg.low.c (layer low, rank 0) imports pkg.mid.m" in p for p in problems)
+    assert any("pkg.low.c (low) imports pkg.mid.m (mid)" in p for p in problems)
     cycles = [p for p in problems if p.startswith("import cycle:")]
     assert len(cycles) == 1
     assert "pkg.low -> pkg.low.c" in cycles[0] and "pkg.mid.m -> pkg.low" in cycles[0]
@@ -606,4 +691,23 @@ def test_checker_reports_a_back_import_into_the_package_init(toy: Path):
     # The top-level __init__ is above every layer: importing it from a subpackage is upward.
     (toy / "mid" / "m.py").write_text("from .. import run\nM = run\n")
     problems = check(collect_imports(toy, "pkg"), TOY_LAYERS)
-    assert any("imports pkg (layer top level, rank 3)" in p for p in problems)
+    assert any("imports pkg (the top level): mid -> the top level" in p for p in problems)
+
+
+def test_checker_reports_a_skipped_edge_that_is_not_listed(toy: Path):
+    # An edge is allowed only if it is listed: with high -> low listed the toy is clean, and
+    # a graph that lists only high -> mid refuses high's import of low, however low "ranks".
+    graph = collect_imports(toy, "pkg")
+    strict: Graph = {**TOY_LAYERS, "high": ("", frozenset({"mid"}))}
+    problems = check(graph, strict)
+    where = "pkg/high/top.py:4 (importlib.import_module('pkg.low.b'))"
+    assert problems == [  # the module and the __init__ on the way
+        f"pkg.high.top (high) imports pkg.low (low): high -> low is not an allowed edge "
+        f"(high may import mid): {where}",
+        f"pkg.high.top (high) imports pkg.low.b (low): high -> low is not an allowed edge "
+        f"(high may import mid): {where}",
+    ]
+
+
+if __name__ == "__main__":
+    print("```mermaid\n" + mermaid() + "\n```")

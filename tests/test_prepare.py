@@ -11,9 +11,9 @@ import pytest
 
 from harmony_grammar.cli.main import main
 from harmony_grammar.format.vocabulary import load_encoding
-from harmony_grammar.rendering.importers import import_record
-from harmony_grammar.rendering.training import IGNORE_INDEX, render_training
 from harmony_grammar.training import PrepareOptions, prepare, prepare_batch
+from harmony_grammar.training.importers import import_record
+from harmony_grammar.training.render import IGNORE_INDEX, render_training
 
 pq = pytest.importorskip("pyarrow.parquet")
 
@@ -74,8 +74,8 @@ def test_every_record_is_written_or_reported_with_its_row(tmp_path: Path, mixed:
     out = tmp_path / "out.parquet"
     report = prepare(str(mixed), str(out), PrepareOptions())
     rows = _rows(out)
-    assert [r["row"] for r in rows] == [1, 5, 7]
-    assert sorted((p.row, p.diagnostic.code) for p in report.problems) == [
+    assert [r["record"] for r in rows] == [1, 5, 7]
+    assert sorted((p.record, p.diagnostic.code) for p in report.problems) == [
         (2, "HG300"),
         (3, "HG303"),
         (6, "HG300"),
@@ -98,15 +98,15 @@ def test_every_record_is_written_or_reported_with_its_row(tmp_path: Path, mixed:
 def test_max_length_skips_or_truncates_never_silently(tmp_path: Path, mixed: Path) -> None:
     limit = 300  # GOOD and HARMONY fit, LONG does not
     skipped = prepare(str(mixed), str(tmp_path / "a.parquet"), PrepareOptions(max_length=limit))
-    assert [r["row"] for r in _rows(tmp_path / "a.parquet")] == [1, 5]
-    assert ("HG301", 7) in {(p.diagnostic.code, p.row) for p in skipped.problems}
+    assert [r["record"] for r in _rows(tmp_path / "a.parquet")] == [1, 5]
+    assert ("HG301", 7) in {(p.diagnostic.code, p.record) for p in skipped.problems}
     cut = prepare(
         str(mixed), str(tmp_path / "b.parquet"), PrepareOptions(max_length=limit, truncate=True)
     )
     rows = _rows(tmp_path / "b.parquet")
-    assert [r["row"] for r in rows] == [1, 5, 7] and len(rows[-1]["input_ids"]) == limit
+    assert [r["record"] for r in rows] == [1, 5, 7] and len(rows[-1]["input_ids"]) == limit
     assert rows[-1]["text"] == load_encoding().decode(rows[-1]["input_ids"])
-    (warning,) = [p for p in cut.problems if p.row == 7]
+    (warning,) = [p for p in cut.problems if p.record == 7]
     assert warning.diagnostic.code == "HG302" and not warning.skipped
 
 
@@ -138,8 +138,8 @@ def test_parquet_and_json_inputs_and_jobs_give_the_same_rows(tmp_path: Path, mix
         str(mixed), str(tmp_path / "jobs.parquet"), PrepareOptions(), jobs=2, batch_size=2
     )
     assert _rows(tmp_path / "jobs.parquet") == _rows(tmp_path / "ref.parquet")
-    assert sorted((p.row, p.diagnostic.code) for p in parallel.problems) == sorted(
-        (p.row, p.diagnostic.code) for p in reference.problems
+    assert sorted((p.record, p.diagnostic.code) for p in parallel.problems) == sorted(
+        (p.record, p.diagnostic.code) for p in reference.problems
     )
 
 
@@ -147,25 +147,28 @@ def test_hf_format_is_a_saved_dataset(tmp_path: Path, mixed: Path) -> None:
     datasets = pytest.importorskip("datasets")
     prepare(str(mixed), str(tmp_path / "hf"), PrepareOptions(), output_format="hf")
     dataset = datasets.load_from_disk(str(tmp_path / "hf"))
-    assert dataset.column_names == ["input_ids", "assistant_masks", "labels", "text", "row"]
-    assert dataset["row"] == [1, 5, 7]
-
-
-def test_ray_batch_function_matches_the_local_one(tmp_path: Path, mixed: Path) -> None:
-    pa = pytest.importorskip("pyarrow")
-    from harmony_grammar.training.ray_engine import _ROW_ID, _map_batch
-
-    lines = mixed.read_text(encoding="utf-8").splitlines()
-    table = pa.table({"text": lines, _ROW_ID: list(range(len(lines)))})
-    table = table.filter(pa.array([bool(line.strip()) for line in lines]))
-    result = _map_batch(table, PrepareOptions(), True).to_pylist()
-    kept = [r for r in result if r["keep"]]
-    local = prepare(str(mixed), str(tmp_path / "ref.parquet"), PrepareOptions())
-    assert [r["input_ids"] for r in kept] == [
-        r["input_ids"] for r in _rows(tmp_path / "ref.parquet")
+    assert dataset.column_names == [
+        "input_ids",
+        "assistant_masks",
+        "labels",
+        "text",
+        "file",
+        "record",
     ]
-    problems = sorted((r["row"], json.loads(p)[1]) for r in result for p in r["problems"])
-    assert problems == sorted((p.row, p.diagnostic.code) for p in local.problems)
+    assert dataset["record"] == [1, 5, 7] and set(dataset["file"]) == {str(mixed)}
+
+
+def test_a_pieces_results_cross_a_process_boundary_unchanged(mixed: Path) -> None:
+    # What the Ray engine and the pool send back from a worker is rebuilt exactly.
+    from harmony_grammar.data.pieces import plan
+    from harmony_grammar.data.task import results_of
+    from harmony_grammar.training.prepare import PrepareTask
+
+    task = PrepareTask(PrepareOptions())
+    (piece,) = plan(str(mixed)).pieces
+    results = list(results_of(task, piece, 2))
+    assert list(task.unpack(task.pack(results))) == results
+    assert sum(r.records for r in results) == 6
 
 
 @pytest.mark.skipif(
@@ -174,10 +177,10 @@ def test_ray_batch_function_matches_the_local_one(tmp_path: Path, mixed: Path) -
 def test_ray_engine_writes_what_the_local_engine_writes(tmp_path: Path, mixed: Path) -> None:
     pytest.importorskip("ray")
     local = prepare(str(mixed), str(tmp_path / "local.parquet"), PrepareOptions())
-    ray = prepare(str(mixed), str(tmp_path / "ray"), PrepareOptions(), engine="ray")
-    assert _rows(tmp_path / "ray") == _rows(tmp_path / "local.parquet")
-    assert sorted((p.row, p.diagnostic.code) for p in ray.problems) == sorted(
-        (p.row, p.diagnostic.code) for p in local.problems
+    ray = prepare(str(mixed), str(tmp_path / "ray.parquet"), PrepareOptions(), engine="ray")
+    assert _rows(tmp_path / "ray.parquet") == _rows(tmp_path / "local.parquet")
+    assert sorted((p.record, p.diagnostic.code) for p in ray.problems) == sorted(
+        (p.record, p.diagnostic.code) for p in local.problems
     )
 
 
@@ -222,12 +225,14 @@ def test_cli_usage_errors_exit_2(
     assert needle in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["missing.jsonl", "data.csv"])
+@pytest.mark.parametrize("name", ["missing.jsonl", "dir/notes.txt"])
 def test_cli_unreadable_input_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    if name.endswith(".csv"):
+    if name.startswith("dir/"):  # the directory rule: a file of no dataset kind is an error
+        (tmp_path / "dir").mkdir()
         (tmp_path / name).write_text("a,b\n", encoding="utf-8")
+        name = "dir"
     assert main(["prepare", str(tmp_path / name), "-o", str(tmp_path / "o.parquet")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and name in err
@@ -266,3 +271,17 @@ def test_arrow_nulls_do_not_add_other_records_tools_or_arguments(tmp_path: Path)
     prepare(str(tmp_path / "chat"), str(tmp_path / "o.parquet"), PrepareOptions())
     expected = prepare_batch(records, [1, 2], PrepareOptions())
     assert [r["text"] for r in _rows(tmp_path / "o.parquet")] == expected.columns["text"]
+
+
+def test_a_datasetdict_is_prepared_split_by_split_with_one_identity(tmp_path: Path) -> None:
+    # One data layer: prepare reads a DatasetDict as validate does (it refused one before).
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    split = datasets.Dataset.from_list([GOOD, LONG])
+    datasets.DatasetDict({"train": split, "test": split}).save_to_disk(str(tmp_path / "dd"))
+    report = prepare(str(tmp_path / "dd"), str(tmp_path / "o.parquet"), PrepareOptions())
+    rows = _rows(tmp_path / "o.parquet")
+    assert (report.records, report.written) == (4, 4)
+    assert [(Path(r["file"]).name, r["record"]) for r in rows] == [
+        ("train", 1), ("train", 2), ("test", 1), ("test", 2)
+    ]  # fmt: skip

@@ -301,7 +301,7 @@ def test_the_suites_profile_cases_pass_against_their_reference(impl: str, profil
 
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_training_ids_are_the_profiles_rendering(profile: str) -> None:
-    from harmony_grammar.rendering.training import render_training
+    from harmony_grammar.training.render import render_training
 
     for generated in GENERATED[:40]:
         conversation, _ = render_request(_request(generated, profile))
@@ -311,7 +311,7 @@ def test_training_ids_are_the_profiles_rendering(profile: str) -> None:
 
 def test_hf_training_masks_what_the_model_writes_after_its_start() -> None:
     from harmony_grammar.format.vocabulary import load_encoding
-    from harmony_grammar.rendering.training import render_training
+    from harmony_grammar.training.render import render_training
 
     encoding = load_encoding()
     conversation = Conversation(
@@ -338,7 +338,7 @@ def test_prepare_takes_a_profile(tmp_path, capsys) -> None:
     pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
-    from harmony_grammar.rendering.training import render_training
+    from harmony_grammar.training.render import render_training
     from tests.cli_helpers import run_cli
 
     record = {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]}

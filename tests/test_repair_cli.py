@@ -29,7 +29,7 @@ def run(capsys, *argv):
 
 def test_clean_input_is_printed_unchanged_and_exits_0(capsys, write):
     status, out, err = run(capsys, write("clean.harmony", CLEAN))
-    assert (status, out, err) == (0, CLEAN, "")
+    assert (status, out, err) == (0, CLEAN + "\n", "")  # one final newline, as parse prints
 
 
 def test_a_stripped_completion_is_printed_as_the_completion_it_meant(capsys, write):
@@ -43,7 +43,7 @@ def test_a_stripped_completion_is_printed_as_the_completion_it_meant(capsys, wri
         ("analysis", "The user wants a word. Answer four."),
         ("final", "four"),
     ]
-    assert out.endswith("<|return|>")  # the final answer gets the stop token it lost
+    assert out.endswith("<|return|>\n")  # the final answer gets the stop token it lost
     lines = err.splitlines()
     assert lines[0].startswith(f"{path}:1:1: HG160 warning: ")
     cause = CAUSES["HG160"]
@@ -55,7 +55,7 @@ def test_a_call_without_its_stop_token_gets_call(capsys, write):
     text = '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a":1}'
     status, out, err = run(capsys, write("call.txt", text), "--completion")
     assert status == 1 and "HG153" in err
-    assert out == text + "<|call|>"
+    assert out == text + "<|call|>\n"
 
 
 def test_repairing_the_output_again_changes_nothing(capsys, write):
@@ -68,7 +68,7 @@ def test_repairing_the_output_again_changes_nothing(capsys, write):
 def test_token_ids_in_harmony_text_out(capsys, write, encoding):
     ids = encoding.encode(CLEAN, allowed_special="all")
     status, out, err = run(capsys, write("clean.ids", json.dumps(ids)), "--tokens")
-    assert (status, out, err) == (0, CLEAN, "")
+    assert (status, out, err) == (0, CLEAN + "\n", "")
 
 
 def test_tools_split_a_glued_name(capsys, write):

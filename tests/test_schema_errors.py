@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -98,3 +100,29 @@ def test_nesting_past_the_recursion_limit_is_a_refusal_not_a_crash() -> None:
         deep = {"type": "array", "items": deep}
     with pytest.raises(UnsupportedSchemaError, match="nests too deeply"):
         schema_to_grammar(deep)
+
+
+def _at_depth(frames: int, work):
+    """``work()`` called ``frames`` Python frames deeper than here."""
+    return work() if frames <= 0 else _at_depth(frames - 1, work)
+
+
+def _nested(levels: int) -> object:
+    deep: object = {"type": "boolean"}
+    for _ in range(levels):
+        deep = {"type": "object", "properties": {"a": deep}, "required": ["a"]}
+    return deep
+
+
+@pytest.mark.parametrize("caller_depth", [0, 300, 800])
+def test_the_nesting_refusal_does_not_depend_on_the_callers_stack_depth(caller_depth):
+    # At 800 frames deep the caller has 200 of the default 1,000 left: the answer for each
+    # schema must still be the one it gets from a shallow stack.
+    too_deep, fine = _nested(70), _nested(60)  # 141 and 121 levels of objects
+    limit = sys.getrecursionlimit()
+    for target in ("lark", "gbnf", "xgrammar", "llguidance"):
+        with pytest.raises(UnsupportedSchemaError, match="more than 128 levels"):
+            _at_depth(caller_depth, functools.partial(schema_to_grammar, too_deep, target=target))
+        text = _at_depth(caller_depth, functools.partial(schema_to_grammar, fine, target=target))
+        assert text == schema_to_grammar(fine, target=target)
+    assert sys.getrecursionlimit() == limit  # nothing raised it behind the caller's back

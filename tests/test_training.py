@@ -33,7 +33,7 @@ from harmony_grammar.rendering.conversation import (
 )
 from harmony_grammar.rendering.interop import to_openai_harmony
 from harmony_grammar.rendering.renderer import RenderError
-from harmony_grammar.rendering.training import IGNORE_INDEX, TrainingExample
+from harmony_grammar.training.render import IGNORE_INDEX, TrainingExample
 from tests.test_render_properties import (
     _assert_unreadable,
     conversations,
@@ -399,7 +399,7 @@ def test_cookbook_tool_loop_matches_openai_harmony(encoding: Any, harmony_oracle
 def test_spec_goldens_match_openai_harmony(encoding: Any, harmony_oracle: Any, name: str) -> None:
     from pathlib import Path
 
-    from harmony_grammar.rendering.importers import import_record
+    from harmony_grammar.training.importers import import_record
 
     text = (Path(__file__).parent / "data" / "spec" / f"{name}.harmony").read_text(encoding="utf-8")
     imported = import_record(text.removesuffix("<|start|>assistant"), lenient=True)

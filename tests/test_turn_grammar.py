@@ -178,7 +178,7 @@ def test_to_outlines_returns_a_validated_cfg(monkeypatch):
     cfg = outlines_export.to_outlines(TOOLS)
     assert isinstance(cfg, outlines.types.CFG)
     assert cfg.definition == completion_grammar(TOOLS)
-    monkeypatch.setattr(outlines_export, "completion_grammar", lambda tools, **o: "%llguidance {}\nstart: nope\n")
+    monkeypatch.setattr(outlines_export, "completion_grammar", lambda tools, options=None, **o: "%llguidance {}\nstart: nope\n")
     with pytest.raises(TurnGrammarError, match="llguidance rejected"):
         outlines_export.to_outlines(TOOLS)
 
@@ -209,3 +209,67 @@ def test_undeclared_properties_only_on_request(tokenizer):
     extra = encode_harmony(call_text(tool="f", body='{"a":1,"b":2}'))
     assert not accepts(tokenizer, completion_grammar([tool]), extra)
     assert accepts(tokenizer, completion_grammar([tool], undeclared_properties=True), extra)
+
+
+# ------------------------------------------------------------------ one options object
+
+
+def test_one_frozen_options_object_for_every_entry_point():
+    import dataclasses
+    import json as json_module
+
+    from harmony_grammar.generation import TurnOptions, xgrammar_structural_tag
+
+    options = TurnOptions(tool_choice="required", allow_preamble=False, whitespace="flexible")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.tool_choice = "none"  # type: ignore[misc]
+    keywords = {"tool_choice": "required", "allow_preamble": False, "whitespace": "flexible"}
+    assert completion_grammar(TOOLS, options) == completion_grammar(TOOLS, **keywords)
+    assert completion_grammar(TOOLS, options) != completion_grammar(TOOLS)
+    tag = xgrammar_structural_tag(TOOLS, options)
+    assert tag == xgrammar_structural_tag(TOOLS, **keywords)
+    # the two xgrammar spellings are one function: the dict, and its JSON text
+    assert completion_grammar(TOOLS, options, target="xgrammar") == json_module.dumps(
+        tag, ensure_ascii=False
+    )
+    # keywords apply over a given object
+    assert completion_grammar(TOOLS, options, tool_choice="auto") == completion_grammar(
+        TOOLS, allow_preamble=False, whitespace="flexible"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"recipient_position": "middle"}, "recipient_position"),
+        ({"content_type": "xml"}, "content_type"),
+        ({"whitespace": "lots"}, "whitespace"),
+        ({"tool_choice": 3}, "tool_choice"),
+        ({"toolchoice": "auto"}, "unknown turn grammar option 'toolchoice'"),
+    ],
+)
+def test_bad_options_are_refused_when_the_options_are_made(change, message):
+    from harmony_grammar.generation import TurnOptions, xgrammar_structural_tag
+
+    for build in (completion_grammar, xgrammar_structural_tag):
+        with pytest.raises(TurnGrammarError, match=message):
+            build(TOOLS, **change)
+    if not change.keys() & {"toolchoice"}:
+        with pytest.raises(TurnGrammarError, match=message):
+            TurnOptions(**change)
+
+
+def test_the_sampler_takes_the_same_options():
+    pytest.importorskip("llguidance")
+    import numpy as np
+
+    from harmony_grammar.generation import TurnOptions
+    from harmony_grammar.generation.sampling import Sampler
+
+    options = TurnOptions(tool_choice="none", allow_analysis=False, allow_preamble=False)
+    sampler = Sampler.for_turn(TOOLS, options, max_tokens=40)
+    from harmony_grammar.format.vocabulary import load_encoding
+
+    ids = sampler.sample(np.random.default_rng(0)).ids
+    text = load_encoding().decode(list(ids))
+    assert text.startswith("<|channel|>final<|message|>"), text

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 :mod:`.segments` cuts a record's token ids into segments (each message's header, content by
 author and channel, and terminators). :mod:`.expected` lays the exact mask of
-:func:`harmony_grammar.rendering.training.render_training` on the record's own ids.
+:func:`harmony_grammar.training.render.render_training` on the record's own ids.
 :mod:`.findings` is the table of checks (analysis trained where hosts drop it, stop tokens not
 trained, prompts or tool results trained, masks off by one, ...). :mod:`.batch` is the one
 function run on a table of records; :mod:`.source` reads datasets through validate's readers;

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..rendering.renderer import DropRule
-from ..rendering.training import TrainOn
+from ..training.render import TrainOn
 from .expected import exact_mask
 from .findings import FINDINGS, RecordView
 from .segments import SEGMENTS, layout

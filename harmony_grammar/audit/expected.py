@@ -1,7 +1,7 @@
 """The exact mask of a record: what :func:`render_training` masks in, laid on the record's ids.
 
 The record's messages are rendered again with
-:func:`~harmony_grammar.rendering.training.render_training` (``auto_drop_analysis=False``:
+:func:`~harmony_grammar.training.render.render_training` (``auto_drop_analysis=False``:
 the record already holds the messages it holds). When the ids come back the same, its
 ``assistant_masks`` is the exact mask as it is. When the record was rendered another way (a
 chat template with its own spacing, say), the two renderings hold the same messages in the
@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..format.model import Message
 from ..rendering.conversation import Conversation
 from ..rendering.renderer import RenderError
-from ..rendering.training import TrainOn, render_training
+from ..training.render import TrainOn, render_training
 from .segments import Layout, layout
 
 __all__ = ["exact_mask"]

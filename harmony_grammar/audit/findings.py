@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..format.model import Role
 from ..rendering.renderer import DropRule, _dropped
-from ..rendering.training import trained_turn_start
+from ..training.render import trained_turn_start
 from .segments import SEGMENTS, Layout, MessageLayout
 
 __all__ = ["FINDINGS", "UNAUDITABLE", "Finding", "RecordView"]

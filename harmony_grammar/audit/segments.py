@@ -13,7 +13,7 @@ spelled control token in text is text). Every token then belongs to exactly one 
 
 :class:`Layout` also keeps, per message, where its *head* ends: ``<|start|>`` and the
 author's tokens, the part a host writes before the model samples (see
-:func:`harmony_grammar.rendering.training.render_training`).
+:func:`harmony_grammar.training.render.render_training`).
 """
 
 from __future__ import annotations

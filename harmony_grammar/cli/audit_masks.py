@@ -31,7 +31,7 @@ from ..audit.report import render_audit_html
 from ..audit.source import DataSourceError, read_tables
 from ..audit.summary import AuditSummary
 from ..rendering.renderer import DropRule
-from ..rendering.training import TrainOn
+from ..training.render import TrainOn
 from .errors import CliError
 
 __all__ = ["register"]

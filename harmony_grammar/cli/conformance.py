@@ -10,7 +10,8 @@ from typing import Any
 from ..conformance.adapters import ADAPTERS, AdapterLoadError, load_adapter
 from ..conformance.cases import CaseFormatError, load_cases
 from ..conformance.runner import Scorecard, run_suite
-from .errors import CliError
+from ..format.vocabulary import VocabularyNotFoundError, load_encoding
+from .errors import NO_VOCABULARY, CliError
 
 __all__ = ["register"]
 
@@ -50,6 +51,13 @@ def _scorecard(spec: str, cases: Any, strict_only: bool) -> Scorecard:
         raise CliError(str(exc)) from None
     except ImportError as exc:  # a shipped adapter whose package is not installed
         raise CliError(f"{spec}: {exc} (install it to score this implementation)") from None
+    if spec.startswith("harmony-grammar"):
+        # Our adapters encode and decode ids: without the vocabulary every such case would
+        # error with the same long message. Say it once, before any case runs.
+        try:
+            load_encoding()
+        except VocabularyNotFoundError:
+            raise CliError(f"{spec}: {NO_VOCABULARY}") from None
     return run_suite(adapter, cases, implementation=spec, strict_only=strict_only)
 
 

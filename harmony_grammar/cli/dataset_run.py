@@ -22,15 +22,16 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Protocol
 
+from ..data.pieces import DataSourceError, Piece, count_records, display_name, first_line, plan
+from ..data.progress import Progress
+from ..data.ray_engine import RayUnavailableError
 from ..validation.batch import BatchOptions
-from ..validation.dataset import ItemResult, Progress, ValidationOptions, worker_count
+from ..validation.engine import validate_local, validate_ray
 from ..validation.html_report import ReportData, render_html
-from ..validation.local_engine import validate_local
-from ..validation.ray_engine import RayUnavailableError, validate_ray
 from ..validation.ray_output import write_results_ray
-from ..validation.results import ResultBatch, output_schema
-from ..validation.sources import DataSourceError, Unit, count_records, plan
+from ..validation.results import ItemResult, ResultBatch, output_schema
 from .errors import CliError
+from .inputs import note_skipped
 
 __all__ = ["add_dataset_options", "is_dataset_run", "run_dataset"]
 
@@ -87,46 +88,67 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
 
 
 def is_dataset_run(args: argparse.Namespace) -> bool:
-    """Whether the arguments ask for this module (else ``validate`` runs as before)."""
+    """Whether the arguments ask for this module (else ``validate`` checks plain files).
+
+    ``--jsonl FIELD`` is ``--field FIELD``: one reader and one engine for every dataset."""
     extras = (args.output, args.report, args.tools_field, args.ray_address)
     wants = any(x is not None for x in extras) or args.engine != "local"
     if args.field is None and args.jsonl is None and wants:
         raise CliError("--output, --report, --engine and --tools-field need --field")
     if args.field is not None and args.jsonl is not None and args.field != args.jsonl:
         raise CliError("--field and --jsonl name different fields; give one")
-    return args.field is not None or (args.jsonl is not None and wants)
+    return args.field is not None or args.jsonl is not None
 
 
-def _units(paths: list[str], field: str, tools_field: str | None) -> list[Unit]:
-    try:
-        return [unit for path in paths for unit in plan(path, field, tools_field)]
-    except DataSourceError as exc:
-        raise CliError(str(exc)) from None
+def plan_inputs(paths: list[str], columns: list[str]) -> list[Piece]:
+    """Every path's pieces (one directory rule for every command, docs/datasets.md); the
+    metadata files a directory held are named on stderr, never skipped silently."""
+    pieces: list[Piece] = []
+    for path in paths:
+        try:
+            found = plan(path, columns)
+        except DataSourceError as exc:
+            raise CliError(str(exc)) from None
+        pieces += found.pieces
+        if found.skipped:
+            note_skipped(path, found.skipped)
+    return pieces
 
 
 class _Output:
     """``--output``: results appended to one Parquet file as they arrive."""
 
     def __init__(self, path: str, stack: ExitStack) -> None:
-        import pyarrow.parquet as pq
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise CliError("--output needs pyarrow: pip install 'harmony-grammar[scale]'") from None
 
         try:
             self._writer = stack.enter_context(pq.ParquetWriter(path, output_schema()))
         except OSError as exc:
             raise CliError(f"{path}: {exc}") from None
 
+    @staticmethod
+    def check(path: str) -> None:
+        """Fail now, not after the run, when ``--output`` cannot be written."""
+        try:
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:
+            raise CliError("--output needs pyarrow: pip install 'harmony-grammar[scale]'") from None
+
     def write(self, batch: ResultBatch) -> None:
         self._writer.write_table(batch.to_arrow())
 
 
 def _results(
-    args: argparse.Namespace, units: list[Unit], options: BatchOptions, progress: Progress
+    args: argparse.Namespace, pieces: list[Piece], options: BatchOptions, progress: Progress
 ) -> Iterator[ResultBatch]:
     if args.engine == "local":
-        return validate_local(units, options, jobs=worker_count(args.jobs))
+        return validate_local(pieces, options, jobs=args.jobs)
     progress.enabled = False  # Ray draws its own bars: never both
     return validate_ray(
-        units,
+        pieces,
         options,
         address=args.ray_address,
         jobs=args.jobs,
@@ -140,13 +162,13 @@ def _cluster_output(args: argparse.Namespace) -> bool:
 
 
 def _write_on_cluster(
-    args: argparse.Namespace, units: list[Unit], options: BatchOptions, summary: Summary
+    args: argparse.Namespace, pieces: list[Piece], options: BatchOptions, summary: Summary
 ) -> ReportData:
     """``--engine ray --output DIR``: the workers write; the summary gets the aggregates."""
     summary.progress.enabled = False  # Ray draws its own bars: never both
     local = "://" not in args.output  # a path: absolute, workers need not share our cwd
     data = write_results_ray(
-        units,
+        pieces,
         options,
         str(Path(args.output).absolute()) if local else args.output,
         address=args.ray_address,
@@ -161,22 +183,17 @@ def _not_empty(path: Path) -> bool:
     return path.is_file() or (path.is_dir() and any(path.iterdir()))
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:300]
-
-
-def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: Summary) -> None:
-    """Validate the datasets in ``args.files``, feeding ``summary``, ``--output`` and
-    ``--report``."""
-    field: str = args.field if args.field is not None else args.jsonl
+def run_dataset(args: argparse.Namespace, options: BatchOptions, summary: Summary) -> None:
+    """Validate the datasets in ``args.files`` (``options.field`` of each record), feeding
+    ``summary``, ``--output`` and ``--report``."""
+    field = options.field
     if args.tokens:
         raise CliError("--tokens applies to plain files; a dataset field may hold token ids")
-    units = _units(args.files, field, args.tools_field)
-    batch_options = BatchOptions(
-        field, options.tools, args.tools_field, options.start, options.strict
-    )
-    summary.progress = Progress(count_records(units) or 0, "records")
+    if args.output and not _cluster_output(args):
+        _Output.check(args.output)  # before any work: pyarrow is there, the name is usable
+    pieces = plan_inputs(args.files, [field] + ([args.tools_field] if args.tools_field else []))
+    batch_options = options
+    summary.progress = Progress(count_records(pieces) or 0, "records")
     report = ReportData() if args.report else None
     if args.report and not Path(args.report).resolve().parent.is_dir():
         raise CliError(f"{args.report}: no such directory")  # found now, not after the run
@@ -188,8 +205,8 @@ def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: S
         output = _Output(args.output, stack) if args.output and not cluster else None
         try:
             if cluster:
-                report = _write_on_cluster(args, units, batch_options, summary)
-            for batch in () if cluster else _results(args, units, batch_options, summary.progress):
+                report = _write_on_cluster(args, pieces, batch_options, summary)
+            for batch in () if cluster else _results(args, pieces, batch_options, summary.progress):
                 for result in batch.item_results():
                     summary.add(batch.file, result)
                 if output is not None:
@@ -200,17 +217,18 @@ def run_dataset(args: argparse.Namespace, options: ValidationOptions, summary: S
             raise CliError(str(exc)) from None
         except (OSError, ValueError) as exc:  # a file that turns unreadable part way through
             raise CliError(
-                f"{getattr(exc, 'filename', None) or field}: {_first_line(exc)}"
+                f"{getattr(exc, 'filename', None) or field}: {first_line(exc)}"
             ) from None
         except Exception as exc:  # a Ray task or cluster failure: one line, not a traceback
             if args.engine != "ray":
                 raise
-            raise CliError(f"ray: {type(exc).__name__}: {_first_line(exc)}") from None
+            raise CliError(f"ray: {type(exc).__name__}: {first_line(exc)}") from None
         finally:
             summary.progress.clear()
     if args.report:
         assert report is not None
         try:
-            Path(args.report).write_text(render_html(report), encoding="utf-8")
+            page = render_html(report, inputs=[display_name(f) for f in args.files])
+            Path(args.report).write_text(page, encoding="utf-8")
         except OSError as exc:
             raise CliError(f"{args.report}: {exc.strerror or exc}") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from .errors import CliError
@@ -47,28 +48,41 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the grammar."""
+    # imported here: the generation layer is not loaded for the other commands
+    from ..generation.options import TurnGrammarError, TurnOptions
     from ..generation.outlines_export import validated_grammar
-    from ..generation.turn_grammar import TurnGrammarError, completion_grammar
+    from ..generation.turn_grammar import completion_grammar
+    from ..generation.xgrammar_tag import xgrammar_structural_tag
     from ..schema import UnsupportedSchemaError
 
-    options = {
-        "target": args.target,
-        "tool_choice": args.tool_choice,
-        "allow_analysis": not args.no_analysis,
-        "allow_preamble": not args.no_preamble,
-        "recipient_position": args.recipient_position,
-        "content_type": args.content_type,
-        "response_format": (
-            read_json(args.response_format, "the response format") if args.response_format else None
-        ),
-        "whitespace": args.whitespace,
-    }
-    tools = read_tools(args.tools)
-    build = completion_grammar if args.no_validate else validated_grammar
-    if args.target == "xgrammar":
-        build = completion_grammar if args.no_validate else _validated_tag
     try:
-        print(build(tools, **options), end="")
+        options = TurnOptions(
+            tool_choice=args.tool_choice,
+            allow_analysis=not args.no_analysis,
+            allow_preamble=not args.no_preamble,
+            recipient_position=args.recipient_position,
+            content_type=args.content_type,
+            response_format=(
+                read_json(args.response_format, "the response format")
+                if args.response_format
+                else None
+            ),
+            whitespace=args.whitespace,
+        )
+    except TurnGrammarError as exc:
+        raise CliError(str(exc)) from None
+    tools = read_tools(args.tools)
+    try:
+        if args.target == "xgrammar":
+            tag = xgrammar_structural_tag(tools, options)
+            text = json.dumps(tag, ensure_ascii=False) + "\n"
+            if not args.no_validate:
+                _check_tag(text)
+        elif args.no_validate:
+            text = completion_grammar(tools, options)
+        else:
+            text = validated_grammar(tools, options)
+        print(text, end="")
     except (TurnGrammarError, UnsupportedSchemaError) as exc:
         raise CliError(str(exc)) from None
     except ValueError as exc:  # a malformed tool list
@@ -76,17 +90,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _validated_tag(tools: Any, **options: Any) -> str:
-    """The structural tag's JSON and a newline, after xgrammar compiled it (if installed)."""
-    from ..generation.turn_grammar import TurnGrammarError, completion_grammar
+def _check_tag(tag: str) -> None:
+    """Have xgrammar compile the structural tag (when it is installed)."""
+    from ..generation.options import TurnGrammarError
 
-    tag = completion_grammar(tools, **options)
     try:
         import xgrammar
     except ImportError:
-        return tag + "\n"
+        return
     try:
         xgrammar.Grammar.from_structural_tag(tag)
     except Exception as exc:  # xgrammar raises its own error types
         raise TurnGrammarError(f"xgrammar rejected the structural tag: {exc}") from None
-    return tag + "\n"

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_TOKEN_ID_DIGITS",
     "add_input_options",
     "check_readable",
+    "note_skipped",
     "open_binary",
     "parse_token_ids",
     "read_bytes",
@@ -198,3 +199,14 @@ def add_input_options(
         parser.add_argument(
             "--lenient", action="store_true", help="repair known model deviations, with warnings"
         )
+
+
+def note_skipped(path: str, skipped: list[str]) -> None:
+    """Say on stderr which metadata files a dataset directory held (docs/datasets.md: a
+    directory run never skips a file silently)."""
+    shown = ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+    print(
+        f"note: {path}: skipped {len(skipped)} metadata file(s) (names starting with . or _): "
+        f"{shown}",
+        file=sys.stderr,
+    )

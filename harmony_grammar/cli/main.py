@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Sequence
 
-from .errors import CliError
+from ..format.vocabulary import VocabularyNotFoundError
+from .errors import NO_VOCABULARY, CliError
 
 __all__ = ["main"]
 
@@ -37,11 +39,22 @@ COMMAND_MODULES = (
 )
 
 
+def package_version() -> str:
+    """The installed distribution's version (``unknown`` when run from a bare checkout)."""
+    try:
+        return importlib.metadata.version("harmony-grammar")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
     parser = argparse.ArgumentParser(
         prog="harmony-grammar",
         description="Parse, validate, render and constrain OpenAI Harmony (gpt-oss) text.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"harmony-grammar {package_version()}"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
@@ -61,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
     except CliError as exc:
         print(f"harmony-grammar: error: {exc}", file=sys.stderr)
+        return 2
+    except VocabularyNotFoundError:  # any command that needs token ids, one line with the fix
+        print(f"harmony-grammar: error: {NO_VOCABULARY}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

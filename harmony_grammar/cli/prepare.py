@@ -1,25 +1,27 @@
 """``harmony-grammar prepare``: a chat dataset in, TRL-ready training rows out.
 
-Each record left out (or truncated) is reported on stderr as ``IN:ROW: CODE severity:
-message``, then one summary line. Exit 0 when every record was written, 1 when some were left
-out (the output holds the rest), 2 on usage or I/O errors.
+Each record left out (or truncated) is reported on stderr as ``FILE:RECORD: CODE
+severity: message`` (RECORD 1-based, docs/datasets.md), then one summary line. Exit 0 when
+every record was written, 1 when some were left out (the output holds the rest), 2 on usage
+or I/O errors.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import functools
 import sys
 from typing import Any
 
+from ..data.pieces import DataSourceError
 from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
 from ..rendering.renderer import DropRule
-from ..rendering.training import DropScope, TrainOn
 from ..training.batch import PrepareOptions, Problem
 from ..training.prepare import DEFAULT_BATCH_SIZE, ENGINES, prepare
-from ..training.readers import InputError
+from ..training.render import DropScope, TrainOn
 from ..training.writers import OUTPUT_FORMATS
 from .errors import CliError
+from .inputs import note_skipped
 
 __all__ = ["register"]
 
@@ -38,8 +40,9 @@ def register(subparsers: Any) -> None:
         help="render a chat dataset as TRL-ready token ids with assistant masks",
         description="Import each record (OpenAI-style messages, a Hugging Face chat dataset, "
         "or Harmony text), render it token-exact with openai-harmony, and write input_ids, "
-        "assistant_masks, labels, text and row as Parquet (or a saved Hugging Face dataset). "
-        "Every record left out is reported with its row. See docs/training.md.",
+        "assistant_masks, labels, text, file and record as Parquet (or a saved Hugging Face "
+        "dataset). Every record left out is reported with its file and record. See "
+        "docs/training.md.",
     )
     parser.add_argument("source", metavar="IN", help=".jsonl, .json, .parquet or a dataset folder")
     parser.add_argument("--output", "-o", required=True, metavar="OUT", help="where to write")
@@ -111,12 +114,10 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _printer(source: str) -> Any:
-    def show(problem: Problem) -> None:
-        d = problem.diagnostic
-        print(f"{source}:{problem.row}: {d.code} {d.severity.value}: {d.message}", file=sys.stderr)
-
-    return show
+def _show(problem: Problem) -> None:
+    d = problem.diagnostic
+    where = f"{problem.file}:{problem.record}"
+    print(f"{where}: {d.code} {d.severity.value}: {d.message}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,7 +147,9 @@ def run(args: argparse.Namespace) -> int:
         lenient=args.lenient,
         profile=args.profile,
     )
-    jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+    if args.jobs < 0:
+        raise CliError("--jobs must be 0 or more")
+    jobs = args.jobs
     try:
         report = prepare(
             args.source,
@@ -156,9 +159,10 @@ def run(args: argparse.Namespace) -> int:
             output_format=args.format,
             jobs=jobs,
             batch_size=args.batch_size,
-            on_problem=_printer(args.source),
+            on_problem=_show,
+            on_skipped=functools.partial(note_skipped, args.source),
         )
-    except InputError as exc:
+    except DataSourceError as exc:
         raise CliError(str(exc)) from None
     except ImportError as exc:
         raise CliError(f"{exc} (install harmony-grammar[scale])") from None

@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         _report(result, filename)
         print(f"harmony-grammar: error: {filename}: cannot render: {exc}", file=sys.stderr)
         return 1
-    sys.stdout.write(text)
+    # One final newline (none for no messages), as every line-oriented tool prints: the
+    # parser reads a newline after the last message as nothing, so the output still parses.
+    sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
     _report(result, filename)
     return 1 if result.diagnostics else 0

@@ -16,7 +16,7 @@ def register(subparsers: Any) -> None:
     """Add the ``schema-grammar`` subcommand."""
     parser = subparsers.add_parser(
         "schema-grammar",
-        help="compile a JSON Schema into a grammar (Lark, llguidance or GBNF)",
+        help=f"compile a JSON Schema into a grammar ({', '.join(TARGETS)})",
         description="Print a grammar (start rule `start`) that accepts exactly the JSON texts "
         "valid under the schema. Exit status 1 when the schema uses something that cannot be "
         "expressed exactly.",

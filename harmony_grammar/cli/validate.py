@@ -15,36 +15,25 @@ prints JSON Lines: one object per input that has diagnostics, then one summary o
 from __future__ import annotations
 
 import argparse
+import functools
 import json
-import os
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack
 from typing import Any
 
+from ..data.pool import ordered_map, worker_count
+from ..data.progress import Progress
+from ..data.read import PIECE_PREFIX
 from ..format.causes import causes_of
 from ..format.diagnostics import CATALOGUE
 from ..format.model import Diagnostic, Severity
 from ..tools.arguments import tool_schemas
-from ..validation.dataset import (
-    Item,
-    ItemResult,
-    Progress,
-    ValidationOptions,
-    read_jsonl,
-    validate_items,
-    worker_count,
-)
+from ..validation.batch import BatchOptions
+from ..validation.record import validate_record
+from ..validation.results import ItemResult
 from .dataset_run import add_dataset_options, is_dataset_run, run_dataset
 from .errors import CliError
-from .inputs import (
-    add_input_options,
-    check_readable,
-    open_binary,
-    read_text,
-    read_token_ids,
-    read_tools,
-)
+from .inputs import add_input_options, check_readable, read_text, read_token_ids, read_tools
 
 __all__ = ["register"]
 
@@ -97,27 +86,20 @@ def _display(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def _file_items(paths: list[str], tokens: bool) -> Iterator[Item]:
+def _file_items(paths: list[str], tokens: bool) -> Iterator[tuple[str, str | list[int]]]:
     for path in paths:
-        source: str | list[int] = read_token_ids(path) if tokens else read_text(path)
-        yield Item(path, source, size=1)
+        yield path, read_token_ids(path) if tokens else read_text(path)
 
 
-def _jsonl_items(paths: list[str], field: str, stack: ExitStack) -> Iterator[tuple[str, Item]]:
-    for path in paths:
-        stream = open_binary(path, stack)
-        try:
-            for item in read_jsonl(stream, field):
-                yield path, item
-        except OSError as exc:
-            raise CliError(f"{path}: {exc.strerror or exc}") from None
-
-
-def _total_bytes(paths: list[str]) -> int:
-    try:
-        return sum(os.stat(p).st_size for p in paths if p != "-") if "-" not in paths else 0
-    except OSError:
-        return 0
+def _check_file(options: BatchOptions, item: tuple[str, str | list[int]]) -> ItemResult:
+    """One plain file's diagnostics (a worker runs this; one file never stops the run)."""
+    path, source = item
+    checked = validate_record(
+        source, None, tools=options.tools, start=options.start, strict=options.strict
+    )
+    if isinstance(checked, Diagnostic):
+        return ItemResult(path, (checked,))
+    return ItemResult(path, checked.diagnostics)
 
 
 def _plural(count: int, noun: str) -> str:
@@ -132,6 +114,7 @@ class _Report:
         self.inputs = self.with_errors = 0
         self.by_code: Counter[str] = Counter()
         self.severity_of: dict[str, Severity] = {}
+        self._last_piece: tuple[str, str | None] = ("", None)
 
     def add(self, path: str, result: ItemResult) -> None:
         self.inputs += 1
@@ -139,7 +122,9 @@ class _Report:
         for diagnostic in result.diagnostics:
             self.by_code[diagnostic.code] += 1
             self.severity_of[diagnostic.code] = diagnostic.severity
-        if result.diagnostics:
+        if result.diagnostics and self._repeats_piece(path, result):
+            pass  # the rest of an unreadable piece: counted, its one line already printed
+        elif result.diagnostics:
             self.progress.clear()
             if self.fmt == "json":
                 print(json.dumps(self._json(path, result), ensure_ascii=False))
@@ -147,6 +132,14 @@ class _Report:
                 for diagnostic in result.diagnostics:
                     print(self._line(path, result, diagnostic))
         self.progress.advance(result.size)
+
+    def _repeats_piece(self, path: str, result: ItemResult) -> bool:
+        """Whether ``result`` is a further record of the unreadable piece last printed."""
+        (first, *rest) = result.diagnostics
+        piece = first.message if first.message.startswith(PIECE_PREFIX) and not rest else None
+        repeated = piece is not None and (path, piece) == self._last_piece
+        self._last_piece = (path, piece)
+        return repeated
 
     def add_totals(
         self, records: int, failing: int, by_code: Mapping[str, int], severity_of: Mapping[str, str]
@@ -220,41 +213,29 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--tokens applies to plain files; a JSONL field may hold token ids")
     paths: list[str] = args.files
     dataset = is_dataset_run(args)
-    jobs = worker_count(args.jobs, None if args.jsonl is not None else len(paths))
     if not dataset:
         check_readable(paths)
-    options = ValidationOptions(
+    options = BatchOptions(
+        field=(args.field or args.jsonl or "") if dataset else "",
         tools=_tool_schemas(args.tools) if args.tools else None,
+        tools_field=args.tools_field,
         start="completion" if args.completion else "conversation",
         strict=not args.lenient,
     )
-    if dataset:  # --field: Parquet, Arrow and JSONL datasets, on an engine (dataset_run.py)
-        report = _Report(args.format, args.field or args.jsonl, Progress(0, "records"))
+    if dataset:  # --field / --jsonl: JSONL, Parquet and Arrow datasets (dataset_run.py)
+        report = _Report(args.format, options.field, Progress(0, "records"))
         run_dataset(args, options, report)
         report.summary()
         return 1 if report.errors() else 0
-    with ExitStack() as stack:
-        if args.jsonl is not None:
-            progress = Progress(_total_bytes(paths), "records")
-            pairs = _jsonl_items(paths, args.jsonl, stack)
-        else:
-            progress = Progress(len(paths) if len(paths) > 1 else 0, "files")
-            progress.enabled = progress.enabled and len(paths) > 1
-            pairs = ((str(item.key), item) for item in _file_items(paths, args.tokens))
-        report = _Report(args.format, args.jsonl, progress)
-        # Results come back in input order, so each item's path waits in a queue that holds
-        # only the items in flight.
-        waiting: deque[str] = deque()
-
-        def items() -> Iterator[Item]:
-            for path, item in pairs:
-                waiting.append(path)
-                yield item
-
-        try:
-            for result in validate_items(items(), options, jobs=jobs):
-                report.add(waiting.popleft(), result)
-        finally:
-            progress.clear()
+    progress = Progress(len(paths) if len(paths) > 1 else 0, "files")
+    progress.enabled = progress.enabled and len(paths) > 1
+    report = _Report(args.format, None, progress)
+    jobs = worker_count(args.jobs, len(paths))
+    try:
+        check = functools.partial(_check_file, options)
+        for result in ordered_map(check, _file_items(paths, args.tokens), jobs=jobs):
+            report.add(str(result.key), result)
+    finally:
+        progress.clear()
     report.summary()
     return 1 if report.errors() else 0

@@ -7,7 +7,9 @@ channel, content_type), so code that moves between the two reads the same.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "Accounting",
@@ -177,6 +179,22 @@ class Diagnostic:
             "column": self.column,
             "expected": list(self.expected),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Diagnostic:
+        """The diagnostic :meth:`to_dict` gave (the one inverse: every reader of stored
+        diagnostics uses it). ``line``, ``column`` and ``expected`` may be absent."""
+        line, column = data.get("line"), data.get("column")
+        return cls(
+            str(data["code"]),
+            Severity(data["severity"]),
+            str(data["message"]),
+            int(data["start"]),
+            int(data["end"]),
+            None if line is None else int(line),
+            None if column is None else int(column),
+            tuple(str(e) for e in data.get("expected") or ()),
+        )
 
     def format(self, filename: str = "<input>") -> str:
         """A compiler-style line: ``file:line:col: CODE message`` (``file:@index`` for ids)."""

@@ -2,7 +2,9 @@
 
 Theory of operation
 -------------------
-:mod:`.turn_plan` derives what an assistant turn may hold from ``harmony.lark``'s message
+:class:`.options.TurnOptions` is the one frozen object of a turn's options, taken by every
+entry point below (their keywords are its fields). :mod:`.turn_plan` derives what an assistant
+turn may hold from ``harmony.lark``'s message
 shapes (analysis, preambles, then a schema-bound call or a final answer); :mod:`.turn_grammar`
 writes it as an llguidance grammar (control tokens as special tokens) and
 :mod:`.xgrammar_tag` as an xgrammar structural tag (control tokens by id), call bodies compiled
@@ -18,8 +20,15 @@ Imports: this package may use :mod:`harmony_grammar.format`, :mod:`harmony_gramm
 
 from __future__ import annotations
 
+from .options import TurnGrammarError, TurnOptions
 from .outlines_export import to_outlines
-from .turn_grammar import TurnGrammarError, completion_grammar
+from .turn_grammar import completion_grammar
 from .xgrammar_tag import xgrammar_structural_tag
 
-__all__ = ["TurnGrammarError", "completion_grammar", "to_outlines", "xgrammar_structural_tag"]
+__all__ = [
+    "TurnGrammarError",
+    "TurnOptions",
+    "completion_grammar",
+    "to_outlines",
+    "xgrammar_structural_tag",
+]

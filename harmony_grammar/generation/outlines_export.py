@@ -14,7 +14,8 @@ from typing import Any
 
 from ..format.vocabulary import load_encoding
 from ..tools.arguments import ToolsArgument
-from .turn_grammar import TurnGrammarError, completion_grammar
+from .options import TurnGrammarError, TurnOptions
+from .turn_grammar import completion_grammar
 
 __all__ = ["harmony_lltokenizer", "to_outlines", "validated_grammar"]
 
@@ -27,22 +28,25 @@ def harmony_lltokenizer() -> Any:
     return llguidance.tiktoken.lltokenizer_from_encoding(load_encoding())
 
 
-def validated_grammar(tools: ToolsArgument, **options: Any) -> str:
-    """:func:`~.turn_grammar.completion_grammar`, checked by llguidance."""
+def validated_grammar(
+    tools: ToolsArgument, options: TurnOptions | None = None, **changes: Any
+) -> str:
+    """:func:`~.turn_grammar.completion_grammar` (llguidance), checked by llguidance."""
     import llguidance
 
-    grammar = completion_grammar(tools, **options)
+    grammar = completion_grammar(tools, options, **changes)
     problem = llguidance.LLMatcher.validate_grammar(grammar, harmony_lltokenizer())
     if problem:
         raise TurnGrammarError(f"llguidance rejected the turn grammar: {problem}")
     return grammar
 
 
-def to_outlines(tools: ToolsArgument, **options: Any) -> Any:
+def to_outlines(tools: ToolsArgument, options: TurnOptions | None = None, **changes: Any) -> Any:
     """An ``outlines.types.CFG`` for the turn, already validated by llguidance.
 
-    ``options`` are :func:`~.turn_grammar.completion_grammar`'s.
+    ``options`` (a :class:`~.options.TurnOptions`) and the keywords are
+    :func:`~.turn_grammar.completion_grammar`'s.
     """
     from outlines.types import CFG
 
-    return CFG(validated_grammar(tools, **options))
+    return CFG(validated_grammar(tools, options, **changes))

@@ -26,7 +26,10 @@ import numpy.typing as npt
 
 from ..format.tokens import FIRST_SPECIAL_ID, TERMINATORS, ControlToken
 from ..format.vocabulary import load_encoding
+from ..tools.arguments import ToolsArgument
+from .options import TurnOptions
 from .outlines_export import harmony_lltokenizer as llg_tokenizer
+from .turn_grammar import completion_grammar
 
 __all__ = [
     "GrammarError",
@@ -123,6 +126,20 @@ class Sampler:
         self._weights = weights
         self._cdf = np.cumsum(weights)
         self._cdf /= self._cdf[-1]
+
+    @classmethod
+    def for_turn(
+        cls,
+        tools: ToolsArgument,
+        options: TurnOptions | None = None,
+        *,
+        max_tokens: int = 512,
+        **changes: Any,
+    ) -> Sampler:
+        """A sampler of an assistant turn: :func:`~.turn_grammar.completion_grammar` of
+        ``tools`` under ``options`` (a :class:`~.options.TurnOptions`, the keywords applied
+        over it), the same object the grammar and the structural tag take."""
+        return cls(completion_grammar(tools, options, **changes), max_tokens=max_tokens)
 
     def sample(self, rng: np.random.Generator, *, logits: LogitsFunction | None = None) -> Sample:
         """Draw one completion with ``rng``; ``logits(ids_so_far)`` replaces the prior."""

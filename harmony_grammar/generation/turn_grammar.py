@@ -12,20 +12,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from ..tools.arguments import ToolsArgument
-from .turn_plan import (
-    CONTROL_TERMINALS,
-    MessageKind,
-    TurnGrammarError,
-    body_grammar,
-    message_shape,
-    turn_plan,
-)
+from .options import TurnGrammarError, TurnOptions, turn_options
+from .turn_plan import CONTROL_TERMINALS, MessageKind, body_grammar, message_shape, turn_plan
 
-__all__ = ["TurnGrammarError", "completion_grammar", "message_shape"]
+__all__ = ["TurnGrammarError", "TurnOptions", "completion_grammar", "message_shape"]
 
 
 def _literal(text: str) -> str:
@@ -66,55 +59,39 @@ def _cached_schema_rules(
 
 def completion_grammar(
     tools: ToolsArgument,
+    options: TurnOptions | None = None,
     *,
     target: str = "llguidance",
-    tool_choice: str = "auto",
-    allow_analysis: bool = True,
-    allow_preamble: bool = True,
-    recipient_position: str = "channel",
-    content_type: str | None = "<|constrain|>json",
-    response_format: Mapping[str, Any] | None = None,
-    whitespace: str = "compact",
-    undeclared_properties: bool = False,
+    **changes: Any,
 ) -> str:
     """The grammar of the model's output after ``<|start|>assistant``.
 
-    ``target``: ``llguidance`` (a Lark-style llguidance grammar, the default) or
-    ``xgrammar`` (the JSON text of an xgrammar structural tag, see
-    :func:`~harmony_grammar.generation.xgrammar_tag.xgrammar_structural_tag`).
+    ``tools``: OpenAI-style or plain tool lists, or ``{name: schema}``. ``options`` is a
+    :class:`~.options.TurnOptions` (what the turn may hold: ``tool_choice``, analysis,
+    preambles, where the recipient goes, the calls' content type, a ``response_format``,
+    whitespace, undeclared properties); keyword arguments of the same names override it
+    (``completion_grammar(tools, tool_choice="required")``). Bodies follow
+    :func:`harmony_grammar.schema.schema_to_grammar`; schemas it refuses raise
+    :class:`~harmony_grammar.schema.UnsupportedSchemaError`.
 
-    ``tools``: OpenAI-style or plain tool lists, or ``{name: schema}``. ``tool_choice``:
-    ``auto`` (a call or a final answer), ``required`` (a call), ``none`` (a final answer) or
-    a tool's name (a call to it). ``recipient_position``: ``channel`` (as the model writes
-    it), ``role`` (as openai-harmony renders it) or ``either``. ``content_type``:
-    ``<|constrain|>json``, ``json`` or None for the calls' header. Bodies follow
-    :func:`harmony_grammar.schema.schema_to_grammar` (``whitespace`` as there); schemas it
-    refuses raise :class:`~harmony_grammar.schema.UnsupportedSchemaError`.
+    ``target``: ``llguidance`` (a Lark-style llguidance grammar, the default) or ``xgrammar``:
+    the JSON text of :func:`~harmony_grammar.generation.xgrammar_structural_tag` for the same
+    tools and options (one function, the tag as a dict there and as text here).
 
-    Objects that leave ``additionalProperties`` unset get only their declared properties
-    (``undeclared_properties=False``, as OpenAI's strict function calling does): every
-    output is still valid, and the grammar stays small enough for llguidance's per-token
-    budget (an open object must exclude every declared name from the names it may add,
-    which on ten tools exceeded it). ``undeclared_properties=True`` keeps the exact language.
+    Objects that leave ``additionalProperties`` unset get only their declared properties by
+    default (as OpenAI's strict function calling does): every output is still valid, and the
+    grammar stays small enough for llguidance's per-token budget (an open object must exclude
+    every declared name from the names it may add, which on ten tools exceeded it).
     """
     if target not in ("llguidance", "xgrammar"):
         raise TurnGrammarError(f"completion_grammar targets llguidance or xgrammar; not {target!r}")
-    plan = turn_plan(
-        tools,
-        tool_choice=tool_choice,
-        allow_analysis=allow_analysis,
-        allow_preamble=allow_preamble,
-        recipient_position=recipient_position,
-        content_type=content_type,
-        response_format=response_format,
-    )
+    options = turn_options(options, **changes)
     if target == "xgrammar":
-        from .xgrammar_tag import plan_structural_tag
+        from .xgrammar_tag import xgrammar_structural_tag
 
-        tag = plan_structural_tag(
-            plan, whitespace=whitespace, closed_objects=not undeclared_properties
-        )
-        return json.dumps(tag, ensure_ascii=False)
+        return json.dumps(xgrammar_structural_tag(tools, options), ensure_ascii=False)
+    plan = turn_plan(tools, options)
+    whitespace, undeclared_properties = options.whitespace, options.undeclared_properties
 
     lines = ["%llguidance {}", ""]
     bodies = {"text": "text"}

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 from ..format.grammar import harmony_parser
 from ..format.tokens import ControlToken
 from ..tools.arguments import ToolsArgument, tool_schemas
+from .options import TurnGrammarError, TurnOptions
 
 __all__ = [
     "CONTROL_TERMINALS",
@@ -49,10 +50,6 @@ _CONTENT_TYPE_TERMINALS = {
 }
 #: Terminals of the envelope around the header: they never select a shape.
 _ENVELOPE = frozenset({"START", "AUTHOR", "MESSAGE", "CONTENT"})
-
-
-class TurnGrammarError(ValueError):
-    """The options ask for a turn the grammar cannot express (or name no such tool)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -191,21 +188,14 @@ def response_schema(response_format: Mapping[str, Any]) -> Any:
     return response_format
 
 
-def turn_plan(
-    tools: ToolsArgument,
-    *,
-    tool_choice: str = "auto",
-    allow_analysis: bool = True,
-    allow_preamble: bool = True,
-    recipient_position: str = "channel",
-    content_type: str | None = "<|constrain|>json",
-    response_format: Mapping[str, Any] | None = None,
-) -> TurnPlan:
-    """The message kinds a turn may hold under these options (see ``completion_grammar``)."""
-    if recipient_position not in ("channel", "role", "either"):
-        raise TurnGrammarError("recipient_position must be channel, role or either")
-    if content_type not in _CONTENT_TYPE_TERMINALS:
-        raise TurnGrammarError("content_type must be '<|constrain|>json', 'json' or None")
+def turn_plan(tools: ToolsArgument, options: TurnOptions | None = None) -> TurnPlan:
+    """The message kinds a turn may hold under ``options`` (:class:`~.options.TurnOptions`,
+    checked when it was made; default: the defaults)."""
+    if options is None:
+        options = TurnOptions()
+    tool_choice, recipient_position = options.tool_choice, options.recipient_position
+    content_type, response_format = options.content_type, options.response_format
+    allow_analysis, allow_preamble = options.allow_analysis, options.allow_preamble
     schemas = tool_schemas(tools)
     if tool_choice not in ("auto", "required", "none"):
         if tool_choice not in schemas:

@@ -26,17 +26,16 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from ..format.tokens import FIRST_SPECIAL_ID, LAST_SPECIAL_ID
 from ..tools.arguments import ToolsArgument
+from .options import TurnOptions, turn_options
 from .turn_plan import CONTROL_TERMINALS, MessageKind, TurnPlan, body_grammar, turn_plan
 
 __all__ = [
     "SPECIAL_IDS",
     "harmony_tokenizer_info",
-    "plan_structural_tag",
     "xgrammar_structural_tag",
 ]
 
@@ -72,9 +71,7 @@ def _one_of(formats: list[Format]) -> Format:
     return formats[0] if len(formats) == 1 else {"type": "or", "elements": formats}
 
 
-def plan_structural_tag(
-    plan: TurnPlan, *, whitespace: str = "compact", closed_objects: bool = True
-) -> dict[str, Any]:
+def _plan_structural_tag(plan: TurnPlan, whitespace: str, closed_objects: bool) -> dict[str, Any]:
     """The structural tag of a turn plan (see :func:`xgrammar_structural_tag`)."""
     bodies: dict[str, Format] = {
         "text": {"type": "any_tokens", "exclude_tokens": list(SPECIAL_IDS)}
@@ -103,37 +100,21 @@ def plan_structural_tag(
 
 
 def xgrammar_structural_tag(
-    tools: ToolsArgument,
-    *,
-    tool_choice: str = "auto",
-    allow_analysis: bool = True,
-    allow_preamble: bool = True,
-    recipient_position: str = "channel",
-    content_type: str | None = "<|constrain|>json",
-    response_format: Mapping[str, Any] | None = None,
-    whitespace: str = "compact",
-    undeclared_properties: bool = False,
+    tools: ToolsArgument, options: TurnOptions | None = None, **changes: Any
 ) -> dict[str, Any]:
     """The xgrammar structural tag of the model's output after ``<|start|>assistant``.
 
-    The options are :func:`~harmony_grammar.generation.completion_grammar`'s, and the tag
-    accepts the same turns as its llguidance grammar, apart from the limit this module's
-    docstring names. Pass the dict (or its JSON text) as vLLM's
+    ``options`` (a :class:`~.options.TurnOptions`) and the keyword arguments are
+    :func:`~harmony_grammar.generation.completion_grammar`'s, and the tag accepts the same
+    turns as its llguidance grammar, apart from the limit this module's docstring names; the
+    one public xgrammar entry point (``completion_grammar(..., target="xgrammar")`` is this
+    dict as JSON text). Pass the dict (or its JSON text) as vLLM's
     ``structured_outputs={"structural_tag": ...}`` or as ``response_format={"type":
     "structural_tag", "format": tag["format"]}``; docs/serving.md shows both.
     """
-    plan = turn_plan(
-        tools,
-        tool_choice=tool_choice,
-        allow_analysis=allow_analysis,
-        allow_preamble=allow_preamble,
-        recipient_position=recipient_position,
-        content_type=content_type,
-        response_format=response_format,
-    )
-    return plan_structural_tag(
-        plan, whitespace=whitespace, closed_objects=not undeclared_properties
-    )
+    options = turn_options(options, **changes)
+    plan = turn_plan(tools, options)
+    return _plan_structural_tag(plan, options.whitespace, not options.undeclared_properties)
 
 
 def harmony_tokenizer_info() -> Any:

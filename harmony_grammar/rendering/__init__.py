@@ -8,9 +8,9 @@ byte-exact with openai-harmony, with untrusted text escaped (:mod:`harmony_gramm
 Other shapes become conversations here: :mod:`.interop` openai-harmony's own objects (both
 ways), :mod:`.chat` Chat Completions request bodies and :mod:`.responses` Responses API
 request bodies (:mod:`.requests` what those two share). Reading the model's completion back
-into those APIs' payloads is :mod:`harmony_grammar.bridges`.
-:mod:`.training` renders fine-tuning examples: the ids with the mask of what the model
-samples; :mod:`.importers` reads chat datasets into conversations.
+into those APIs' payloads is :mod:`harmony_grammar.bridges`. Fine-tuning examples (the ids
+with the mask of what the model samples) and the dataset importers live in
+:mod:`harmony_grammar.training`.
 :mod:`.options` holds the one options object, :mod:`.profiles` the other renderers'
 ways (oss-harmony, the HF chat template, oh-my-pi; :mod:`.hf_template`, :mod:`.omp`), and
 :mod:`.diff` compares their renderings.
@@ -34,13 +34,11 @@ from .conversation import (
     user_message,
 )
 from .diff import RenderDiff, diff_renderings
-from .importers import ImportResult, import_record
 from .interop import from_openai_harmony, to_openai_harmony
 from .options import RenderOptions
 from .profiles import PROFILES, Profile
 from .renderer import DropRule, RenderError, render, rendered_messages
 from .responses import ResponsesError, from_responses
-from .training import DropScope, TrainingExample, TrainOn, render_training
 
 __all__ = [
     "PROFILES",
@@ -48,8 +46,6 @@ __all__ = [
     "Conversation",
     "DeveloperContent",
     "DropRule",
-    "DropScope",
-    "ImportResult",
     "Profile",
     "ReasoningEffort",
     "RenderDiff",
@@ -58,16 +54,12 @@ __all__ = [
     "ResponseFormat",
     "ResponsesError",
     "SystemContent",
-    "TrainOn",
-    "TrainingExample",
     "assistant_message",
     "diff_renderings",
     "from_chat_completions",
     "from_openai_harmony",
     "from_responses",
-    "import_record",
     "render",
-    "render_training",
     "rendered_messages",
     "to_openai_harmony",
     "tool_call_message",

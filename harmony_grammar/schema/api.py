@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import jsonschema
 
@@ -16,10 +17,12 @@ from .emit_llguidance import emit_llguidance
 from .emit_xgrammar import emit_xgrammar
 from .errors import InvalidSchemaError, UnsupportedSchemaError
 from .ir import Grammar, is_nothing, prune
+from .nesting import nesting_exceeds
 from .order import order_keys
 from .regex import RegexError
 
 __all__ = [
+    "MAX_SCHEMA_DEPTH",
     "TARGETS",
     "Target",
     "WhitespaceMode",
@@ -28,8 +31,36 @@ __all__ = [
     "schema_to_grammar",
 ]
 
-#: Subschemas nested past Python's recursion limit (about 150 levels of arrays or objects).
-_TOO_DEEP = "the schema nests too deeply (subschemas more than about 150 levels deep)"
+#: The deepest nesting of objects and arrays in a schema document that is compiled. The
+#: compiler and the emitters recurse a few frames per level; under this limit, and on a
+#: stack of their own (:func:`_on_fresh_stack`), they stay far inside Python's default
+#: recursion limit, so whether a schema compiles never depends on the caller's stack depth.
+MAX_SCHEMA_DEPTH = 128
+_TOO_DEEP = (
+    f"the schema nests too deeply (more than {MAX_SCHEMA_DEPTH} levels of objects and arrays)"
+)
+
+T = TypeVar("T")
+
+
+def _on_fresh_stack(work: Callable[[], T]) -> T:
+    """``work()`` run in a new thread, whose stack starts empty (Python counts recursion per
+    thread), its exception re-raised here: how deep the caller already is does not matter."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, work()))
+        except BaseException as exc:  # handed back to the caller's thread as it is
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="harmony-grammar-schema")
+    thread.start()
+    thread.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
 
 Target = Literal["lark", "llguidance", "gbnf", "xgrammar"]
 WhitespaceMode = Literal["compact", "flexible"]
@@ -68,6 +99,20 @@ def compile_schema(
     never as ``\\u0061`` (no JSON encoder writes that), which halves the lexer states an
     engine builds; every decoded string keeps a spelling.
     """
+    if nesting_exceeds(schema, MAX_SCHEMA_DEPTH):
+        raise UnsupportedSchemaError("", "", _TOO_DEEP)
+    return _on_fresh_stack(
+        lambda: _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii)
+    )
+
+
+def _compile(
+    schema: Any,
+    whitespace: WhitespaceMode,
+    closed_objects: bool,
+    float_safe: bool,
+    escaped_ascii: bool,
+) -> Grammar:
     if isinstance(schema, dict) and isinstance(schema.get("$schema", ""), str) is False:
         raise InvalidSchemaError("$schema", "/$schema", "must be a string")
     try:
@@ -113,17 +158,17 @@ def schema_to_grammar(
     emit = TARGETS.get(target)
     if emit is None:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    grammar = compile_schema(
-        schema,
-        whitespace=whitespace,
-        closed_objects=closed_objects,
-        float_safe=float_safe,
-        escaped_ascii=escaped_ascii,
-    )
-    try:
-        return emit(grammar)
-    except RecursionError:  # the emitters walk expressions recursively too
-        raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
+    if nesting_exceeds(schema, MAX_SCHEMA_DEPTH):
+        raise UnsupportedSchemaError("", "", _TOO_DEEP)
+
+    def work() -> str:
+        grammar = _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii)
+        try:
+            return emit(grammar)
+        except RecursionError:  # the emitters walk expressions recursively too
+            raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
+
+    return _on_fresh_stack(work)
 
 
 def canonical_json(value: Any, schema: Any, *, indent: int | None = None) -> str:

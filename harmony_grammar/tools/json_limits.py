@@ -41,6 +41,7 @@ MAX_JSON_DEPTH = 128
 MAX_NUMBER_DIGITS = 4300
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONG_DIGITS = re.compile(rf"\d{{{MAX_NUMBER_DIGITS + 1}}}")
 # Strings (unrolled, so no backtracking), brackets, and numbers; everything else is skipped.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[{]|[\]}]|-?\d[\d.eE+-]*', re.DOTALL)
@@ -164,7 +165,7 @@ def loads_bounded(document: str) -> Any:
     if limit is not None:
         raise JsonLimitError(limit)
     try:
-        return json.loads(document)
+        value = json.loads(document)
     except (RecursionError, ValueError) as exc:
         if isinstance(exc, json.JSONDecodeError):
             raise
@@ -174,3 +175,19 @@ def loads_bounded(document: str) -> Any:
         raise JsonLimitError(
             JsonLimit(code, f"beyond this interpreter's limits: {exc}", 0)
         ) from exc
+    if _SURROGATE_ESCAPE.search(document) is not None:
+        # An escape such as "\\ud800" spells a surrogate; only a pair makes a character.
+        # Rare (emoji are usually written as UTF-8), so the whole value is checked only then.
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            code_point = ord(exc.object[exc.start])
+            raise JsonLimitError(
+                JsonLimit(
+                    "HG184",
+                    f"a lone surrogate (\\u{code_point:04x}, written as an escape): "
+                    "the text has no UTF-8 form",
+                    0,
+                )
+            ) from None
+    return value

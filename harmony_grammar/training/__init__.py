@@ -2,32 +2,39 @@
 
 Theory of operation
 -------------------
-:mod:`.readers` yields ``(row, record)`` pairs from JSON Lines, JSON, Parquet or a saved
-Hugging Face dataset. :mod:`.batch` is the one function every engine runs on a batch of
-records: import (:mod:`harmony_grammar.rendering.importers`), render with the assistant mask
-(:func:`harmony_grammar.rendering.training.render_training`), apply the length limit, and
-report each record left out with its row (HG300-HG304). :mod:`.writers` appends batches to
-Parquet (or a ``save_to_disk`` folder); :mod:`.prepare` drives it locally, in order, in one
-or several processes; :mod:`.ray_engine` runs the same batch function on Ray Data.
+The data layer (:mod:`harmony_grammar.data`) plans the input into pieces and reads records
+with their identity (file, 1-based record). :mod:`.batch` is the one function every engine
+runs on a chunk of records: import (:mod:`.importers`), render with the assistant mask
+(:func:`.render.render_training`), apply the length limit, and report each record left out
+with its identity (HG300-HG304). :mod:`.prepare` hands it to the data layer's engines (the
+process pool or Ray Data) as :class:`.prepare.PrepareTask` and appends the results to the
+output through :mod:`.writers` (Parquet, or a ``save_to_disk`` folder).
 
-Imports: this package may use :mod:`harmony_grammar.rendering` and everything below it; it
-sits beside :mod:`harmony_grammar.generation` and needs nothing from it or from validation.
-pyarrow, datasets and ray (the ``scale`` extra) are imported only when used.
+Imports: this package may use :mod:`harmony_grammar.data`, :mod:`harmony_grammar.rendering`
+and everything below them; it sits beside :mod:`harmony_grammar.generation` and
+:mod:`harmony_grammar.validation` and needs nothing from either. pyarrow, datasets and ray
+(the ``scale`` extra) are imported only when used.
 """
 
 from __future__ import annotations
 
 from .batch import COLUMNS, PrepareOptions, Problem, prepare_batch
-from .prepare import PrepareReport, prepare
-from .readers import InputError, read_records
+from .importers import ImportResult, import_record
+from .prepare import PrepareReport, PrepareTask, prepare
+from .render import DropScope, TrainingExample, TrainOn, render_training
 
 __all__ = [
     "COLUMNS",
-    "InputError",
+    "DropScope",
+    "ImportResult",
     "PrepareOptions",
     "PrepareReport",
+    "PrepareTask",
     "Problem",
+    "TrainOn",
+    "TrainingExample",
+    "import_record",
     "prepare",
     "prepare_batch",
-    "read_records",
+    "render_training",
 ]

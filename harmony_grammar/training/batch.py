@@ -1,9 +1,9 @@
 """Turning a batch of dataset records into training rows: the one function every engine runs.
 
-:func:`prepare_batch` imports each record (:mod:`harmony_grammar.rendering.importers`),
-renders it with its mask (:func:`~harmony_grammar.rendering.training.render_training`) and
-applies the length limit. It takes and returns plain lists and dicts, so the local engine's
-worker processes and Ray Data's ``map_batches`` can both call it unchanged.
+:func:`prepare_batch` imports each record (:mod:`.importers`), renders it with its mask
+(:func:`.render.render_training`) and applies the length limit. It takes and returns plain
+lists and dicts, so the local engine's worker processes and Ray Data's ``map_batches`` can
+both call it unchanged.
 """
 
 from __future__ import annotations
@@ -14,18 +14,17 @@ from typing import Any
 
 from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
-from ..rendering.importers import RecordFormat, import_record
 from ..rendering.renderer import DropRule, RenderError
-from ..rendering.training import DropScope, TrainingExample, TrainOn, render_training
-from .readers import Unreadable
+from .importers import RecordFormat, import_record
+from .render import DropScope, TrainingExample, TrainOn, render_training
 
 __all__ = ["COLUMNS", "BatchResult", "PrepareOptions", "Problem", "prepare_batch"]
 
 #: The output columns, in order. ``input_ids``, ``assistant_masks`` and ``labels`` are the
 #: names TRL's ``SFTTrainer`` reads from a pre-tokenized dataset (``labels`` is used as is;
 #: without it, labels are built from ``assistant_masks``); ``text`` is the rendered Harmony,
-#: ``row`` the record's row in the input.
-COLUMNS = ("input_ids", "assistant_masks", "labels", "text", "row")
+#: ``file`` and ``record`` the record's identity in the input (1-based, docs/datasets.md).
+COLUMNS = ("input_ids", "assistant_masks", "labels", "text", "file", "record")
 
 
 @dataclass(frozen=True)
@@ -47,10 +46,13 @@ class PrepareOptions:
 
 @dataclass(frozen=True)
 class Problem:
-    """A diagnostic about the record at ``row``; ``skipped`` when the record was left out."""
+    """A diagnostic about record ``record`` (1-based) of ``file``; ``skipped`` when the record
+    was left out. ``count`` is how many records it stands for (an unreadable piece's)."""
 
-    row: int
+    file: str
+    record: int
     diagnostic: Diagnostic
+    count: int = 1
 
     @property
     def skipped(self) -> bool:
@@ -60,41 +62,52 @@ class Problem:
 
 @dataclass
 class BatchResult:
-    """The rows of a batch as columns (see :data:`COLUMNS`), and its problems."""
+    """The rows of a batch as columns (see :data:`COLUMNS`), its problems, and how many input
+    records it covers (``records``: written, left out or unreadable)."""
 
     columns: dict[str, list[Any]] = field(default_factory=lambda: {name: [] for name in COLUMNS})
     problems: list[Problem] = field(default_factory=list)
     tokens: int = 0
     trained_tokens: int = 0
+    records: int = 0
 
     def __len__(self) -> int:
-        return len(self.columns["row"])
+        return len(self.columns["record"])
 
-    def add(self, row: int, example: TrainingExample) -> None:
+    def add(self, file: str, record: int, example: TrainingExample) -> None:
         """Append one example."""
         self.columns["input_ids"].append(example.input_ids)
         self.columns["assistant_masks"].append(example.assistant_masks)
         self.columns["labels"].append(example.labels)
         self.columns["text"].append(example.text)
-        self.columns["row"].append(row)
+        self.columns["file"].append(file)
+        self.columns["record"].append(record)
         self.tokens += len(example)
         self.trained_tokens += example.trained_tokens
 
 
-def _problem(row: int, code: str, message: str) -> Problem:
-    return Problem(row, make_diagnostic(code, message, 0, 0))
-
-
 def _example(
-    row: int, record: Any, options: PrepareOptions, encoding: Any, out: BatchResult
+    where: tuple[str, int],
+    record: Any,
+    error: str | None,
+    options: PrepareOptions,
+    encoding: Any,
+    out: BatchResult,
 ) -> None:
-    if isinstance(record, Unreadable):
-        out.problems.append(_problem(row, "HG300", record.reason))
+    def _problem(code: str, message: str) -> Problem:
+        return Problem(*where, make_diagnostic(code, message, 0, 0))
+
+    if error is not None:
+        out.problems.append(_problem("HG300", error))
         return
     imported = import_record(
-        record, row=row, format=options.input_format, field=options.field, lenient=options.lenient
+        record,
+        row=where[1],
+        format=options.input_format,
+        field=options.field,
+        lenient=options.lenient,
     )
-    out.problems += [Problem(row, d) for d in imported.diagnostics]
+    out.problems += [Problem(*where, d) for d in imported.diagnostics]
     if imported.conversation is None:
         return
     try:
@@ -107,31 +120,39 @@ def _example(
             encoding=encoding,
             profile=options.profile,
         )
-    except RenderError as exc:
-        out.problems.append(_problem(row, "HG304", str(exc)))
+    except (RenderError, UnicodeEncodeError) as exc:
+        out.problems.append(_problem("HG304", str(exc)[:500]))
         return
     limit = options.max_length
     if limit is not None and len(example) > limit:
         if not options.truncate:
             message = f"{len(example)} tokens, over --max-length {limit}; skipped"
-            out.problems.append(_problem(row, "HG301", message))
+            out.problems.append(_problem("HG301", message))
             return
         out.problems.append(
-            _problem(row, "HG302", f"cut from {len(example)} to {limit} tokens (--truncate)")
+            _problem("HG302", f"cut from {len(example)} to {limit} tokens (--truncate)")
         )
         example = example.truncated(limit, encoding)
     if not example.trained_tokens:
-        where = " after truncation" if limit is not None and options.truncate else ""
-        message = f"no token is masked in{where} (train_on={options.train_on.value}); skipped"
-        out.problems.append(_problem(row, "HG303", message))
+        after = " after truncation" if limit is not None and options.truncate else ""
+        message = f"no token is masked in{after} (train_on={options.train_on.value}); skipped"
+        out.problems.append(_problem("HG303", message))
         return
-    out.add(row, example)
+    out.add(*where, example)
 
 
 def prepare_batch(
-    records: Sequence[Any], rows: Sequence[int], options: PrepareOptions, encoding: Any = None
+    records: Sequence[Any],
+    numbers: Sequence[int],
+    options: PrepareOptions,
+    encoding: Any = None,
+    *,
+    file: str = "<input>",
+    errors: Sequence[str | None] | None = None,
 ) -> BatchResult:
-    """Training rows for ``records`` (numbered ``rows``), with a problem per record left out.
+    """Training rows for ``records`` (records ``numbers`` of ``file``, 1-based), with a
+    problem per record left out; ``errors[i]``, when set, says why record ``i`` could not be
+    read (its HG300).
 
     Never raises for a bad record: each becomes a :class:`Problem` (HG300 to HG304).
     """
@@ -139,7 +160,12 @@ def prepare_batch(
         from ..format.vocabulary import load_encoding
 
         encoding = load_encoding()
-    out = BatchResult()
-    for row, record in zip(rows, records, strict=True):
-        _example(row, record, options, encoding, out)
+    out = BatchResult(records=len(records))
+    for i, (number, record) in enumerate(zip(numbers, records, strict=True)):
+        error = errors[i] if errors is not None else None
+        try:
+            _example((file, number), record, error, options, encoding, out)
+        except RecursionError:  # a record nested past the interpreter's stack: its problem
+            why = "the record is nested too deeply to import"
+            out.problems.append(Problem(file, number, make_diagnostic("HG300", why, 0, 0)))
     return out

@@ -1,35 +1,44 @@
 """The ``prepare`` pipeline: records in, training rows out, a report of every record left out.
 
-Engines: ``local`` reads records in order, renders batches in this process or in ``jobs``
-worker processes (bounded in flight, results in input order) and appends each batch to the
-output; ``ray`` hands the same batch function to Ray Data (:mod:`.ray_engine`).
+:class:`PrepareTask` is all that training supplies to the data layer
+(:mod:`harmony_grammar.data`): :func:`.batch.prepare_batch` on each chunk of records, one
+problem standing for each unreadable piece, and the packing of a piece's results for the trip
+back from a worker. Both engines (``local``: the process pool, ``ray``: Ray Data) stream the
+results back here in input order, and this process appends each batch to the one output
+(:class:`.writers.TrainingWriter`), so both engines write the same file.
 """
 
 from __future__ import annotations
 
+import pickle
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..data.pieces import Piece, plan
+from ..data.pool import run_local
+from ..data.ray_engine import run_ray
+from ..data.read import Chunk, Failure, without_nulls
+from ..data.task import BatchTask
+from ..format.diagnostics import make_diagnostic
 from .batch import BatchResult, PrepareOptions, Problem, prepare_batch
-from .readers import read_records
 from .writers import TrainingWriter
 
-__all__ = ["DEFAULT_BATCH_SIZE", "ENGINES", "PrepareReport", "prepare"]
+__all__ = ["DEFAULT_BATCH_SIZE", "ENGINES", "PrepareReport", "PrepareTask", "prepare"]
 
 #: Records per batch: large enough to amortise a worker round trip and a Parquet row group.
 DEFAULT_BATCH_SIZE = 256
-#: Batches queued per worker process.
-_IN_FLIGHT_PER_JOB = 4
 ENGINES = ("local", "ray")
 
 
 @dataclass
 class PrepareReport:
-    """What ``prepare`` did: counts, tokens, and every problem with its row."""
+    """What ``prepare`` did: counts, tokens, and every problem with its record.
+
+    ``records`` counts every input record: ``written`` + ``skipped`` (left out, or in a piece
+    that could not be read) always equals it.
+    """
 
     records: int = 0
     written: int = 0
@@ -38,70 +47,70 @@ class PrepareReport:
     longest: int = 0
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
+    skipped: int = 0
 
-    @property
-    def skipped(self) -> int:
-        """Records left out (each has an error problem)."""
-        return len({p.row for p in self.problems if p.skipped})
-
-    def add(self, batch: BatchResult, records: int) -> None:
-        """Count one processed batch of ``records`` input records."""
-        self.records += records
+    def add(self, batch: BatchResult) -> None:
+        """Count one processed batch."""
+        self.records += batch.records
         self.written += len(batch)
         self.tokens += batch.tokens
         self.trained_tokens += batch.trained_tokens
         self.longest = max([self.longest, *map(len, batch.columns["input_ids"])])
         self.problems += batch.problems
+        left_out = {(p.file, p.record): p.count for p in batch.problems if p.skipped}
+        self.skipped += sum(left_out.values())
 
 
-def _batches(pairs: Iterable[tuple[int, Any]], size: int) -> Iterator[tuple[list[int], list[Any]]]:
-    rows: list[int] = []
-    records: list[Any] = []
-    for row, record in pairs:
-        rows.append(row)
-        records.append(record)
-        if len(rows) >= size:
-            yield rows, records
-            rows, records = [], []
-    if rows:
-        yield rows, records
+@dataclass(frozen=True)
+class PrepareTask(BatchTask[BatchResult]):
+    """Training's batch function for the data layer's engines."""
+
+    options: PrepareOptions
+    columns = None  # every column: a record is imported whole
+
+    def __call__(self, chunk: Chunk) -> BatchResult:
+        values = [without_nulls(v) for v in chunk.values] if chunk.arrow else chunk.values
+        return prepare_batch(
+            values, chunk.records, self.options, _encoding(), file=chunk.file, errors=chunk.errors
+        )
+
+    def unreadable(self, failure: Failure) -> BatchResult:
+        count = failure.count or 1
+        diagnostic = make_diagnostic("HG300", failure.message, 0, 0)
+        return BatchResult(
+            problems=[Problem(failure.file, failure.first, diagnostic, count)], records=count
+        )
+
+    def pack(self, results: list[BatchResult]) -> Any:
+        # Ray Data moves tables: a piece's results travel as one pickled cell (they are
+        # rebuilt here exactly, problems and all; the local pool pickles them the same way).
+        import pyarrow as pa
+
+        return pa.table({"results": [pickle.dumps(results, protocol=5)]})
+
+    def unpack(self, packed: Any) -> Iterable[BatchResult]:
+        for cell in packed.column("results").to_pylist():
+            yield from pickle.loads(cell)
 
 
-#: The options of a worker process, set once by the pool's initializer.
-_worker_options = PrepareOptions()
+_ENCODING: Any = None
 
 
-def _set_options(options: PrepareOptions) -> None:
-    global _worker_options
-    _worker_options = options
-
-
-def _worker_batch(rows: list[int], records: list[Any]) -> BatchResult:
-    return prepare_batch(records, rows, _worker_options)
-
-
-def _local(
-    pairs: Iterable[tuple[int, Any]], options: PrepareOptions, jobs: int, batch_size: int
-) -> Iterator[tuple[BatchResult, int]]:
-    if jobs <= 1:
+def _encoding() -> Any:
+    global _ENCODING
+    if _ENCODING is None:  # loaded once per process, on its first chunk
         from ..format.vocabulary import load_encoding
 
-        encoding = load_encoding()
-        for rows, records in _batches(pairs, batch_size):
-            yield prepare_batch(records, rows, options, encoding), len(rows)
-        return
-    with ProcessPoolExecutor(
-        max_workers=jobs, initializer=_set_options, initargs=(options,)
-    ) as pool:
-        in_flight: deque[tuple[Future[BatchResult], int]] = deque()
-        for rows, records in _batches(pairs, batch_size):
-            in_flight.append((pool.submit(_worker_batch, rows, records), len(rows)))
-            while len(in_flight) >= jobs * _IN_FLIGHT_PER_JOB:
-                future, count = in_flight.popleft()
-                yield future.result(), count
-        while in_flight:
-            future, count = in_flight.popleft()
-            yield future.result(), count
+        _ENCODING = load_encoding()
+    return _ENCODING
+
+
+def _results(
+    pieces: list[Piece], task: PrepareTask, engine: str, jobs: int, batch_size: int
+) -> Iterator[BatchResult]:
+    if engine == "ray":
+        return run_ray(pieces, task, jobs=jobs, chunk_size=batch_size)
+    return run_local(pieces, task, jobs=jobs, chunk_size=batch_size)
 
 
 def prepare(
@@ -114,31 +123,30 @@ def prepare(
     jobs: int = 1,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_problem: Callable[[Problem], None] | None = None,
+    on_skipped: Callable[[list[str]], None] | None = None,
 ) -> PrepareReport:
     """Prepare the dataset at ``source`` into ``output``; returns the report.
 
-    ``on_problem`` is called for each problem as it is found (the CLI prints them). Raises
-    :class:`~.readers.InputError` when the input cannot be read at all and ValueError for an
-    unknown engine or output format.
+    ``on_problem`` is called for each problem as it is found (the CLI prints them), and
+    ``on_skipped`` with the metadata files a directory held (docs/datasets.md). Raises
+    :class:`~harmony_grammar.data.DataSourceError` when the input cannot be read at all and
+    ValueError for an unknown engine or output format.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
     started = time.perf_counter()
+    found = plan(source)
+    if found.skipped and on_skipped is not None:
+        on_skipped(found.skipped)
     report = PrepareReport()
-    if engine == "ray":
-        from .ray_engine import prepare_with_ray
-
-        prepare_with_ray(source, output, options, report, output_format, batch_size)
-        if on_problem is not None:
-            for problem in report.problems:
-                on_problem(problem)
-    else:
-        with TrainingWriter(output, output_format) as writer:
-            for batch, count in _local(read_records(source), options, jobs, batch_size):
+    task = PrepareTask(options)
+    with TrainingWriter(output, output_format) as writer:
+        for batch in _results(found.pieces, task, engine, jobs, batch_size):
+            if len(batch):
                 writer.write(batch)
-                report.add(batch, count)
-                if on_problem is not None:
-                    for problem in batch.problems:
-                        on_problem(problem)
+            report.add(batch)
+            if on_problem is not None:
+                for problem in batch.problems:
+                    on_problem(problem)
     report.seconds = time.perf_counter() - started
     return report

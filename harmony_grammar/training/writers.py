@@ -22,7 +22,7 @@ OUTPUT_FORMATS = ("parquet", "hf")
 
 def arrow_schema() -> Any:
     """The output columns' Arrow types: ids and labels int32 (o200k_harmony has 201k ids),
-    masks int8, the rendered text, and the input row."""
+    masks int8, the rendered text, and the record's identity (file, 1-based record)."""
     import pyarrow as pa
 
     return pa.schema(
@@ -31,7 +31,8 @@ def arrow_schema() -> Any:
             ("assistant_masks", pa.list_(pa.int8())),
             ("labels", pa.list_(pa.int32())),
             ("text", pa.string()),
-            ("row", pa.int64()),
+            ("file", pa.string()),
+            ("record", pa.int64()),
         ]
     )
 

@@ -1,10 +1,10 @@
 """One batch of records in, the same rows plus per-record results out: what every engine calls.
 
 :func:`validate_batch` is the unit of work of every dataset engine: the local process pool
-(:mod:`.engines`), Hugging Face ``datasets.Dataset.map(batched=True)`` and Ray Data's
-``map_batches`` all hand it a batch of columns and get the batch back with the result columns
-of :data:`RESULT_COLUMNS` appended. Because every engine runs this one function on the same
-records, every engine gives the same results, record for record.
+(:mod:`harmony_grammar.data.pool`), Hugging Face ``datasets.Dataset.map(batched=True)`` and
+Ray Data's ``map_batches`` all hand it a batch of columns and get the batch back with the
+result columns of :data:`RESULT_COLUMNS` appended. Because every engine runs this one
+function on the same records, every engine gives the same results, record for record.
 
 A batch is a ``pyarrow.Table`` (or ``RecordBatch``), or a dict of equally long column lists
 (what ``datasets`` passes); the result has the same type. A record that cannot be validated
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..format.model import Diagnostic, Message, Severity
+from ..schema.nesting import nesting_exceeds
 from ..tools.arguments import tool_schemas
-from ..tools.json_limits import JsonLimitError, loads_bounded
+from ..tools.json_limits import MAX_JSON_DEPTH, JsonLimitError, loads_bounded
 from .record import validate_record
 
 __all__ = [
@@ -133,6 +134,8 @@ class _ToolCache:
     def get(self, value: Any) -> tuple[Mapping[str, Any] | None, str | None]:
         if value is None:
             return None, None
+        if not isinstance(value, str) and nesting_exceeds(value, MAX_JSON_DEPTH):
+            return None, f"the record's tools nest deeper than {MAX_JSON_DEPTH}"
         key = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
         if key not in self._seen:
             self._seen[key] = self._normalise(value)
@@ -213,19 +216,7 @@ def _row(
 
 def diagnostics_from_json(text: str) -> tuple[Diagnostic, ...]:
     """The ``diagnostics`` result column back as :class:`Diagnostic` objects."""
-    return tuple(
-        Diagnostic(
-            d["code"],
-            Severity(d["severity"]),
-            d["message"],
-            d["start"],
-            d["end"],
-            d["line"],
-            d["column"],
-            tuple(d["expected"]),
-        )
-        for d in json.loads(text)
-    )
+    return tuple(Diagnostic.from_dict(d) for d in json.loads(text))
 
 
 def validate_values(

@@ -11,10 +11,11 @@ attachment or a CI artifact viewer. Each figure's numbers are also embedded as J
 
 from __future__ import annotations
 
+import datetime
 import html
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,14 +41,26 @@ LENGTH_BUCKETS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
 _POSITION_BINS = 10
 
 
+def _documented_at(code: str) -> str:
+    """The page that documents ``code`` and how to avoid it."""
+    if code.startswith("HG1"):
+        return "docs/diagnostics.md"
+    if code.startswith("HG3"):
+        return "docs/training.md"
+    return "docs/rules.md"
+
+
 def cause_hint(code: str) -> tuple[str, str | None]:
     """The likely cause of ``code`` and the fix at its source (``format/causes.py``); for a
-    code with no known cause, what the code means (the catalogue's summary) and no fix."""
+    code with no known cause, what the code means (the catalogue's summary) and, as the fix,
+    where the code and how to avoid it are documented."""
     cause = cause_of(code)
     if cause is not None:
         return cause.summary, cause.fix
     entry = CATALOGUE.get(code)
-    return (entry.summary if entry else code), None
+    if entry is None:
+        return code, None
+    return entry.summary, f"see {_documented_at(code)}, {code} {entry.slug}"
 
 
 def _length_bucket(length: int) -> int:
@@ -190,7 +203,7 @@ class ReportData:
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#222;padding:0 1em}
-h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}
+h1{font-size:1.6em}.meta{color:#555}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}
 .cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:6px;
 padding:.6em 1em;min-width:8em}.card b{display:block;font-size:1.6em}
 svg text{font-size:12px;fill:#333}.error{fill:#c0392b}.warning{fill:#e0a030}.ok{fill:#3a8f5c}
@@ -249,9 +262,21 @@ def render_html(
     *,
     title: str = "Harmony validation report",
     hint: Callable[[str], tuple[str, str | None]] = cause_hint,
+    inputs: Sequence[str] = (),
+    when: datetime.datetime | None = None,
 ) -> str:
-    """The report page for ``data``: one self-contained HTML document."""
+    """The report page for ``data``: one self-contained HTML document whose header names the
+    ``inputs`` validated and ``when`` (default: now, in UTC)."""
     figures = data.figures()
+    when = when or datetime.datetime.now(datetime.timezone.utc)
+    stamp = when.strftime("%Y-%m-%d %H:%M %Z").strip()
+    named = ", ".join(inputs) if inputs else "(not given)"
+    meta = (
+        f'<p class="meta" id="meta">Input: <b>{html.escape(named)}</b> · '
+        f"generated {html.escape(stamp)} by harmony-grammar validate</p>"
+    )
+    if inputs:
+        title = f"{title}: {named if len(named) <= 80 else named[:77] + '...'}"
     summary = figures["summary"]
     cards = "".join(
         f'<div class="card"><b>{summary[key]:,}</b>{label}</div>'
@@ -307,6 +332,7 @@ def render_html(
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>{_CSS}</style></head><body>
 <h1>{html.escape(title)}</h1>
+{meta}
 <section id="summary"><div class="cards">{cards}</div>{_data("summary", summary)}</section>
 <section id="rules"><h2>Problems per rule</h2>{by_code}{_data("by_code", figures["by_code"])}
 <h2>Problems per severity</h2>{by_severity}{_data("by_severity", figures["by_severity"])}</section>

@@ -3,9 +3,10 @@
 Theory of operation
 -------------------
 On a cluster the results of millions of records should not funnel through the driver. Here
-the results dataset (:func:`.ray_engine.results_dataset`: pieces read and validated on the
-workers) is written by Ray Data's own ``write_parquet`` into a directory of Parquet shards,
-from the workers that computed them. The summary and the HTML report only need aggregates, so
+the results dataset (:func:`harmony_grammar.data.ray_engine.results_dataset` of
+:class:`.engine.ValidateTask`: pieces read and validated on the workers) is written by Ray
+Data's own ``write_parquet`` into a directory of Parquet shards, from the workers that
+computed them. The summary and the HTML report only need aggregates, so
 a second, cheap pass reads back the result columns they use (never the records, never the
 diagnostics as objects) and folds each block into a :class:`.html_report.ReportData` on a
 worker; the driver receives one small JSON row per block (counts, fixed bins and at most
@@ -23,11 +24,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..data.pieces import Piece
+from ..data.ray_engine import ray_session, results_dataset
 from .batch import BatchOptions
+from .engine import ValidateTask
 from .html_report import ReportData
-from .ray_engine import configure_data_context, import_ray, results_dataset, start_ray
 from .results import IDENTITY_COLUMNS, ResultBatch
-from .sources import Unit
 
 __all__ = ["REPORT_COLUMNS", "write_results_ray"]
 
@@ -64,7 +66,7 @@ def _partial(batch: Any) -> Any:
 
 
 def write_results_ray(
-    units: Sequence[Unit],
+    pieces: Sequence[Piece],
     options: BatchOptions,
     directory: str,
     *,
@@ -72,25 +74,22 @@ def write_results_ray(
     jobs: int = 0,
     progress: bool = False,
 ) -> ReportData:
-    """Validate ``units`` on Ray, have the workers write the results under ``directory``
+    """Validate ``pieces`` on Ray, have the workers write the results under ``directory``
     (Parquet shards of :func:`.results.output_schema`), and return the run's aggregates.
 
     ``directory`` is an absolute path (every node must find it) or a URI (``s3://...``).
 
-    ``address`` and ``jobs`` are :func:`.ray_engine.validate_ray`'s.
+    ``address`` and ``jobs`` are :func:`harmony_grammar.data.ray_engine.run_ray`'s.
     """
-    ray = import_ray()
-    started = start_ray(ray, address=address, jobs=jobs)
     total = ReportData()
-    try:
-        configure_data_context(ray, progress=progress)
-        if not units:
+    with ray_session(address=address, jobs=jobs, progress=progress) as ray:
+        if not pieces:
             return total
-        results_dataset(ray, units, options, jobs=jobs).write_parquet(directory)
+        results_dataset(ray, pieces, ValidateTask(options), jobs=jobs).write_parquet(directory)
         if not _has_files(directory):  # no record at all: nothing was written
             return total
-        written = ray.data.read_parquet(directory, columns=list(REPORT_COLUMNS))
-        rank = {label: i for i, label in enumerate(dict.fromkeys(u.label for u in units))}
+        written = ray.data.read_parquet(directory).select_columns(list(REPORT_COLUMNS))
+        rank = {label: i for i, label in enumerate(dict.fromkeys(p.label for p in pieces))}
         # Ray sizes this pass itself: it reads a few small columns, fused with the folding
         partials = written.map_batches(_partial, batch_size=None, batch_format="pyarrow")
         for table in partials.iter_batches(batch_size=None, batch_format="pyarrow"):
@@ -100,6 +99,3 @@ def write_results_ray(
                     order=lambda sample: (rank[sample["file"]], sample["record"]),
                 )
         return total
-    finally:
-        if started:
-            ray.shutdown()

@@ -1,9 +1,9 @@
 """One dataset record validated, where a failure is a diagnostic, never an exception.
 
-Both dataset paths (:mod:`.dataset`, the JSONL/process-pool one, and :mod:`.batch`, the
-column-batch one for Arrow, Hugging Face and Ray) check one record at a time; a record
-without input, or one whose validation raises, must become that record's HG290 error so
-one bad record never stops a run. That rule lives here once.
+The batch function (:mod:`.batch`, run by every dataset engine) and ``validate``'s plain
+files check one record at a time; a record without input, or one whose validation raises,
+must become that record's HG290 error so one bad record never stops a run. That rule lives
+here once.
 """
 
 from __future__ import annotations

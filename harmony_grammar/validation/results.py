@@ -1,9 +1,10 @@
 """What a dataset engine hands back: result columns for a run of records with their identity.
 
-Every engine (:mod:`.local_engine`, :mod:`.ray_engine`) yields :class:`ResultBatch` es, so
-the summary, the ``--output`` file and the HTML report consume one shape whatever ran the
-validation. A batch converts to the ``--output`` Parquet schema (:func:`output_schema`):
-the input's identity (``file``, ``record``) followed by :data:`~.batch.RESULT_COLUMNS`.
+Every engine (:mod:`harmony_grammar.data.pool`, :mod:`harmony_grammar.data.ray_engine`, fed
+:class:`.engine.ValidateTask`) yields :class:`ResultBatch` es, so the summary, the
+``--output`` file and the HTML report consume one shape whatever ran the validation. A batch
+converts to the ``--output`` Parquet schema (:func:`output_schema`): the input's identity
+(``file``, ``record``) followed by :data:`~.batch.RESULT_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -12,13 +13,29 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..format.model import Diagnostic, Severity
 from .batch import RESULT_COLUMNS, diagnostics_from_json, result_schema
-from .dataset import ItemResult
 
-__all__ = ["IDENTITY_COLUMNS", "ResultBatch", "concat_tables", "output_schema"]
+__all__ = ["IDENTITY_COLUMNS", "ItemResult", "ResultBatch", "concat_tables", "output_schema"]
 
-#: The input's row identity, first in every result table (see :mod:`.sources`).
+#: The input's row identity, first in every result table (see :mod:`harmony_grammar.data`):
+#: the file and the 1-based record.
 IDENTITY_COLUMNS = ("file", "record")
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    """The diagnostics of one input (``key``: a record number, or a file name for a plain
+    file); ``size`` is its share of a progress bar's total."""
+
+    key: int | str
+    diagnostics: tuple[Diagnostic, ...]
+    size: int = 1
+
+    @property
+    def ok(self) -> bool:
+        """True when no diagnostic has error severity."""
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
 def output_schema() -> Any:
@@ -73,12 +90,12 @@ class ResultBatch:
         return len(self.records)
 
     def item_results(self) -> Iterator[ItemResult]:
-        """One :class:`~.dataset.ItemResult` per record, as the CLI's summary takes them."""
+        """One :class:`ItemResult` per record, as the CLI's summary takes them."""
         # size 1: progress over a dataset counts records
         for record, text in zip(self.records, self.columns["diagnostics"], strict=True):
             # most records have no diagnostic: skip the JSON parser for them
             diagnostics = () if text == "[]" else diagnostics_from_json(text)
-            yield ItemResult(record, diagnostics, tokens=False, size=1)
+            yield ItemResult(record, diagnostics)
 
     def to_arrow(self) -> Any:
         """The batch as a ``pyarrow.Table`` of :func:`output_schema`."""

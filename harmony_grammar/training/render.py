@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Literal
 
 from ..format.model import Message, RecipientPosition, Role
 from ..format.tokens import ControlToken
-from .conversation import Conversation, ConversationItem, DeveloperContent, SystemContent
-from .profiles import DEFAULT_PROFILE, Profile, get_profile
-from .renderer import (
+from ..rendering.conversation import Conversation, ConversationItem, DeveloperContent, SystemContent
+from ..rendering.profiles import DEFAULT_PROFILE, Profile, get_profile
+from ..rendering.renderer import (
     DropRule,
     _dropped,
     _joined,

@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
-from .chat import ChatCompletionError, from_chat_completions
-from .conversation import Conversation, SystemContent
+from ..rendering.chat import ChatCompletionError, from_chat_completions
+from ..rendering.conversation import Conversation, SystemContent
 
 __all__ = ["ImportResult", "RecordFormat", "import_record"]
 
@@ -162,10 +162,13 @@ def _from_harmony(row: int, source: str | Sequence[int], lenient: bool) -> Impor
     result = parse(source, strict=not lenient)
     error = next((d for d in result.diagnostics if d.severity is Severity.ERROR), None)
     if error is not None:
-        where = f"line {error.line}, column {error.column}" if error.line else f"at {error.start}"
+        # as the Chat Completions bridge says it: "HG100 at line 1, column 5" / "at token 7"
+        where = (
+            f"line {error.line}, column {error.column}" if error.line else f"token {error.start}"
+        )
         return _failure(
             row,
-            f"Harmony does not parse: {error.code} {where}: {error.message}",
+            f"Harmony does not parse: {error.code} at {where}: {error.message}",
             error.start,
             error.end,
         )
