@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     "validation": 5,  # rule table, validate, datasets
     "generation": 6,  # turn grammars, outlines export, hf, sampling
     "training": 6,  # fine-tuning data: readers, batch, Parquet writer, prepare, Ray engine
+    "gateway": 7,  # the OpenAI-compatible server: planning, backends, embedded engine, app
     "conformance": 7,  # the conformance suite's cases, adapters and scorecard
     "cli": 8,  # the command line, one module per command
 }

@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "schema_grammar",
     "leaks",
     "conformance",
+    "serve",
 )
 
 
