@@ -9,7 +9,6 @@ streamed and a whole answer to the same output can never disagree.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +63,8 @@ class _Run:
         self.completion_tokens = 0
         self._engine_count: int | None = None
         self._text = False
+        #: Ids that arrived inside analysis (or a built-in tool's call): reasoning tokens.
+        self.reasoning_tokens = 0
 
     @property
     def should_stop(self) -> bool:
@@ -107,6 +108,8 @@ class ChatRun(_Run):
         chunks = (
             self.bridge.feed_tokens(output.ids) if output.ids else self.bridge.feed(output.text)
         )
+        if self.bridge.kind == "reasoning":
+            self.reasoning_tokens += len(output.ids)
         return self._filtered(chunks)
 
     def close(self, fault: UpstreamError | None = None) -> list[dict[str, Any]]:
@@ -145,6 +148,7 @@ class ChatRun(_Run):
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.output_tokens,
             "total_tokens": self.prompt_tokens + self.output_tokens,
+            "completion_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
         }
 
     def _filtered(self, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -230,9 +234,12 @@ class ResponsesRun(_Run):
     def feed(self, output: Output) -> list[dict[str, Any]]:
         """The events that ``output`` completes."""
         self._count(output)
-        if output.ids:
-            return self.bridge.feed_tokens(output.ids)
-        return self.bridge.feed(output.text)
+        if not output.ids:
+            return self.bridge.feed(output.text)
+        events = self.bridge.feed_tokens(output.ids)
+        if self.bridge.kind == "reasoning":
+            self.reasoning_tokens += len(output.ids)
+        return events
 
     def close(self, fault: UpstreamError | None = None) -> list[dict[str, Any]]:
         """The last events; the final one carries the whole response, usage included.
@@ -262,13 +269,8 @@ class ResponsesRun(_Run):
         """``usage`` from the token counts, in the Responses API's shape."""
         return {
             "input_tokens": self.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
             "output_tokens": self.output_tokens,
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
             "total_tokens": self.prompt_tokens + self.output_tokens,
         }
-
-
-def now() -> int:
-    """Seconds since the epoch, as OpenAI's ``created`` fields."""
-    return int(time.time())

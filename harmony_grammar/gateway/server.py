@@ -21,7 +21,7 @@ from .backend import Backend
 from .embedded import EmbeddedBackend
 from .engines import BACKENDS
 
-__all__ = ["BACKEND_NAMES", "build_backend", "serve", "serving"]
+__all__ = ["BACKEND_NAMES", "build_backend", "serve", "serving", "serving_app"]
 
 BACKEND_NAMES = ("embedded", *BACKENDS)
 
@@ -90,13 +90,21 @@ def serving(
 
     The server is stopped (open streams closed, the backend released) when the block ends.
     """
+    app = create_app(backend, config or GatewayConfig())
+    with serving_app(app, host=host, startup_seconds=startup_seconds) as url:
+        yield url
+
+
+@contextmanager
+def serving_app(
+    app: Any, *, host: str = "127.0.0.1", startup_seconds: float = 30.0
+) -> Iterator[str]:
+    """Run any ASGI app on a free port in a background thread; yields its base URL."""
     # Bound here and handed to uvicorn: port 0 picks a free port, with no race for it.
     sock = socket.socket()
     sock.bind((host, 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        _config(create_app(backend, config or GatewayConfig()), host, port, "warning")
-    )
+    server = uvicorn.Server(_config(app, host, port, "warning"))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name=f"gateway-{port}", daemon=True
     )
