@@ -204,12 +204,15 @@ class Sampler:
         return allowed
 
     def _best(self, mask: bytes, scores: npt.NDArray[np.floating[Any]]) -> int:
-        # Greedy: the allowed id with the highest score (ties to the lowest id).
-        allowed = self._allowed(mask)
-        allowed = allowed[allowed < len(scores)]
-        if allowed.size == 0:
+        # Greedy: the allowed id with the highest score (ties to the lowest id). One pass
+        # over the unpacked mask, with no index arrays: free text allows ~200,000 ids.
+        allowed = np.unpackbits(np.frombuffer(mask, dtype=np.uint8), bitorder="little")
+        size = min(len(scores), self._vocab)
+        masked = np.where(allowed[:size].astype(bool), scores[:size], -np.inf)
+        best = int(np.argmax(masked))
+        if masked[best] == -np.inf:
             raise RuntimeError("the grammar allows no token the scores cover")
-        return int(allowed[int(np.argmax(scores[allowed]))])
+        return best
 
     def _draw_from_prior(self, mask: bytes, rng: np.random.Generator) -> int:
         # Rejection: a prior draw that the mask allows is a draw from the restricted prior.
