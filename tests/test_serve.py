@@ -604,3 +604,21 @@ def test_upstream_process_killed_mid_stream(tmp_path: Any) -> None:
     finally:
         process.kill()
         process.wait(timeout=10)
+
+
+# -- the command line --------------------------------------------------------------------------
+
+
+def test_serve_cli_refuses_bad_options(capsys: Any) -> None:
+    from harmony_grammar.cli.main import main
+
+    assert main(["serve", "--backend", "vllm"]) == 2
+    assert "needs --upstream URL" in capsys.readouterr().err
+    assert main(["serve", "--upstream", "http://127.0.0.1:1"]) == 2
+    assert "embedded runs in-process" in capsys.readouterr().err
+    os.environ.pop("HARMONY_TEST_UNSET_KEY", None)
+    assert main(["serve", "--model", "prior", "--api-key-env", "HARMONY_TEST_UNSET_KEY"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unset or empty" in err
+    assert main(["serve", "--model", "/no/such/dir"]) == 2
+    assert "not tiny, prior or a local model directory" in capsys.readouterr().err
