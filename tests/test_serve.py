@@ -195,7 +195,7 @@ def test_chat_required_call_is_schema_valid(client: Any) -> None:
 
 
 def test_chat_stream_equals_whole_at_temperature_zero(client: Any) -> None:
-    request = {"model": "tiny", "messages": ASK, "tools": TOOLS, "temperature": 0, "max_tokens": 120}
+    request = {"model": "tiny", "messages": ASK, "tools": TOOLS, "temperature": 0, "max_tokens": 40}
     whole = _whole(client.chat.completions.create(**request))
     again = _whole(client.chat.completions.create(**request))
     assert whole == again  # greedy: deterministic
@@ -245,17 +245,23 @@ def test_chat_response_format_json_schema(client: Any) -> None:
     jsonschema.validate(json.loads(completion.choices[0].message.content), schema)
 
 
-def test_chat_stop_string_cuts_the_answer(embedded: tuple[str, EmbeddedBackend], client: Any) -> None:
-    request = {"model": "tiny", "messages": ASK, "temperature": 0, "max_tokens": 200}
-    full = client.chat.completions.create(**request).choices[0].message.content or ""
-    if len(full) < 4:
-        pytest.skip(f"the greedy answer is too short to cut: {full!r}")
-    stop = full[2:4]
-    cut = client.chat.completions.create(**request, stop=[stop])
+@pytest.mark.parametrize("stop", ["lo wo", ["zzz", "sunny"], "Hello"])
+def test_chat_stop_string_cuts_the_answer(stop: Any) -> None:
+    from harmony_grammar.format.harmony_ids import encode_harmony
+
+    answer = "<|channel|>final<|message|>Hello world, it is sunny today.<|return|>"
+    script = Script(ids=encode_harmony(answer))
+    with serving_app(peer_app(script)) as peer, serving(build_backend("vllm", upstream=peer, timeout=10)) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=30, max_retries=0)
+        cut = client.chat.completions.create(model="m", messages=ASK, stop=stop)
+        streamed = _whole_from_stream(list(client.chat.completions.create(model="m", messages=ASK, stop=stop, stream=True)))
+        plain = client.chat.completions.create(model="m", messages=ASK)
+    text = "Hello world, it is sunny today."
+    first = min(text.find(s) for s in ([stop] if isinstance(stop, str) else stop) if s in text)
+    assert cut.choices[0].message.content == (text[:first] or None)
     assert cut.choices[0].finish_reason == "stop"
-    assert cut.choices[0].message.content == (full[: full.index(stop)] or None)
-    streamed = _whole_from_stream(list(client.chat.completions.create(**request, stop=stop, stream=True)))
-    assert streamed["content"] == cut.choices[0].message.content and streamed["finish"] == "stop"
+    assert streamed == _whole(cut)
+    assert plain.choices[0].message.content == text and plain.choices[0].finish_reason == "stop"
 
 
 def test_chat_async_client_streams(embedded: tuple[str, EmbeddedBackend]) -> None:
@@ -301,7 +307,7 @@ def test_responses_whole_and_streamed(client: Any) -> None:
         "input": "What is the weather in Paris?",
         "tools": RESPONSES_TOOLS,
         "temperature": 0,
-        "max_output_tokens": 150,
+        "max_output_tokens": 40,
     }
     whole = client.responses.create(**request)
     check_response(whole.model_dump(exclude_unset=True))
@@ -363,7 +369,7 @@ def test_vllm_backend_fronts_a_second_serve(embedded: tuple[str, EmbeddedBackend
     upstream, _ = embedded
     with serving(build_backend("vllm", upstream=upstream, timeout=30)) as url:
         client = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=60, max_retries=0)
-        request = {"model": "tiny", "messages": ASK, "tools": TOOLS, "temperature": 0, "max_tokens": 120}
+        request = {"model": "tiny", "messages": ASK, "tools": TOOLS, "temperature": 0, "max_tokens": 40}
         through = _whole(client.chat.completions.create(**request))
         direct = _whole(
             openai.OpenAI(base_url=upstream + "/v1", api_key="x", timeout=60).chat.completions.create(**request)
