@@ -114,19 +114,47 @@ class HttpBackend:
                 if response.status_code != 200:
                     detail = (await response.aread()).decode("utf-8", "replace")[:300]
                     raise UpstreamError(f"{where} answered {response.status_code}: {detail}")
-                async for line in response.aiter_lines():
-                    record = self._record(line, where)
-                    if record is None:
-                        continue
-                    if isinstance(record.get("error"), (Mapping, str)):
-                        raise UpstreamError(f"{where} reported an error: {record['error']}")
-                    output = self.read(record)
+                # Every record that one network read completes is read together and handed
+                # on as one Output: under load a read carries many tokens, and one parse
+                # step and one chunk for all of them is what keeps the gateway's cost per
+                # token low. A lone token still goes out the moment it arrives.
+                pending = ""
+                async for text in response.aiter_text():
+                    lines = (pending + text).split("\n")
+                    pending = lines.pop()
+                    outputs = [self._output(line, where) for line in lines]
+                    merged = self.merge([o for o in outputs if o is not None])
+                    if merged is not None:
+                        yield merged
+                if pending.strip():
+                    output = self._output(pending, where)
                     if output is not None:
                         yield output
         except httpx2.TimeoutException:
             raise UpstreamError(f"{where} timed out", timeout=True) from None
         except httpx2.HTTPError as exc:
             raise UpstreamError(f"{where} failed: {type(exc).__name__}: {exc}") from None
+
+    def merge(self, outputs: list[Output]) -> Output | None:
+        """The records of one read as one output (ids and text joined); None if empty."""
+        if not outputs:
+            return None
+        if len(outputs) == 1:
+            return outputs[0]
+        counts = [o.completion_tokens for o in outputs if o.completion_tokens is not None]
+        return Output(
+            ids=tuple(i for o in outputs for i in o.ids),
+            text="".join(o.text for o in outputs),
+            completion_tokens=counts[-1] if counts else None,
+        )
+
+    def _output(self, line: str, where: str) -> Output | None:
+        record = self._record(line.rstrip("\r"), where)
+        if record is None:
+            return None
+        if isinstance(record.get("error"), (Mapping, str)):
+            raise UpstreamError(f"{where} reported an error: {record['error']}")
+        return self.read(record)
 
     def _record(self, line: str, where: str) -> Mapping[str, Any] | None:
         if self.framing == "sse":
@@ -232,6 +260,10 @@ class SGLangBackend(HttpBackend):
             seen = len(output.ids)
             if new:
                 yield Output(ids=new)
+
+    def merge(self, outputs: list[Output]) -> Output | None:
+        """The last record of a read: each holds all of the output so far."""
+        return outputs[-1] if outputs else None
 
     def read(self, record: Mapping[str, Any]) -> Output | None:
         """``output_ids`` (all of the output so far)."""
