@@ -19,6 +19,9 @@ tokens) twice: straight from the upstream's ``/v1/completions``, and through the
 * memory: the gateway process's peak resident memory during the level, less its resident
   memory idle, divided by the open streams.
 
+Each level runs ``--repeat`` times (direct, then gateway, each time); the table shows each
+figure's median and the median of the run-by-run throughput ratios.
+
 A fourth figure isolates the gateway's own CPU per token: the parse and serialisation of one
 token (``ChatRun.feed`` and ``json.dumps``), timed in this process, p50 and p99.
 
@@ -199,6 +202,21 @@ async def _level(
     return results
 
 
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over the runs of one level (the ratio too, run by run)."""
+    row: dict[str, Any] = {"clients": runs[0]["clients"]}
+    for side in ("direct", "gateway"):
+        row[side] = {
+            key: statistics.median(r[side][key] for r in runs)
+            for key in runs[0][side]
+            if runs[0][side][key] is not None
+        }
+    row["ratio"] = statistics.median(
+        r["gateway"]["tokens_per_s"] / r["direct"]["tokens_per_s"] for r in runs
+    )
+    return row
+
+
 def _cpu_per_token(max_tokens: int) -> tuple[float, float]:
     """The gateway's own work per token, in this process: parse, map and serialise."""
     import numpy as np
@@ -223,6 +241,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default="1,8,64")
     parser.add_argument("--max-tokens", type=int, default=200)
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per level; the table shows each figure's median"
+    )
     args = parser.parse_args()
     upstream, direct_url = _start(["--model", "prior", "--workers", "64"])
     gateway = None
@@ -230,10 +251,13 @@ def main() -> None:
         gateway, gateway_url = _start(["--backend", "vllm", "--upstream", direct_url])
         # Warm both paths (grammar and schema caches, connection pools) before measuring.
         asyncio.run(_level(2, args.max_tokens, direct_url, gateway_url, gateway.pid))
-        rows = [
-            asyncio.run(_level(int(n), args.max_tokens, direct_url, gateway_url, gateway.pid))
-            for n in args.clients.split(",")
-        ]
+        rows = []
+        for n in args.clients.split(","):
+            runs = [
+                asyncio.run(_level(int(n), args.max_tokens, direct_url, gateway_url, gateway.pid))
+                for _ in range(args.repeat)
+            ]
+            rows.append(_median(runs))
     finally:
         for process in (gateway, upstream):
             if process is not None:
@@ -241,7 +265,8 @@ def main() -> None:
                 process.wait(timeout=10)
     cpu50, cpu99 = _cpu_per_token(args.max_tokens)
     print(f"bench_serve: gateway (vllm backend) vs its upstream (embedded, --model prior) direct;"
-          f" max_tokens {args.max_tokens}, {os.cpu_count()} cores shared by client, gateway, upstream")
+          f" max_tokens {args.max_tokens}, {os.cpu_count()} cores shared by client, gateway, upstream;"
+          f" medians of {args.repeat} runs per level")
     print()
     print("| clients | direct tok/s | gateway tok/s | ratio | per token p50 direct / gateway (ms) | "
           "per token p99 direct / gateway (ms) | added per token p50 / p99 (ms) | "
@@ -252,7 +277,7 @@ def main() -> None:
         d, g = row["direct"], row["gateway"]
         print(
             f"| {row['clients']} | {d['tokens_per_s']:.0f} | {g['tokens_per_s']:.0f} | "
-            f"{g['tokens_per_s'] / d['tokens_per_s']:.2f} | "
+            f"{row['ratio']:.2f} | "
             f"{d['per_token_p50_ms']:.2f} / {g['per_token_p50_ms']:.2f} | "
             f"{d['per_token_p99_ms']:.2f} / {g['per_token_p99_ms']:.2f} | "
             f"{g['per_token_p50_ms'] - d['per_token_p50_ms']:.2f} / "
