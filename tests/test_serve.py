@@ -628,3 +628,14 @@ def test_serve_cli_refuses_bad_options(capsys: Any) -> None:
     assert err.count("\n") == 1 and "unset or empty" in err
     assert main(["serve", "--model", "/no/such/dir"]) == 2
     assert "not tiny, prior or a local model directory" in capsys.readouterr().err
+
+
+def test_client_leaving_a_whole_answer_cancels_the_upstream(embedded: tuple[str, EmbeddedBackend]) -> None:
+    upstream, backend = embedded
+    before = backend.cancelled
+    with serving(build_backend("vllm", upstream=upstream, timeout=30)) as url:
+        body = {"messages": ASK, "max_tokens": 8000, "response_format": LONG}
+        with pytest.raises(httpx2.ReadTimeout):
+            httpx2.post(url + "/v1/chat/completions", json=body, timeout=httpx2.Timeout(30, read=2))
+        _settled(url)
+    assert _settled(upstream)["cancelled_generations"] >= before + 1

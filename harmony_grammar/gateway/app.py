@@ -26,7 +26,7 @@ import contextlib
 import hmac
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,7 +131,7 @@ class Gateway:
 
     async def payloads(
         self, run: ChatRun | ResponsesRun, outputs: AsyncIterator[Output], first: Output | None
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """Every payload of the run; the engine is closed at the turn's end or on a fault."""
         self.open_streams += 1
         fault: UpstreamError | None = None
@@ -169,7 +169,9 @@ class Gateway:
         payloads = self.payloads(ChatRun(plan), outputs, first)
         if plan.stream:
             return _sse(payloads, named=False)
-        chunks = [payload async for payload in payloads]
+        chunks = await _collect(request, payloads)
+        if chunks is None:
+            return Response(status_code=499)  # nobody is listening any more
         return JSONResponse(chat_completion(chunks))
 
     async def responses(self, request: Request) -> Response:
@@ -183,8 +185,8 @@ class Gateway:
         payloads = self.payloads(run, outputs, first)
         if plan.stream:
             return _sse(payloads, named=True)
-        async for _ in payloads:
-            pass
+        if await _collect(request, payloads) is None:
+            return Response(status_code=499)
         return JSONResponse(run.response())
 
     async def models(self, request: Request) -> Response:
@@ -211,6 +213,40 @@ class Gateway:
             body["active_generations"] = active
             body["cancelled_generations"] = getattr(self.backend, "cancelled", 0)
         return JSONResponse(body, status_code=200 if ready else 503)
+
+
+#: How often a whole (non-streamed) request checks that its client is still there.
+_DISCONNECT_POLL_SECONDS = 0.25
+
+
+async def _collect(
+    request: Request, payloads: AsyncGenerator[dict[str, Any], None]
+) -> list[dict[str, Any]] | None:
+    """Every payload of a whole answer; None when the client left first.
+
+    A streamed answer learns of a disconnect from Starlette; a whole one asks, so that a
+    client that gives up on a long answer cancels the engine request here too.
+    """
+    out: list[dict[str, Any]] = []
+    gone = False
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                nonlocal gone
+                while not await request.is_disconnected():
+                    await anyio.sleep(_DISCONNECT_POLL_SECONDS)
+                gone = True
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            async for payload in payloads:
+                out.append(payload)
+            group.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await payloads.aclose()  # closes the engine request if it is still open
+    return None if gone else out
 
 
 async def _close(outputs: AsyncIterator[Output]) -> None:
