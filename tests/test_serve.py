@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -422,6 +423,9 @@ def test_api_key_and_request_size() -> None:
         assert caught.value.body["code"] == "request_too_large"
         completion = client.chat.completions.create(model="prior", messages=ASK, max_tokens=50, seed=1)
         assert completion.choices[0].finish_reason in ("stop", "length")
+        port = url.rsplit(":", 1)[1]
+    # The server's thread is gone with the block: nothing of it is left running.
+    assert not [t for t in threading.enumerate() if t.name == f"gateway-{port}"]
 
 
 # -- engines' wire formats (local peers) -------------------------------------------------------
