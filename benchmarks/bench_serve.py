@@ -1,6 +1,6 @@
 """The gateway under load: 1, 8 and 64 concurrent streaming clients, against the upstream direct.
 
-    python benchmarks/bench_serve.py [--clients 1,8,64] [--max-tokens 200]
+    python benchmarks/bench_serve.py [--clients 1,8,64] [--max-tokens 200] [--shape long|call]
 
 Two real servers on 127.0.0.1, each its own process: the upstream, an embedded
 ``harmony-grammar serve --model prior`` (the torch-free sampler: the fastest engine this
@@ -21,6 +21,10 @@ tokens) twice: straight from the upstream's ``/v1/completions``, and through the
 
 Each level runs ``--repeat`` times (direct, then gateway, each time); the table shows each
 figure's median and the median of the run-by-run throughput ratios.
+
+``--shape long`` (the default) asks for an answer that cannot end before ``max_tokens``, so
+every request streams the same number of tokens and the figures are per token; ``--shape
+call`` asks for a tool call, a few tens of tokens, where per-request costs dominate.
 
 A fourth figure isolates the gateway's own CPU per token: the parse and serialisation of one
 token (``ChatRun.feed`` and ``json.dumps``), timed in this process, p50 and p99.
@@ -99,16 +103,27 @@ def _start(args: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit(f"serve {' '.join(args)} did not start")
 
 
-def _request(seed: int, max_tokens: int) -> dict[str, Any]:
-    return {
+#: ``long``: an answer that cannot end before max_tokens (a JSON string of at least 20,000
+#: characters), so every request streams exactly max_tokens tokens and the figures are per
+#: token; ``call``: a tool call, which ends after a few tens of tokens (per-request costs).
+SHAPES = ("long", "call")
+LONG = {"type": "json_schema", "json_schema": {"name": "long", "schema": {"type": "string", "minLength": 20000}}}
+
+
+def _request(seed: int, max_tokens: int, shape: str = "long") -> dict[str, Any]:
+    body: dict[str, Any] = {
         "model": "prior",
         "messages": [{"role": "user", "content": f"What is the weather in city number {seed}?"}],
-        "tools": TOOLS,
         "seed": seed,
         "max_tokens": max_tokens,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
+    if shape == "call":
+        body["tools"] = TOOLS
+    else:
+        body["response_format"] = LONG
+    return body
 
 
 async def _stream(
@@ -119,7 +134,8 @@ async def _stream(
     arrivals: list[float] = []
     tokens = 0
     async with client.stream("POST", path, json=body) as response:
-        assert response.status_code == 200, response.status_code
+        if response.status_code != 200:
+            raise SystemExit(f"{path} answered {response.status_code}: {(await response.aread())[:400]!r}")
         async for line in response.aiter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
@@ -148,9 +164,14 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 async def _level(
-    clients: int, max_tokens: int, direct_url: str, gateway_url: str, gateway_pid: int
+    clients: int,
+    max_tokens: int,
+    direct_url: str,
+    gateway_url: str,
+    gateway_pid: int,
+    shape: str = "long",
 ) -> dict[str, Any]:
-    bodies = [_request(1000 * clients + i, max_tokens) for i in range(clients)]
+    bodies = [_request(1000 * clients + i, max_tokens, shape) for i in range(clients)]
     backend = VllmBackend(direct_url)
     direct_bodies = [
         backend.body(plan_chat(b, model="prior", limits=Limits())) for b in bodies
@@ -241,6 +262,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default="1,8,64")
     parser.add_argument("--max-tokens", type=int, default=200)
+    parser.add_argument("--shape", default="long", choices=SHAPES)
     parser.add_argument(
         "--repeat", type=int, default=3, help="runs per level; the table shows each figure's median"
     )
@@ -250,11 +272,13 @@ def main() -> None:
     try:
         gateway, gateway_url = _start(["--backend", "vllm", "--upstream", direct_url])
         # Warm both paths (grammar and schema caches, connection pools) before measuring.
-        asyncio.run(_level(2, args.max_tokens, direct_url, gateway_url, gateway.pid))
+        asyncio.run(_level(2, args.max_tokens, direct_url, gateway_url, gateway.pid, args.shape))
         rows = []
         for n in args.clients.split(","):
             runs = [
-                asyncio.run(_level(int(n), args.max_tokens, direct_url, gateway_url, gateway.pid))
+                asyncio.run(
+                    _level(int(n), args.max_tokens, direct_url, gateway_url, gateway.pid, args.shape)
+                )
                 for _ in range(args.repeat)
             ]
             rows.append(_median(runs))
@@ -266,7 +290,7 @@ def main() -> None:
     cpu50, cpu99 = _cpu_per_token(args.max_tokens)
     print(f"bench_serve: gateway (vllm backend) vs its upstream (embedded, --model prior) direct;"
           f" max_tokens {args.max_tokens}, {os.cpu_count()} cores shared by client, gateway, upstream;"
-          f" medians of {args.repeat} runs per level")
+          f" medians of {args.repeat} runs per level; requests shaped {args.shape!r}")
     print()
     print("| clients | direct tok/s | gateway tok/s | ratio | per token p50 direct / gateway (ms) | "
           "per token p99 direct / gateway (ms) | added per token p50 / p99 (ms) | "
