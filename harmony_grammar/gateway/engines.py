@@ -83,7 +83,11 @@ class HttpBackend:
             headers=headers,
             timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
             # Streams stay open for a whole generation: allow many at once.
-            limits=httpx2.Limits(max_connections=1024, max_keepalive_connections=256),
+            # Idle connections are dropped before the engine's own keep-alive limit (uvicorn's
+            # is 5 s), so the pool rarely hands out one the engine is closing.
+            limits=httpx2.Limits(
+                max_connections=1024, max_keepalive_connections=256, keepalive_expiry=2.0
+            ),
         )
 
     def body(self, plan: Plan) -> dict[str, Any]:
@@ -107,33 +111,50 @@ class HttpBackend:
         await self._client.aclose()
 
     async def generate(self, plan: Plan) -> AsyncIterator[Output]:
-        """Stream the engine's output for ``plan``; faults raise :class:`UpstreamError`."""
+        """Stream the engine's output for ``plan``; faults raise :class:`UpstreamError`.
+
+        A connection that fails before any output came is tried once more: a pooled
+        keep-alive connection the engine closed at the same moment (uvicorn closes idle ones
+        after 5 s) is no fault of the engine, and nothing was sent to the client yet.
+        """
         where = f"{self.name} at {self.upstream}{self.path}"
-        try:
-            async with self._client.stream("POST", self.path, json=self.body(plan)) as response:
-                if response.status_code != 200:
-                    detail = (await response.aread()).decode("utf-8", "replace")[:300]
-                    raise UpstreamError(f"{where} answered {response.status_code}: {detail}")
-                # Every record that one network read completes is read together and handed
-                # on as one Output: under load a read carries many tokens, and one parse
-                # step and one chunk for all of them is what keeps the gateway's cost per
-                # token low. A lone token still goes out the moment it arrives.
-                pending = ""
-                async for text in response.aiter_text():
-                    lines = (pending + text).split("\n")
-                    pending = lines.pop()
-                    outputs = [self._output(line, where) for line in lines]
-                    merged = self.merge([o for o in outputs if o is not None])
-                    if merged is not None:
-                        yield merged
-                if pending.strip():
-                    output = self._output(pending, where)
-                    if output is not None:
-                        yield output
-        except httpx2.TimeoutException:
-            raise UpstreamError(f"{where} timed out", timeout=True) from None
-        except httpx2.HTTPError as exc:
-            raise UpstreamError(f"{where} failed: {type(exc).__name__}: {exc}") from None
+        body = self.body(plan)
+        for attempt in (1, 2):
+            started = False
+            try:
+                async for output in self._stream(body, where):
+                    started = True
+                    yield output
+                return
+            except httpx2.TimeoutException:
+                raise UpstreamError(f"{where} timed out", timeout=True) from None
+            except httpx2.TransportError as exc:
+                if started or attempt == 2 or isinstance(exc, httpx2.ConnectError):
+                    raise UpstreamError(f"{where} failed: {type(exc).__name__}: {exc}") from None
+            except httpx2.HTTPError as exc:
+                raise UpstreamError(f"{where} failed: {type(exc).__name__}: {exc}") from None
+
+    async def _stream(self, body: dict[str, Any], where: str) -> AsyncIterator[Output]:
+        async with self._client.stream("POST", self.path, json=body) as response:
+            if response.status_code != 200:
+                detail = (await response.aread()).decode("utf-8", "replace")[:300]
+                raise UpstreamError(f"{where} answered {response.status_code}: {detail}")
+            # Every record that one network read completes is read together and handed on
+            # as one Output: under load a read carries many tokens, and one parse step and
+            # one chunk for all of them is what keeps the gateway's cost per token low. A
+            # lone token still goes out the moment it arrives.
+            pending = ""
+            async for text in response.aiter_text():
+                lines = (pending + text).split("\n")
+                pending = lines.pop()
+                outputs = [self._output(line, where) for line in lines]
+                merged = self.merge([o for o in outputs if o is not None])
+                if merged is not None:
+                    yield merged
+            if pending.strip():
+                output = self._output(pending, where)
+                if output is not None:
+                    yield output
 
     def merge(self, outputs: list[Output]) -> Output | None:
         """The records of one read as one output (ids and text joined); None if empty."""
