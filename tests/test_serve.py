@@ -159,6 +159,11 @@ def test_health_and_models(embedded: tuple[str, EmbeddedBackend], client: Any) -
     assert [m.id for m in models.data] == ["tiny"]
     missing = httpx2.get(url + "/v1/nothing", timeout=10)
     assert missing.status_code == 404 and missing.json()["error"]["message"]
+    wrong_method = httpx2.get(url + "/v1/chat/completions", timeout=10)
+    assert wrong_method.status_code == 405 and wrong_method.json()["error"]["message"]
+    not_json = httpx2.post(url + "/v1/chat/completions", content=b"{nope", timeout=10)
+    assert not_json.status_code == 400
+    assert not_json.json()["error"]["message"].startswith("the body is not JSON")
 
 
 def test_embedded_model_is_gpt_oss(embedded: tuple[str, EmbeddedBackend]) -> None:
