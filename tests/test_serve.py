@@ -648,3 +648,28 @@ def test_client_leaving_a_whole_answer_cancels_the_upstream(embedded: tuple[str,
             httpx2.post(url + "/v1/chat/completions", json=body, timeout=httpx2.Timeout(30, read=2))
         _settled(url)
     assert _settled(upstream)["cancelled_generations"] >= before + 1
+
+
+def test_plan_keeps_the_tool_loops_chain_of_thought() -> None:
+    """The current tool loop's analysis is rendered back; an earlier turn's is dropped."""
+    from harmony_grammar.gateway.planning import Limits, plan_chat
+
+    loop = [
+        {"role": "user", "content": "First question"},
+        {"role": "assistant", "reasoning_content": "OLD THOUGHT", "content": "First answer"},
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "reasoning_content": "LOOP THOUGHT",
+            "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"sky":"clear"}'},
+    ]
+    plan = plan_chat({"messages": loop, "tools": TOOLS}, model="m", limits=Limits())
+    assert "LOOP THOUGHT" in plan.prompt_text and "OLD THOUGHT" not in plan.prompt_text
+    assert plan.prompt_text.endswith("<|start|>assistant")
+    assert 'to=functions.get_weather' in plan.prompt_text  # the call, as openai-harmony renders it
+    assert '{"city":"Paris"}<|call|>' in plan.prompt_text
