@@ -86,6 +86,10 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
         "what a loss mask trains: segments, the exact mask, findings",
         frozenset({"data", "training", "validation", "rendering", "safety", "format", "tools"}),
     ),
+    "gateway": (
+        "serve: request planning, backends, the embedded engine, the ASGI app",
+        frozenset({"bridges", "generation", "rendering", "safety", "format", "tools", "schema"}),
+    ),
     "conformance": (
         "cases, adapters, openai-harmony oracle, scorecard",
         frozenset({"generation", "validation", "rendering", "safety", "format", "tools"}),
@@ -95,6 +99,7 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
         frozenset(
             {
                 "conformance",
+                "gateway",
                 "audit",
                 "bridges",
                 "dialect",

@@ -336,3 +336,27 @@ def test_sampled_turns_are_valid(tool_set, tool_choice, response_format, count):
     # The grammar, not luck, decides the endings; where both are allowed both must occur.
     if tool_choice == "auto":
         assert endings["call"] and endings["return"], endings
+
+
+def test_stream_is_the_sample_loop_and_greedy_is_deterministic() -> None:
+    """``Sampler.stream`` yields what ``sample`` returns; temperature 0 takes the best id."""
+    import numpy as np
+
+    from harmony_grammar.format.tokens import ControlToken
+    from harmony_grammar.format.vocabulary import load_encoding
+    from harmony_grammar.generation.sampling import Sampler, token_prior
+
+    grammar = '%llguidance {}\nstart: "a" ("b" | "c" | "dd")* <|end|>\n'
+    sampler = Sampler(grammar, max_tokens=40)
+    whole = sampler.sample(np.random.default_rng(3))
+    steps = sampler.stream(np.random.default_rng(3))
+    assert tuple(steps) == whole.ids
+    greedy = [list(sampler.stream(np.random.default_rng(seed), temperature=0)) for seed in (1, 2)]
+    assert greedy[0] == greedy[1]  # no randomness left
+    # Greedy over the prior: "b" and "c" (one byte each) tie above "dd"; the lower id wins.
+    first = Sampler('%llguidance {}\nstart: ("b" | "c" | "dd") <|end|>\n').stream(
+        np.random.default_rng(0), temperature=0
+    )
+    b, c = (load_encoding().encode_single_token(x) for x in (b"b", b"c"))
+    assert token_prior()[b] == token_prior()[c] and b < c
+    assert list(first) == [b, ControlToken.END.id]

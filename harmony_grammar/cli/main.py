@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "schema_grammar",
     "leaks",
     "conformance",
+    "serve",
 )
 
 

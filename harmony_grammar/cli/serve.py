@@ -1,0 +1,133 @@
+"""``harmony-grammar serve``: the OpenAI-compatible gateway (docs/serving.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from .errors import CliError
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``serve`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="serve /v1/chat/completions and /v1/responses, rendering, constraining and "
+        "parsing Harmony in front of an engine",
+        description="Run the OpenAI-compatible gateway on uvicorn. It renders each request "
+        "as Harmony token ids, constrains the whole turn with the turn grammar, and parses "
+        "the output with the streaming parser. --backend embedded (the default) generates "
+        "in-process with a tiny random gpt-oss built offline; the others call an engine's "
+        "raw completion endpoint at --upstream (docs/serving.md lists each engine's flags).",
+    )
+    parser.add_argument(
+        "--backend",
+        default="embedded",
+        choices=("embedded", "vllm", "sglang", "llamacpp", "ollama"),
+        help="default embedded",
+    )
+    parser.add_argument("--upstream", metavar="URL", help="the engine's base URL")
+    parser.add_argument(
+        "--model",
+        default="tiny",
+        metavar="NAME_OR_PATH",
+        help="embedded: tiny (default: a random gpt-oss), prior (no model: the sampler's "
+        "prior) or a local model directory; engines: the model name they serve",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="default 8000")
+    parser.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="require 'Authorization: Bearer KEY', KEY read from this environment variable",
+    )
+    parser.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=4 * 1024 * 1024,
+        metavar="N",
+        help="larger bodies get 413 (default 4 MiB)",
+    )
+    parser.add_argument(
+        "--grammar",
+        default="llguidance",
+        choices=("llguidance", "structural-tag"),
+        help="vllm/sglang: send the llguidance grammar (exact; the engine's guidance "
+        "backend) or the xgrammar structural tag (default llguidance)",
+    )
+    parser.add_argument(
+        "--upstream-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="the longest wait for the engine's next output (default 60)",
+    )
+    parser.add_argument(
+        "--upstream-api-key-env", metavar="VAR", help="send this variable's key to the engine"
+    )
+    parser.add_argument(
+        "--max-tokens", type=int, default=1024, metavar="N", help="default for max_tokens"
+    )
+    parser.add_argument(
+        "--context-tokens",
+        type=int,
+        metavar="N",
+        help="reject prompts whose tokens plus max_tokens exceed N (default: no check)",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=4, metavar="N", help="embedded: generations at once"
+    )
+    parser.add_argument(
+        "--log-level", default="info", choices=("critical", "error", "warning", "info", "debug")
+    )
+    parser.set_defaults(func=run)
+
+
+def _key(variable: str | None) -> str | None:
+    if variable is None:
+        return None
+    value = os.environ.get(variable)
+    if not value:
+        raise CliError(f"--api-key-env {variable}: the variable is unset or empty; export it")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the backend and serve until interrupted."""
+    try:
+        from ..gateway.app import GatewayConfig
+        from ..gateway.errors import GatewayError
+        from ..gateway.planning import Limits
+        from ..gateway.server import build_backend, serve
+    except ImportError as exc:
+        raise CliError(
+            f"serve needs the serve extra ({exc.name} is missing): "
+            "pip install 'harmony-grammar[serve]'"
+        ) from None
+    if args.max_request_bytes < 1 or args.max_tokens < 1:
+        raise CliError("--max-request-bytes and --max-tokens must be positive")
+    try:
+        backend = build_backend(
+            args.backend,
+            upstream=args.upstream,
+            model=args.model,
+            grammar=args.grammar,
+            timeout=args.upstream_timeout,
+            upstream_api_key=_key(args.upstream_api_key_env),
+            workers=args.workers,
+        )
+    except (ValueError, GatewayError) as exc:
+        raise CliError(str(exc)) from None
+    config = GatewayConfig(
+        model=args.model
+        if args.backend != "embedded" or args.model in ("tiny", "prior")
+        else os.path.basename(os.path.normpath(args.model)),
+        api_key=_key(args.api_key_env),
+        max_request_bytes=args.max_request_bytes,
+        limits=Limits(default_max_tokens=args.max_tokens, context_tokens=args.context_tokens),
+    )
+    serve(backend, config, host=args.host, port=args.port, log_level=args.log_level)
+    return 0

@@ -1,0 +1,47 @@
+"""The OpenAI-compatible gateway behind ``harmony-grammar serve``.
+
+Theory of operation
+-------------------
+A request is planned once (:mod:`.planning`: the bridges read the body into a conversation,
+the renderer makes the prompt's token ids, the generation layer writes the turn's grammar),
+handed to a backend (:mod:`.backend`: the in-process :mod:`.embedded` engine, or an engine
+over HTTP, :mod:`.engines`), and the output is read back through the stream bridges
+(:mod:`.runs`), whole or streamed, by the Starlette app (:mod:`.app`) that
+:mod:`.server` runs on uvicorn. The embedded server also answers a vLLM-style
+``/v1/completions`` (:mod:`.completions`). Errors are OpenAI error objects (:mod:`.errors`).
+
+Imports: this package may use every layer up to :mod:`harmony_grammar.generation`
+(rendering's bridges, the format's parser, the turn grammars and the sampler); only the CLI
+stands on it. It needs the ``serve`` extra (starlette, uvicorn, httpx2) and, for the
+embedded engine, the ``generate`` extra.
+"""
+
+from __future__ import annotations
+
+from .app import GatewayConfig, create_app
+from .backend import Backend, Output
+from .embedded import EmbeddedBackend
+from .engines import BACKENDS, HttpBackend
+from .errors import GatewayError, UpstreamError
+from .planning import Limits, Plan, plan_chat, plan_responses
+from .server import BACKEND_NAMES, build_backend, serve, serving
+
+__all__ = [
+    "BACKENDS",
+    "BACKEND_NAMES",
+    "Backend",
+    "EmbeddedBackend",
+    "GatewayConfig",
+    "GatewayError",
+    "HttpBackend",
+    "Limits",
+    "Output",
+    "Plan",
+    "UpstreamError",
+    "build_backend",
+    "create_app",
+    "plan_chat",
+    "plan_responses",
+    "serve",
+    "serving",
+]

@@ -1,0 +1,247 @@
+"""The embedded backend: generation in-process, llguidance masks over a local model's logits.
+
+:class:`EmbeddedBackend` runs :class:`~harmony_grammar.generation.sampling.Sampler` (the
+project's sampler: one llguidance matcher per request, the turn's grammar) in a worker
+thread per request, scoring with a model:
+
+* ``tiny`` (the default): a randomly initialised gpt-oss (transformers'
+  ``GptOssForCausalLM``; the Llama stand-in of :func:`~harmony_grammar.generation.hf.tiny_model`
+  where the installed transformers lacks it) over the real o200k_harmony vocabulary, built
+  offline in a fraction of a second, plus the sampler's token prior so that a random model
+  ends its strings and messages;
+* ``prior``: no model at all, the sampler's torch-free prior alone (fast: benchmarks);
+* a directory: ``AutoModelForCausalLM.from_pretrained(path, local_files_only=True)``, scored
+  as is (no prior).
+
+Each drawn id crosses to the event loop as it is drawn; closing the generator sets the
+request's stop flag, which the thread reads before its next step, so a client that leaves
+stops the work within one token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..generation.sampling import GrammarError, Sampler, llg_tokenizer, token_prior
+from .backend import Output
+from .errors import GatewayError
+from .planning import Plan
+
+__all__ = ["EmbeddedBackend", "Scorer", "load_scorer"]
+
+#: A function from (prompt ids, ids drawn so far) to a fresh logits function for one request.
+Scorer = Callable[[Sequence[int]], Callable[[Sequence[int]], npt.NDArray[np.floating[Any]]]]
+_DONE = object()
+
+
+def _tiny_gpt_oss(seed: int = 0) -> Any:
+    """A random gpt-oss, or the Llama stand-in where transformers has no gpt-oss."""
+    import torch
+
+    try:
+        from transformers import GptOssConfig, GptOssForCausalLM
+    except ImportError:  # older transformers: the Llama stand-in
+        from ..generation.hf import tiny_model
+
+        return tiny_model(seed=seed)
+    from ..format.vocabulary import load_encoding
+    from ..generation.hf import PAD_TOKEN, stop_token_ids
+
+    encoding = load_encoding()
+    config = GptOssConfig(
+        vocab_size=encoding.n_vocab,
+        hidden_size=32,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        num_local_experts=2,
+        num_experts_per_tok=1,
+        sliding_window=128,
+        layer_types=["sliding_attention", "full_attention"],  # both of gpt-oss's layer kinds
+        tie_word_embeddings=True,
+        pad_token_id=encoding.encode_single_token(PAD_TOKEN),
+        eos_token_id=stop_token_ids(),
+        bos_token_id=None,
+    )
+    with torch.random.fork_rng(devices=[]):  # a seed names one model; the global stream stays
+        torch.manual_seed(seed)
+        model = GptOssForCausalLM(config)
+    model.eval()  # type: ignore[no-untyped-call]
+    return model
+
+
+class _ModelScores:
+    """One request's logits function: the model with its own KV cache, fed incrementally."""
+
+    def __init__(self, model: Any, prompt: Sequence[int], prior: npt.NDArray[Any] | None) -> None:
+        self._model = model
+        self._pending = list(prompt)
+        self._fed = 0
+        self._cache: Any = None
+        self._prior = prior
+
+    def __call__(self, drawn: Sequence[int]) -> npt.NDArray[np.floating[Any]]:
+        import torch
+
+        new = self._pending + list(drawn[self._fed :])
+        self._pending = []
+        self._fed = len(drawn)
+        with torch.no_grad():
+            out = self._model(
+                input_ids=torch.tensor([new], dtype=torch.long), cache=self._cache, use_cache=True
+            )
+        self._cache = out.cache
+        scores: npt.NDArray[np.floating[Any]] = out.logits[0, -1].float().numpy()
+        if self._prior is not None:
+            scores = scores[: len(self._prior)] + self._prior
+        return scores
+
+
+def load_scorer(model: str) -> Scorer | None:
+    """The scorer for ``--model``: None for ``prior``; ``tiny``; or a local model directory."""
+    if model == "prior":
+        return None
+    if model == "tiny":
+        network = _tiny_gpt_oss()
+        prior: npt.NDArray[Any] | None = token_prior()
+    else:
+        path = Path(model)
+        if not path.is_dir():
+            raise GatewayError(
+                400,
+                f"--model {model!r} is not tiny, prior or a local model directory",
+                code="model_not_found",
+            )
+        from transformers import AutoModelForCausalLM
+
+        network = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+        network.eval()  # type: ignore[no-untyped-call]
+        prior = None
+    return lambda prompt: _ModelScores(network, prompt, prior)
+
+
+class EmbeddedBackend:
+    """In-process generation (see the module docstring); ``workers`` requests at a time."""
+
+    name = "embedded"
+
+    def __init__(self, model: str = "tiny", *, workers: int = 4) -> None:
+        self.model = model
+        self._scorer = load_scorer(model)
+        llg_tokenizer()  # built once, here, rather than inside the first request
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="harmony-embedded"
+        )
+        self.active = 0  # generations running now (tests check it returns to 0)
+        self.cancelled = 0  # generations stopped before their end by a closed generator
+
+    async def ready(self) -> bool:
+        """Always ready once built (the model is in memory)."""
+        return True
+
+    async def aclose(self) -> None:
+        """Stop the worker threads (running generations see their stop flags first)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def generate(self, plan: Plan) -> AsyncIterator[Output]:
+        """The plan's turn under its grammar (see :meth:`tokens`)."""
+        return self._outputs(
+            plan.prompt_ids,
+            plan.grammar,
+            max_tokens=plan.max_tokens,
+            temperature=plan.temperature,
+            seed=plan.seed,
+        )
+
+    async def _outputs(
+        self,
+        prompt: Sequence[int],
+        grammar: str,
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+    ) -> AsyncIterator[Output]:
+        async for token in self.tokens(
+            prompt, grammar, max_tokens=max_tokens, temperature=temperature, seed=seed
+        ):
+            yield Output(ids=(token,))
+
+    async def tokens(
+        self,
+        prompt: Sequence[int],
+        grammar: str,
+        *,
+        max_tokens: int,
+        temperature: float = 1.0,
+        seed: int | None = None,
+        stop_ids: frozenset[int] = frozenset(),
+    ) -> AsyncGenerator[int, None]:
+        """Ids after ``prompt`` under the llguidance ``grammar``, each as it is drawn.
+
+        Ends when the grammar is complete, at ``max_tokens``, or after an id in ``stop_ids``.
+        Raises :class:`GatewayError` (400) when llguidance rejects the grammar.
+        """
+        try:
+            sampler = Sampler(grammar, max_tokens=max_tokens)
+        except GrammarError as exc:
+            raise GatewayError(400, f"llguidance rejects the grammar: {exc}") from None
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+        scores = None if self._scorer is None else self._scorer(prompt)
+        # A seed names one output; without one, a fresh draw (OpenAI's behaviour).
+        rng = np.random.default_rng(
+            seed if seed is not None else int.from_bytes(os.urandom(8), "little")
+        )
+
+        def put(item: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop has closed: nobody is waiting any more
+                stop.set()
+
+        def run() -> None:
+            try:
+                for token in sampler.stream(rng, logits=scores, temperature=temperature):
+                    if stop.is_set():
+                        return
+                    put(token)
+                    if token in stop_ids:
+                        break
+                put(_DONE)
+            except Exception as exc:  # handed to the event loop, raised there
+                if not stop.is_set():
+                    put(exc)
+
+        self.active += 1
+        finished = False
+        try:
+            self._pool.submit(run)
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    finished = True
+                    return
+                if isinstance(item, BaseException):
+                    finished = True
+                    raise GatewayError(
+                        500, f"generation failed: {item}", type="server_error"
+                    ) from item
+                yield item
+        finally:
+            stop.set()
+            self.active -= 1
+            if not finished:
+                self.cancelled += 1

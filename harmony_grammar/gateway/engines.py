@@ -1,0 +1,367 @@
+"""Backends that call an engine over HTTP: vLLM, SGLang, llama.cpp server and Ollama.
+
+Each engine's raw completion endpoint takes the prompt the gateway rendered and returns what
+the model wrote; the gateway owns the format. One class per engine says only its request and
+how to read one streamed record; :class:`HttpBackend` does the rest once (the connection
+pool, timeouts, status codes, stream framing, and closing the upstream response when the
+client leaves). The exact requests, what each engine can constrain and the flags it needs
+are in docs/serving.md ("The gateway's backends"); in short:
+
+=========  ====================  ==========================================  ============
+engine     endpoint              grammar sent                                output read
+=========  ====================  ==========================================  ============
+vLLM       ``/v1/completions``   ``structured_outputs.grammar`` (llguidance)  token ids
+                                 or ``.structural_tag`` (xgrammar)
+SGLang     ``/generate``         ``sampling_params.ebnf`` (llguidance text)   token ids
+                                 or ``.structural_tag`` (xgrammar)
+llama.cpp  ``/completion``       ``grammar`` (llguidance text; needs a        token ids
+                                 ``LLAMA_LLGUIDANCE`` build)
+Ollama     ``/api/generate``     none (``raw: true``; no token-level           text
+                                 grammar), read leniently
+=========  ====================  ==========================================  ============
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar
+
+import httpx2
+
+from ..format.tokens import STOP_TOKENS
+from .backend import Output
+from .errors import UpstreamError
+from .planning import Plan
+
+__all__ = [
+    "BACKENDS",
+    "HttpBackend",
+    "LlamaCppBackend",
+    "OllamaBackend",
+    "SGLangBackend",
+    "VllmBackend",
+]
+
+#: ``<|call|>`` and ``<|return|>``: every engine is told to stop at them.
+STOP_IDS = sorted(token.id for token in STOP_TOKENS)
+STOP_SPELLINGS = sorted(token.value for token in STOP_TOKENS)
+
+
+class HttpBackend:
+    """The shared driver of an engine's streaming HTTP endpoint.
+
+    ``grammar`` picks the form of the turn's grammar for engines that take two
+    (``llguidance`` text, exact, or an xgrammar ``structural-tag``). ``timeout`` bounds the
+    connection and every wait for the next piece of output (a slow or hung engine is a 504,
+    or an ended stream once output has started).
+    """
+
+    name: ClassVar[str]
+    path: ClassVar[str]
+    health_path: ClassVar[str] = "/health"
+    #: ``sse`` (``data: {...}`` lines) or ``ndjson`` (one JSON object a line).
+    framing: ClassVar[str] = "sse"
+
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        model: str = "",
+        grammar: str = "llguidance",
+        timeout: float = 60.0,
+        api_key: str | None = None,
+    ) -> None:
+        if grammar not in ("llguidance", "structural-tag"):
+            raise ValueError("grammar must be llguidance or structural-tag")
+        self.upstream = upstream.rstrip("/")
+        self.model = model
+        self.grammar = grammar
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx2.AsyncClient(
+            base_url=self.upstream,
+            headers=headers,
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
+            # Streams stay open for a whole generation: allow many at once.
+            # Idle connections are dropped before the engine's own keep-alive limit (uvicorn's
+            # is 5 s), so the pool rarely hands out one the engine is closing.
+            limits=httpx2.Limits(
+                max_connections=1024, max_keepalive_connections=256, keepalive_expiry=2.0
+            ),
+        )
+
+    def body(self, plan: Plan) -> dict[str, Any]:
+        """The engine's request body for ``plan``."""
+        raise NotImplementedError
+
+    def read(self, record: Mapping[str, Any]) -> Output | None:
+        """One streamed record as output (None when it carries none)."""
+        raise NotImplementedError
+
+    async def ready(self) -> bool:
+        """Whether the engine's health endpoint answers 200."""
+        try:
+            response = await self._client.get(self.health_path, timeout=5.0)
+        except httpx2.HTTPError:
+            return False
+        return response.status_code == 200
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._client.aclose()
+
+    async def generate(self, plan: Plan) -> AsyncIterator[Output]:
+        """Stream the engine's output for ``plan``; faults raise :class:`UpstreamError`.
+
+        A connection that fails before any output came is tried once more: a pooled
+        keep-alive connection the engine closed at the same moment (uvicorn closes idle ones
+        after 5 s) is no fault of the engine, and nothing was sent to the client yet.
+        """
+        where = f"{self.name} at {self.upstream}{self.path}"
+        body = self.body(plan)
+        for attempt in (1, 2):
+            started = False
+            try:
+                async for output in self._stream(body, where):
+                    started = True
+                    yield output
+                return
+            except httpx2.TimeoutException:
+                raise UpstreamError(f"{where} timed out", timeout=True) from None
+            except httpx2.TransportError as exc:
+                if started or attempt == 2 or isinstance(exc, httpx2.ConnectError):
+                    raise UpstreamError(f"{where} failed: {type(exc).__name__}: {exc}") from None
+            except httpx2.HTTPError as exc:
+                raise UpstreamError(f"{where} failed: {type(exc).__name__}: {exc}") from None
+
+    async def _stream(self, body: dict[str, Any], where: str) -> AsyncIterator[Output]:
+        async with self._client.stream("POST", self.path, json=body) as response:
+            if response.status_code != 200:
+                detail = (await response.aread()).decode("utf-8", "replace")[:300]
+                raise UpstreamError(f"{where} answered {response.status_code}: {detail}")
+            # Every record that one network read completes is read together and handed on
+            # as one Output: under load a read carries many tokens, and one parse step and
+            # one chunk for all of them is what keeps the gateway's cost per token low. A
+            # lone token still goes out the moment it arrives.
+            pending = ""
+            async for text in response.aiter_text():
+                lines = (pending + text).split("\n")
+                pending = lines.pop()
+                outputs = [self._output(line, where) for line in lines]
+                merged = self.merge([o for o in outputs if o is not None])
+                if merged is not None:
+                    yield merged
+            if pending.strip():
+                output = self._output(pending, where)
+                if output is not None:
+                    yield output
+
+    def merge(self, outputs: list[Output]) -> Output | None:
+        """The records of one read as one output (ids and text joined); None if empty."""
+        if not outputs:
+            return None
+        if len(outputs) == 1:
+            return outputs[0]
+        counts = [o.completion_tokens for o in outputs if o.completion_tokens is not None]
+        return Output(
+            ids=tuple(i for o in outputs for i in o.ids),
+            text="".join(o.text for o in outputs),
+            completion_tokens=counts[-1] if counts else None,
+        )
+
+    def _output(self, line: str, where: str) -> Output | None:
+        record = self._record(line.rstrip("\r"), where)
+        if record is None:
+            return None
+        if isinstance(record.get("error"), (Mapping, str)):
+            raise UpstreamError(f"{where} reported an error: {record['error']}")
+        return self.read(record)
+
+    def _record(self, line: str, where: str) -> Mapping[str, Any] | None:
+        if self.framing == "sse":
+            if not line.startswith("data:"):
+                return None  # blank separators, comments, event names
+            line = line[5:].strip()
+            if line == "[DONE]":
+                return None
+        elif not line.strip():
+            return None
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise UpstreamError(f"{where} sent a line that is not JSON: {line[:120]!r}") from None
+        if not isinstance(record, Mapping):
+            raise UpstreamError(f"{where} sent JSON that is not an object: {line[:120]!r}")
+        return record
+
+    def _grammar_field(self, llguidance_key: str, tag_key: str, plan: Plan) -> dict[str, Any]:
+        if self.grammar == "structural-tag":
+            return {tag_key: plan.structural_tag}
+        return {llguidance_key: plan.grammar}
+
+
+def _ids(value: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 201088 for i in value
+    ):
+        raise UpstreamError(f"{where}: token ids must be a list of o200k_harmony ids")
+    return tuple(value)
+
+
+class VllmBackend(HttpBackend):
+    """vLLM's ``/v1/completions`` with prompt ids, ``return_token_ids`` and a grammar.
+
+    Also the embedded server's own ``/v1/completions``, so one gateway can front another.
+    """
+
+    name = "vllm"
+    path = "/v1/completions"
+
+    def body(self, plan: Plan) -> dict[str, Any]:
+        """``prompt`` as ids, the grammar in ``structured_outputs``, stop at the stop ids."""
+        body: dict[str, Any] = {
+            "model": self.model or plan.model,
+            "prompt": list(plan.prompt_ids),
+            "max_tokens": plan.max_tokens,
+            "temperature": plan.temperature,
+            "stream": True,
+            "return_token_ids": True,
+            "skip_special_tokens": False,
+            "stop_token_ids": STOP_IDS,
+            "structured_outputs": self._grammar_field("grammar", "structural_tag", plan),
+        }
+        if plan.seed is not None:
+            body["seed"] = plan.seed
+        if plan.top_p is not None:
+            body["top_p"] = plan.top_p
+        return body
+
+    def read(self, record: Mapping[str, Any]) -> Output | None:
+        """``choices[0].token_ids`` of one chunk."""
+        choices = record.get("choices")
+        if not isinstance(choices, list) or not choices:
+            return None  # the usage chunk
+        choice = choices[0]
+        if not isinstance(choice, Mapping) or "token_ids" not in choice:
+            raise UpstreamError("vllm sent a chunk without token_ids (is return_token_ids on?)")
+        ids = _ids(choice["token_ids"], "vllm")
+        return Output(ids=ids) if ids else None
+
+
+class SGLangBackend(HttpBackend):
+    """SGLang's native ``/generate`` with ``input_ids`` and an EBNF or a structural tag."""
+
+    name = "sglang"
+    path = "/generate"
+
+    def body(self, plan: Plan) -> dict[str, Any]:
+        """``input_ids``, ``sampling_params`` (with the grammar), ``stream: true``."""
+        params: dict[str, Any] = {
+            "max_new_tokens": plan.max_tokens,
+            "temperature": plan.temperature,
+            "stop_token_ids": STOP_IDS,
+            "skip_special_tokens": False,
+            "no_stop_trim": True,
+            **self._grammar_field("ebnf", "structural_tag", plan),
+        }
+        if plan.seed is not None:
+            params["sampling_seed"] = plan.seed
+        if plan.top_p is not None:
+            params["top_p"] = plan.top_p
+        return {"input_ids": list(plan.prompt_ids), "sampling_params": params, "stream": True}
+
+    async def generate(self, plan: Plan) -> AsyncIterator[Output]:
+        """As :meth:`HttpBackend.generate`, each record's ``output_ids`` cut to what is new.
+
+        SGLang streams the whole output so far in every record: only the tail is new.
+        """
+        seen = 0
+        async for output in super().generate(plan):
+            new = output.ids[seen:]
+            seen = len(output.ids)
+            if new:
+                yield Output(ids=new)
+
+    def merge(self, outputs: list[Output]) -> Output | None:
+        """The last record of a read: each holds all of the output so far."""
+        return outputs[-1] if outputs else None
+
+    def read(self, record: Mapping[str, Any]) -> Output | None:
+        """``output_ids`` (all of the output so far)."""
+        if "output_ids" not in record:
+            raise UpstreamError("sglang sent a record without output_ids")
+        return Output(ids=_ids(record["output_ids"], "sglang"))
+
+
+class LlamaCppBackend(HttpBackend):
+    """llama.cpp server's ``/completion`` with a token prompt, a grammar and ``return_tokens``."""
+
+    name = "llamacpp"
+    path = "/completion"
+
+    def body(self, plan: Plan) -> dict[str, Any]:
+        """``prompt`` as ids, ``grammar`` (llguidance text), ``return_tokens``, streaming."""
+        body: dict[str, Any] = {
+            "prompt": list(plan.prompt_ids),
+            "n_predict": plan.max_tokens,
+            "temperature": plan.temperature,
+            "stream": True,
+            "return_tokens": True,
+            "cache_prompt": True,
+            "grammar": plan.grammar,
+        }
+        if plan.seed is not None:
+            body["seed"] = plan.seed
+        if plan.top_p is not None:
+            body["top_p"] = plan.top_p
+        return body
+
+    def read(self, record: Mapping[str, Any]) -> Output | None:
+        """``tokens`` of one record (the last one, ``stop: true``, may carry none)."""
+        ids = _ids(record.get("tokens", []), "llamacpp")
+        return Output(ids=ids) if ids else None
+
+
+class OllamaBackend(HttpBackend):
+    """Ollama's ``/api/generate`` with ``raw: true``: the prompt as text, text back."""
+
+    name = "ollama"
+    path = "/api/generate"
+    health_path = "/api/version"
+    framing = "ndjson"
+
+    def body(self, plan: Plan) -> dict[str, Any]:
+        """The rendered prompt as text, ``raw: true``, options; no grammar (see the table)."""
+        options: dict[str, Any] = {
+            "temperature": plan.temperature,
+            "num_predict": plan.max_tokens,
+            "stop": STOP_SPELLINGS,
+        }
+        if plan.seed is not None:
+            options["seed"] = plan.seed
+        if plan.top_p is not None:
+            options["top_p"] = plan.top_p
+        return {
+            "model": self.model or plan.model,
+            "prompt": plan.prompt_text,
+            "raw": True,
+            "stream": True,
+            "options": options,
+        }
+
+    def read(self, record: Mapping[str, Any]) -> Output | None:
+        """``response`` text; the last record's ``eval_count`` is the token count."""
+        text = record.get("response", "")
+        if not isinstance(text, str):
+            raise UpstreamError("ollama sent a response that is not text")
+        count = record.get("eval_count") if record.get("done") else None
+        if not text and count is None:
+            return None
+        return Output(text=text, completion_tokens=count if isinstance(count, int) else None)
+
+
+#: ``--backend`` name -> class (``embedded`` is built separately: it has no upstream).
+BACKENDS: dict[str, type[HttpBackend]] = {
+    backend.name: backend
+    for backend in (VllmBackend, SGLangBackend, LlamaCppBackend, OllamaBackend)
+}

@@ -1,0 +1,338 @@
+"""One request, planned: the Harmony prompt as token ids, the turn's grammar, the sampling knobs.
+
+A :class:`Plan` is everything a backend needs and nothing about the wire: the app reads a
+Chat Completions or Responses body with :func:`plan_chat` / :func:`plan_responses`, each
+backend turns the plan into its engine's request. Every check on the body happens here, so a
+bad request is a 400 with the field's path before any engine is called.
+
+Decisions the APIs leave open (docs/serving.md, "The gateway"):
+
+* chain of thought is rendered by vLLM's rule (``DropRule.EVERY_FINAL``): analysis before
+  the last final answer is dropped, the current tool loop keeps its analysis. The gateway is
+  stateless, so it keeps what the client sends back (Responses ``reasoning`` items, Chat
+  ``reasoning_content``); it stores nothing between requests;
+* one Harmony turn holds at most one call (the model stops at ``<|call|>``), so
+  ``parallel_tool_calls`` is accepted and echoed, and a turn never has two calls;
+* ``temperature: 0`` is greedy (the allowed id with the highest score), so the same request
+  gives the same output; ``seed`` fixes the draw otherwise;
+* ``stop`` strings cut the final answer's text (never a header or a call's arguments).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..generation.turn_grammar import TurnGrammarError, completion_grammar
+from ..rendering.chat import ChatCompletionError, from_chat_completions
+from ..rendering.conversation import Conversation, DeveloperContent, ResponseFormat
+from ..rendering.renderer import DropRule, RenderError, render
+from ..rendering.responses import from_responses
+from ..schema.errors import UnsupportedSchemaError
+from .errors import GatewayError, bad_request
+
+__all__ = ["Limits", "Plan", "plan_chat", "plan_responses"]
+
+Api = Literal["chat", "responses"]
+#: OpenAI allows up to four stop sequences.
+MAX_STOP = 4
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the gateway accepts: the defaults a request may narrow, and hard caps."""
+
+    default_max_tokens: int = 1024
+    max_tokens: int = 32768
+    #: The prompt plus ``max_tokens`` must fit; None leaves the check to the engine.
+    context_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A request ready for a backend (see the module docstring)."""
+
+    api: Api
+    request: Mapping[str, Any]
+    model: str
+    prompt_ids: tuple[int, ...]
+    #: The turn's llguidance grammar (``%llguidance {}``).
+    grammar: str
+    #: The request's function tools as ``{name: schema}``: the parser checks calls against them.
+    tools: Mapping[str, Any]
+    tool_choice: str
+    response_format: Mapping[str, Any] | None
+    max_tokens: int
+    temperature: float
+    top_p: float | None
+    seed: int | None
+    stop: tuple[str, ...]
+    stream: bool
+    include_usage: bool
+    _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def prompt_text(self) -> str:
+        """The prompt as Harmony text (control tokens spelled), for text-only engines."""
+        if "text" not in self._cache:
+            from ..format.vocabulary import load_encoding
+
+            self._cache["text"] = load_encoding().decode(list(self.prompt_ids))
+        return self._cache["text"]
+
+    @property
+    def structural_tag(self) -> str:
+        """The same turn as an xgrammar structural tag (JSON text), compiled on first use."""
+        if "tag" not in self._cache:
+            self._cache["tag"] = completion_grammar(
+                self.tools_for_grammar,
+                target="xgrammar",
+                tool_choice=self.tool_choice,
+                response_format=self.response_format,
+            )
+        return self._cache["tag"]
+
+    @property
+    def tools_for_grammar(self) -> Mapping[str, Any]:
+        """The tools the turn may call (``tool_choice`` applied)."""
+        if self.tool_choice in ("auto", "required", "none"):
+            return {} if self.tool_choice == "none" else self.tools
+        return {self.tool_choice: self.tools[self.tool_choice]}
+
+
+# -- reading the sampling fields -----------------------------------------------------------
+
+
+def _number(request: Mapping[str, Any], key: str, low: float, high: float) -> float | None:
+    value = request.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise bad_request(f"{key} must be a number from {low} to {high}", key)
+    return float(value)
+
+
+def _integer(request: Mapping[str, Any], key: str, low: int, high: int) -> int | None:
+    value = request.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise bad_request(f"{key} must be an integer from {low} to {high}", key)
+    return value
+
+
+def _max_tokens(request: Mapping[str, Any], keys: Sequence[str], limits: Limits) -> int:
+    for key in keys:
+        value = _integer(request, key, 1, limits.max_tokens)
+        if value is not None:
+            return value
+    return limits.default_max_tokens
+
+
+def _stop(request: Mapping[str, Any]) -> tuple[str, ...]:
+    stop = request.get("stop")
+    if stop is None:
+        return ()
+    stops = [stop] if isinstance(stop, str) else stop
+    if (
+        not isinstance(stops, list)
+        or len(stops) > MAX_STOP
+        or not all(isinstance(s, str) and s for s in stops)
+    ):
+        raise bad_request(f"stop must be a non-empty string or a list of up to {MAX_STOP}", "stop")
+    return tuple(stops)
+
+
+def _tool_choice(choice: Any) -> str:
+    """The grammar's ``tool_choice``: auto, required, none or the named tool."""
+    if choice is None:
+        return "auto"
+    if isinstance(choice, str):
+        return choice  # the bridges have checked it is auto, required or none
+    function = choice.get("function") if isinstance(choice.get("function"), Mapping) else choice
+    return str(function.get("name"))
+
+
+def _tools(request: Mapping[str, Any]) -> dict[str, Any]:
+    tools = request.get("tools") or []
+    schemas: dict[str, Any] = {}
+    for tool in tools:
+        spec = tool.get("function", tool) if isinstance(tool, Mapping) else {}
+        if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
+            parameters = spec.get("parameters")
+            schemas[spec["name"]] = parameters if parameters is not None else {"type": "object"}
+    return schemas
+
+
+def _chat_format(
+    request: Mapping[str, Any],
+) -> tuple[Mapping[str, Any] | None, ResponseFormat | None]:
+    """Chat's ``response_format`` as the grammar's format and the developer message's entry."""
+    fmt = request.get("response_format")
+    if fmt is None or (isinstance(fmt, Mapping) and fmt.get("type") == "text"):
+        return None, None
+    if not isinstance(fmt, Mapping):
+        raise bad_request("must be an object", "response_format")
+    if fmt.get("type") == "json_object":
+        schema: Mapping[str, Any] = {"type": "object"}
+        return {"schema": schema}, ResponseFormat("json_object", schema)
+    spec = fmt.get("json_schema")
+    if fmt.get("type") != "json_schema" or not isinstance(spec, Mapping):
+        raise bad_request(
+            "must be {'type': 'text'}, {'type': 'json_object'} or "
+            "{'type': 'json_schema', 'json_schema': {...}}",
+            "response_format",
+        )
+    name, declared = spec.get("name"), spec.get("schema")
+    if not isinstance(name, str) or not isinstance(declared, Mapping):
+        raise bad_request("json_schema needs a name and a schema object", "response_format")
+    schema = declared
+    description = spec.get("description")
+    entry = ResponseFormat(name, schema, description if isinstance(description, str) else None)
+    return {"schema": schema}, entry
+
+
+def _with_format(conversation: Conversation, entry: ResponseFormat) -> Conversation:
+    """The conversation with ``entry`` in its developer message (one is added if none)."""
+    items = list(conversation.messages)
+    for i, item in enumerate(items):
+        if isinstance(item, DeveloperContent):
+            items[i] = dataclasses.replace(item, response_formats=(entry,))
+            return Conversation(tuple(items))
+    return Conversation((items[0], DeveloperContent(response_formats=(entry,)), *items[1:]))
+
+
+def _responses_format(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    text = request.get("text")
+    fmt = text.get("format") if isinstance(text, Mapping) else None
+    if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+        return {"schema": fmt.get("schema")}
+    return None  # from_responses has checked the rest
+
+
+# -- the plan --------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _grammar(tools_json: str, tool_choice: str, format_json: str) -> str:
+    # A server sees the same tools and formats request after request: write each grammar once.
+    fmt = json.loads(format_json)
+    return completion_grammar(json.loads(tools_json), tool_choice=tool_choice, response_format=fmt)
+
+
+def _plan(
+    api: Api,
+    request: Mapping[str, Any],
+    conversation: Conversation,
+    response_format: Mapping[str, Any] | None,
+    max_tokens: int,
+    *,
+    model: str,
+    limits: Limits,
+    stop: tuple[str, ...] = (),
+    include_usage: bool = True,
+) -> Plan:
+    tools = _tools(request)
+    tool_choice = _tool_choice(request.get("tool_choice"))
+    if not tools and tool_choice == "auto":
+        tool_choice = "none"
+    try:
+        grammar = _grammar(
+            json.dumps(tools if tool_choice != "none" else {}),
+            tool_choice,
+            json.dumps(response_format),
+        )
+    except (TurnGrammarError, UnsupportedSchemaError, ValueError) as exc:
+        raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
+    try:
+        prompt = render(
+            conversation, next_turn="assistant", tokens=True, drop_rule=DropRule.EVERY_FINAL
+        )
+    except (RenderError, ValueError) as exc:
+        raise bad_request(f"the conversation cannot be rendered: {exc}", "messages") from None
+    if limits.context_tokens is not None and len(prompt) + max_tokens > limits.context_tokens:
+        raise GatewayError(
+            400,
+            f"the prompt is {len(prompt)} tokens and max tokens {max_tokens}: more than the "
+            f"model's context of {limits.context_tokens}; shorten the input or lower max tokens",
+            code="context_length_exceeded",
+            param="messages",
+        )
+    temperature = _number(request, "temperature", 0.0, 2.0)
+    stream = request.get("stream", False)
+    if not isinstance(stream, bool):
+        raise bad_request("stream must be a boolean", "stream")
+    return Plan(
+        api=api,
+        request=request,
+        model=str(request["model"]) if isinstance(request.get("model"), str) else model,
+        prompt_ids=tuple(prompt),
+        grammar=grammar,
+        tools=tools,
+        tool_choice=tool_choice,
+        response_format=response_format,
+        max_tokens=max_tokens,
+        temperature=1.0 if temperature is None else temperature,
+        top_p=_number(request, "top_p", 0.0, 1.0),
+        seed=_integer(request, "seed", -(2**63), 2**63 - 1),
+        stop=stop,
+        stream=stream,
+        include_usage=include_usage,
+    )
+
+
+def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
+    """The plan of a Chat Completions body; raises :class:`GatewayError` (400) naming the field."""
+    if not isinstance(request, Mapping):
+        raise bad_request("the request body must be a JSON object")
+    if request.get("n", 1) != 1:
+        raise bad_request("n must be 1 (one choice per request)", "n")
+    try:
+        conversation = from_chat_completions(request)
+    except ChatCompletionError as exc:
+        raise bad_request(str(exc), exc.path) from None
+    fmt, entry = _chat_format(request)
+    if entry is not None:
+        conversation = _with_format(conversation, entry)
+    options = request.get("stream_options")
+    include_usage = isinstance(options, Mapping) and options.get("include_usage") is True
+    return _plan(
+        "chat",
+        request,
+        conversation,
+        fmt,
+        _max_tokens(request, ("max_completion_tokens", "max_tokens"), limits),
+        model=model,
+        limits=limits,
+        stop=_stop(request),
+        include_usage=include_usage or not request.get("stream", False),
+    )
+
+
+def plan_responses(request: Any, *, model: str, limits: Limits) -> Plan:
+    """The plan of a Responses body; raises :class:`GatewayError` (400) naming the field."""
+    if not isinstance(request, Mapping):
+        raise bad_request("the request body must be a JSON object")
+    if request.get("previous_response_id") is not None:
+        raise bad_request(
+            "the gateway is stateless and stores no responses: send the earlier output items "
+            "in input instead of previous_response_id",
+            "previous_response_id",
+        )
+    try:
+        conversation = from_responses(request)
+    except ChatCompletionError as exc:  # ResponsesError is one
+        raise bad_request(str(exc), exc.path) from None
+    return _plan(
+        "responses",
+        request,
+        conversation,
+        _responses_format(request),
+        _max_tokens(request, ("max_output_tokens",), limits),
+        model=model,
+        limits=limits,
+    )

@@ -1,0 +1,138 @@
+"""Small local HTTP peers that stand in for engines in the serve tests.
+
+Each peer speaks one engine's raw completion wire format (vLLM ``/v1/completions``, SGLang
+``/generate``, llama.cpp ``/completion``, Ollama ``/api/generate``), records every request
+body it receives so a test can check the exact request the gateway sent, and answers from a
+script: the ids (or text) of a fixed completion, optionally slowly, with a dropped
+connection, with malformed lines, or with a 5xx. They are not engines: they check the wire
+format and play back output, nothing more; the vLLM backend is also tested against a real
+second ``serve`` (tests/test_serve.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from harmony_grammar.format.harmony_ids import encode_harmony
+
+#: A call to get_weather, as the model writes it after ``<|start|>assistant``.
+CALL_TEXT = (
+    "<|channel|>analysis<|message|>Need the weather.<|end|>"
+    "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+    '<|message|>{"city":"Paris"}<|call|>'
+)
+CALL_IDS = encode_harmony(CALL_TEXT)
+
+
+class Dropped(Exception):
+    """Raised inside a streaming body: uvicorn closes the connection mid-response."""
+
+
+@dataclass
+class Script:
+    """How the peer answers: ``mode`` is ``ok``, ``slow``, ``drop``, ``garbage`` or ``500``."""
+
+    mode: str = "ok"
+    ids: list[int] = field(default_factory=lambda: list(CALL_IDS))
+    text: str = CALL_TEXT
+    delay: float = 0.0  # seconds before each piece after the first
+    drop_after: int = 3  # pieces sent before a dropped connection
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    closed_early: int = 0  # streams whose client went away before the end
+
+
+def _sse(record: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(record)}\n\n".encode()
+
+
+def peer_app(script: Script) -> Starlette:
+    """A Starlette app answering all four engines' endpoints from ``script``."""
+
+    async def pieces(records: list[bytes], trailer: bytes | None) -> AsyncIterator[bytes]:
+        finished = False
+        try:
+            for i, record in enumerate(records):
+                if script.mode == "drop" and i == script.drop_after:
+                    raise Dropped("the engine died")
+                if script.mode == "garbage" and i == 2:
+                    yield b"data: {this is not json\n\n"
+                if script.delay and i > 0:  # the first piece comes at once
+                    await asyncio.sleep(script.delay)
+                yield record
+            if trailer is not None:
+                yield trailer
+            finished = True
+        finally:
+            if not finished and script.mode not in ("drop", "garbage"):
+                script.closed_early += 1
+
+    async def read(request: Request) -> dict[str, Any] | Response:
+        body = await request.json()
+        script.requests.append(body)
+        if script.mode == "500":
+            return JSONResponse({"error": {"message": "engine overloaded"}}, status_code=500)
+        if script.mode == "slow" and not script.delay:
+            await asyncio.sleep(3)  # longer than the slow test's gateway timeout (1 s)
+        return dict(body)
+
+    async def vllm(request: Request) -> Response:
+        body = await read(request)
+        if isinstance(body, Response):
+            return body
+        records = [
+            _sse({"choices": [{"index": 0, "text": "", "token_ids": [i], "finish_reason": None}]})
+            for i in script.ids
+        ]
+        return StreamingResponse(pieces(records, b"data: [DONE]\n\n"), media_type="text/event-stream")
+
+    async def sglang(request: Request) -> Response:
+        body = await read(request)
+        if isinstance(body, Response):
+            return body
+        records = [
+            _sse({"text": "", "output_ids": script.ids[: n + 1], "meta_info": {}})
+            for n in range(len(script.ids))
+        ]
+        return StreamingResponse(pieces(records, b"data: [DONE]\n\n"), media_type="text/event-stream")
+
+    async def llamacpp(request: Request) -> Response:
+        body = await read(request)
+        if isinstance(body, Response):
+            return body
+        records = [_sse({"content": "", "tokens": [i], "stop": False}) for i in script.ids]
+        trailer = _sse({"content": "", "tokens": [], "stop": True, "tokens_predicted": len(script.ids)})
+        return StreamingResponse(pieces(records, trailer), media_type="text/event-stream")
+
+    async def ollama(request: Request) -> Response:
+        body = await read(request)
+        if isinstance(body, Response):
+            return body
+        # Ollama removes the stop string from the text it returns: <|call|> never arrives.
+        text = script.text.removesuffix("<|call|>")
+        words = [text[i : i + 7] for i in range(0, len(text), 7)]
+        records = [(json.dumps({"response": w, "done": False}) + "\n").encode() for w in words]
+        trailer = (json.dumps({"response": "", "done": True, "eval_count": len(script.ids)}) + "\n").encode()
+        return StreamingResponse(pieces(records, trailer), media_type="application/x-ndjson")
+
+    async def ok(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    return Starlette(
+        routes=[
+            Route("/v1/completions", vllm, methods=["POST"]),
+            Route("/generate", sglang, methods=["POST"]),
+            Route("/completion", llamacpp, methods=["POST"]),
+            Route("/api/generate", ollama, methods=["POST"]),
+            Route("/health", ok),
+            Route("/api/version", ok),
+        ]
+    )
