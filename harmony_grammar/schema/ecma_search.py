@@ -32,7 +32,9 @@ def ecma_search(pattern: str, text: str) -> bool:
     return _compiled(pattern).fullmatch(text) is not None
 
 
-def ecma_validator_class(cls: Any, search: Callable[[str, str], bool] = ecma_search) -> Any:
+def ecma_validator_class(
+    cls: Any, search: Callable[[str, str], bool] = ecma_search
+) -> Any:
     """The jsonschema validator class ``cls`` with ``pattern`` and ``patternProperties``
     decided by :func:`ecma_search`, so the reference validator (``enum`` candidates, the
     ``anyOf`` branch an instance takes) reads patterns as the grammar does. A pattern this

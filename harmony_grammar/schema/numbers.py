@@ -26,7 +26,6 @@ shortest repr is accepted: a double reader may round it, but rounding is monoton
 across such a bound (:func:`_monotone`). An unbounded integer takes every integer up to 2**53
 (each a double exactly) and 15 significant digits beyond.
 """
-
 from __future__ import annotations
 
 import functools
