@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 from ..format.model import Message, RecipientPosition, Role, Terminator
 from ..format.tokens import CONTROL_SPELLINGS, ControlToken
 from ..safety.escaping import encode_untrusted
+from ..tools.names import MAX_HEADER_LENGTH
 from ..tools.spec import ToolNamespace
-from ..tools.typescript import json_display, tools_section
+from ..tools.typescript import RenderError, json_display, tools_section
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -62,10 +63,6 @@ _TERMINATOR_TOKENS = {
 }
 _ROUTING_LINE = "Calls to these tools must go to the commentary channel: 'functions'."
 _CONSTRAIN = ControlToken.CONSTRAIN.value
-
-
-class RenderError(ValueError):
-    """The conversation cannot be rendered (for example a tool message without a name)."""
 
 
 class DropRule(str, enum.Enum):
@@ -259,17 +256,33 @@ def rendered_messages(
         where = None
         if recipient is not None:
             where = position or message.recipient_position or RecipientPosition.ROLE
-        out.append(
-            dataclasses.replace(
-                message,
-                recipient=recipient,
-                recipient_position=where,
-                content_type=_content_type(message.content_type, json_content_type),
-                terminator=terminator,
-                span=None,
-            )
+        written = dataclasses.replace(
+            message,
+            recipient=recipient,
+            recipient_position=where,
+            content_type=_content_type(message.content_type, json_content_type),
+            terminator=terminator,
+            span=None,
         )
+        longest = _longest_header_text(written)
+        if longest > MAX_HEADER_LENGTH:  # the parser would refuse it (HG104): refuse it here
+            raise RenderError(
+                f"messages[{index}]: its header text runs to {longest} characters between two "
+                f"control tokens; the parser reads at most {MAX_HEADER_LENGTH}"
+            )
+        out.append(written)
     return tuple(out)
+
+
+def _longest_header_text(message: Message) -> int:
+    """The most characters of header text between two control tokens, as the parser counts."""
+    longest = run = 0
+    for piece in message_pieces(dataclasses.replace(message, content="")):
+        if piece is ControlToken.MESSAGE:
+            break
+        run = 0 if isinstance(piece, ControlToken) else run + len(piece)
+        longest = max(longest, run)
+    return longest
 
 
 # -- step 2: pieces ----------------------------------------------------------------------
