@@ -14,6 +14,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from .display import shown
 from .errors import CliError
 
 __all__ = ["main"]
@@ -58,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except CliError as exc:
-        print(f"harmony-grammar: error: {exc}", file=sys.stderr)
+        print(f"harmony-grammar: error: {shown(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -66,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as exc:  # a bug of ours: still one line, never a traceback
         print(
-            f"harmony-grammar: internal error: {type(exc).__name__}: {exc}"
+            f"harmony-grammar: internal error: {type(exc).__name__}: {shown(str(exc))}"
             " (please report it with the input)",
             file=sys.stderr,
         )

@@ -18,6 +18,7 @@ from ..training.batch import PrepareOptions, Problem
 from ..training.prepare import DEFAULT_BATCH_SIZE, ENGINES, prepare
 from ..training.readers import InputError
 from ..training.writers import OUTPUT_FORMATS
+from .display import shown_path
 from .errors import CliError
 
 __all__ = ["register"]
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             output_format=args.format,
             jobs=jobs,
             batch_size=args.batch_size,
-            on_problem=_printer(args.source),
+            on_problem=_printer(shown_path(args.source)),
         )
     except InputError as exc:
         raise CliError(str(exc)) from None

@@ -36,6 +36,7 @@ from ..validation.dataset import (
     worker_count,
 )
 from .dataset_run import add_dataset_options, is_dataset_run, run_dataset
+from .display import shown_path
 from .errors import CliError
 from .inputs import (
     add_input_options,
@@ -95,6 +96,10 @@ def register(subparsers: Any) -> None:
 
 def _display(path: str) -> str:
     return "<stdin>" if path == "-" else path
+
+
+def _line_path(path: str) -> str:
+    return shown_path(path)  # escaped: a diagnostic line must not be forged by a file name
 
 
 def _file_items(paths: list[str], tokens: bool) -> Iterator[Item]:
@@ -168,8 +173,8 @@ class _Report:
 
     def _line(self, path: str, result: ItemResult, diagnostic: Diagnostic) -> str:
         if self.field is None:
-            return diagnostic.format(_display(path))
-        head = f"{_display(path)}:{result.key}: {diagnostic.code} {diagnostic.severity.value}"
+            return diagnostic.format(_line_path(path))
+        head = f"{_line_path(path)}:{result.key}: {diagnostic.code} {diagnostic.severity.value}"
         text = f"{head}: {diagnostic.message}"
         if diagnostic.code == "HG290":
             return text
