@@ -199,3 +199,13 @@ def test_validate_flags_a_forged_declaration_rendered_elsewhere():
     assert "HG214" in codes and "HG181" in codes
     broken = text.replace("type delete_all", "type delete all")
     assert "HG214" in [d.code for d in validate(broken).diagnostics]
+
+
+def test_the_namespace_end_inside_schema_text_hides_no_tool():
+    # Found by the soak: the reader took the first "} // namespace functions" anywhere, even
+    # inside a comment or a string, and read no tool after it.
+    text = "x} // namespace functions"
+    schema = {"type": "object", "properties": {"c": {"type": "string", "enum": [text]}}}
+    content = DeveloperContent(tools=(ToolSpec("f", text, schema), ToolSpec("g", "")))
+    read = tools_from_typescript(developer_text(content))
+    assert read is not None and [t.name for t in read] == ["f", "g"]

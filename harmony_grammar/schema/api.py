@@ -30,6 +30,7 @@ __all__ = [
 
 #: Subschemas nested past Python's recursion limit (about 150 levels of arrays or objects).
 _TOO_DEEP = "the schema nests too deeply (subschemas more than about 150 levels deep)"
+_TOO_BIG = "the grammar for this schema does not fit in the memory this process has"
 
 Target = Literal["lark", "llguidance", "gbnf", "xgrammar"]
 WhitespaceMode = Literal["compact", "flexible"]
@@ -80,6 +81,8 @@ def compile_schema(
         ).compile()
     except RecursionError:
         raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
+    except MemoryError:  # a refusal naming the limit, not an internal error
+        raise UnsupportedSchemaError("", "", _TOO_BIG) from None
     except RegexError as exc:  # met by the reference validator, outside any keyword builder
         raise UnsupportedSchemaError("pattern", "", str(exc)) from None
     except (TypeError, AttributeError, KeyError, OverflowError) as exc:
@@ -124,6 +127,8 @@ def schema_to_grammar(
         return emit(grammar)
     except RecursionError:  # the emitters walk expressions recursively too
         raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
+    except MemoryError:
+        raise UnsupportedSchemaError("", "", _TOO_BIG) from None
 
 
 def canonical_json(value: Any, schema: Any, *, indent: int | None = None) -> str:

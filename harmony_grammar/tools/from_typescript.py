@@ -383,12 +383,14 @@ _HEADING = re.compile(r"^## (?P<name>\S+)\n", re.MULTILINE)
 
 
 def _namespace_body(text: str, name: str) -> tuple[int, int] | None:
-    opening = f"namespace {name} {{\n"
-    start = text.find(opening)
-    if start < 0:
+    # Both ends at the start of a line: the same words inside a comment or a string (schema
+    # text) are not the namespace's end, and must not hide the tools after them.
+    opening = re.compile(f"^namespace {re.escape(name)} {{\n", re.MULTILINE).search(text)
+    if opening is None:
         return None
-    end = text.find(f"}} // namespace {name}", start)
-    return start + len(opening), len(text) if end < 0 else end
+    closing = re.compile(f"^}} // namespace {re.escape(name)}$", re.MULTILINE)
+    end = closing.search(text, opening.end())
+    return opening.end(), len(text) if end is None else end.start()
 
 
 def _tool_description(body: str, type_start: int) -> str:
