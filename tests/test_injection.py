@@ -209,3 +209,17 @@ def test_the_namespace_end_inside_schema_text_hides_no_tool():
     content = DeveloperContent(tools=(ToolSpec("f", text, schema), ToolSpec("g", "")))
     read = tools_from_typescript(developer_text(content))
     assert read is not None and [t.name for t in read] == ["f", "g"]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"c": {"type": "string", "enum": [FORGE, "b\\c"]}}},
+        {"type": "object", "properties": {FORGE: {"type": "string"}, "a b": {"type": "string"}}},
+    ],
+)
+def test_escaped_schema_text_reads_back_exactly(schema):
+    schema = {**schema, "required": list(schema["properties"])}
+    text = developer_text(DeveloperContent(tools=(ToolSpec("f", "", schema),)))
+    (tool,) = tools_from_typescript(text) or ()
+    assert tool.parameters == schema

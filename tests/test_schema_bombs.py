@@ -146,3 +146,12 @@ def test_gbnf_writes_its_tokens_once(monkeypatch, schema):
     schema_to_grammar(schema, target="gbnf")
     # Before: the token table was copied once per token (quadratic in the tokens).
     assert _CountingDict.copies <= 3
+
+
+def test_running_out_of_memory_is_a_refusal_naming_the_limit(monkeypatch):
+    def exhausted(self: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(compiler_module.Compiler, "compile", exhausted)
+    with pytest.raises(UnsupportedSchemaError, match="does not fit in the memory"):
+        schema_to_grammar({"type": "string"}, target="gbnf")
