@@ -155,3 +155,23 @@ def test_running_out_of_memory_is_a_refusal_naming_the_limit(monkeypatch):
     monkeypatch.setattr(compiler_module.Compiler, "compile", exhausted)
     with pytest.raises(UnsupportedSchemaError, match="does not fit in the memory"):
         schema_to_grammar({"type": "string"}, target="gbnf")
+
+
+def test_a_rule_chain_llguidance_would_crash_on_is_refused_naming_the_limit():
+    # llguidance (the library) dies with a segmentation fault past about 2,500 chained rules;
+    # the llguidance target refuses first. The other targets still compile it.
+    schema = _required(3000)
+    with pytest.raises(UnsupportedSchemaError, match="limit is 2000"):
+        schema_to_grammar(schema, target="llguidance")
+    assert schema_to_grammar(schema, target="gbnf")
+    SchemaMatcher(_required(1500))  # under the limit, llguidance builds it
+
+
+def test_rule_depth_follows_chains_and_stops_at_recursion():
+    from harmony_grammar.schema.emit_common import rule_depth
+    from harmony_grammar.schema.ir import Grammar, Lit, Ref, seq
+
+    rules: dict[str, Any] = {f"r{i}": seq(Lit("a"), Ref(f"r{i + 1}")) for i in range(5000)}
+    rules["r5000"] = seq(Lit("b"), Ref("r0"))  # back to the start: recursion, not depth
+    rules["start"] = Ref("r0")
+    assert rule_depth(Grammar(rules, "start")) == 5002
