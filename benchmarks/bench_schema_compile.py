@@ -1,8 +1,8 @@
 """Compile time against schema size, and over the MaskBench dev split: this compiler vs
 llguidance's %json vs xgrammar, all in one run.
 
-    python benchmarks/bench_schema_compile.py [--scale F] [--dev] [--no-shapes] [--data DIR]
-        [--stride N]
+    python benchmarks/bench_schema_compile.py [--scale F] [--dev] [--no-shapes] [--targets]
+        [--data DIR] [--stride N]
 
 Every engine is timed over the same stage: a schema in, a grammar object ready to compute
 token masks out (with flexible whitespace, which is what llguidance's and xgrammar's JSON
@@ -27,6 +27,12 @@ once; the table prints seconds and, for ours, the ratio to the previous (half) s
 compile time shows as ratios near 2 (the target: at most 2.5). ``--scale`` multiplies every
 size (0.25 for a quick look).
 
+``--targets`` times issue 27's schema bombs (a root ``$ref`` into ``anyOf[ref, ref]`` chains,
+closed objects with every property required, plain properties, big enums, long
+``prefixItems``) through ``schema_to_grammar`` alone on each of our targets (lark,
+llguidance, gbnf, xgrammar), in CPU seconds, with the ratio to the half size and the peak
+traced memory.
+
 ``--dev`` times every MaskBench dev-split schema (``--stride N``: every N-th) and reports, for
 ours, where the time goes: the meta-schema check, compiling to the IR, printing the text and
 llguidance's parse of it; the per-schema distribution; and the ten slowest schemas. Wall and
@@ -37,6 +43,7 @@ seconds are the steadier figure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -79,7 +86,36 @@ SHAPES: dict[str, tuple[Callable[[int], Any], list[int]]] = {
         lambda n: {"type": "array", "prefixItems": [{"type": "integer"}] * n},
         [250, 500, 1000],
     ),
+    # Issue 27's bombs: exponential before (depth 30 never finished), linear now.
+    "root $ref anyOf chain": (lambda n: ref_chain(n), [25, 50, 100]),
 }
+
+
+def ref_chain(depth: int) -> Any:
+    """A root ``$ref`` into ``anyOf[ref, ref]`` ``depth`` levels deep."""
+    defs: dict[str, Any] = {
+        f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+        for i in range(depth)
+    }
+    defs[f"d{depth}"] = {"type": "string"}
+    return {"$ref": "#/$defs/d0", "$defs": defs}
+
+
+def _required(n: int) -> Any:
+    names = [f"p{i}" for i in range(n)]
+    props = {name: {"type": "integer"} for name in names}
+    return {"type": "object", "properties": props, "required": names}
+
+
+#: Issue 27's shapes on every target of ours: (make, sizes, closed objects).
+TARGET_SHAPES: dict[str, tuple[Callable[[int], Any], list[int], bool]] = {
+    "root $ref anyOf chain": (ref_chain, [25, 50, 100], False),
+    "closed, all required": (_required, [2000, 4000, 8000], True),
+    "plain properties": (SHAPES["optional properties"][0], [1000, 2000, 4000], False),
+    "enum of strings": (SHAPES["enum of strings"][0], [25000, 50000, 100000], False),
+    "prefixItems": (SHAPES["prefixItems"][0], [2500, 5000, 10000], False),
+}
+TARGETS = ("lark", "llguidance", "gbnf", "xgrammar")
 
 
 def _ready(text: str) -> Any:
@@ -148,6 +184,39 @@ def shapes_table(runs: dict[str, Callable[[Any], Any]], scale: float) -> None:
             ratio = "" if previous is None or mine is None else f"{mine[0] / previous:8.2f}"
             print(f"{shape:22} {size:6} {cells}  {ratio}")
             previous = None if mine is None else mine[0]
+
+
+def targets_table(scale: float) -> None:
+    """``schema_to_grammar`` alone (no engine) on each target: CPU seconds, the ratio to the
+    previous (half) size, and the peak traced memory (tracemalloc, for the gbnf target, in a
+    separate untimed build: tracing slows allocation)."""
+    import tracemalloc
+
+    print(f"{'shape':22} {'size':>7} " + " ".join(f"{t:>16}" for t in TARGETS) + "  peak MB")
+    for shape, (make, sizes, closed) in TARGET_SHAPES.items():
+        previous: dict[str, float] = {}
+        for size in (max(1, round(s * scale)) for s in sizes):
+            schema = make(size)
+            cells = []
+            for target in TARGETS:
+                start = time.process_time()  # CPU: the steadier figure on a shared machine
+                try:
+                    schema_to_grammar(schema, target=target, closed_objects=closed)  # type: ignore[arg-type]
+                    took: float | None = time.process_time() - start
+                except Exception:  # a refusal: no time to report
+                    took = None
+                ratio = ""
+                if took is not None and target in previous:
+                    ratio = f" x{took / previous[target]:.1f}"
+                cells.append(f"{'-' if took is None else f'{took:.2f} s{ratio}':>16}")
+                if took is not None:
+                    previous[target] = took
+            tracemalloc.start()
+            with contextlib.suppress(Exception):  # a refusal: its memory is still measured
+                schema_to_grammar(schema, target="gbnf", closed_objects=closed)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            print(f"{shape:22} {size:7} {' '.join(cells)}  {peak / 1e6:7.0f}")
 
 
 class _Phases:
@@ -256,12 +325,17 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every size")
     parser.add_argument("--dev", action="store_true", help="also time the MaskBench dev split")
     parser.add_argument("--no-shapes", action="store_true", help="skip the shapes table")
+    parser.add_argument(
+        "--targets", action="store_true", help="issue 27's shapes on each of our four targets"
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--stride", type=int, default=1, help="dev split: every N-th file")
     args = parser.parse_args()
     runs = engines()
     if not args.no_shapes:
         shapes_table(runs, args.scale)
+    if args.targets:
+        targets_table(args.scale)
     if args.dev:
         dev_split(runs, args.data, args.stride)
 

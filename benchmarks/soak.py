@@ -27,6 +27,25 @@ and any exception that is not the documented one escapes into the count:
   2) and ``prepare``: every record must be written, reported bad, or reported as part of an
   unreadable piece (each record counts as one input; the ones not accounted for are counted).
 
+Issue 27's classes (their own functions, after the ``Soak`` class):
+
+* ``schema-text``: tool schemas with forging text (quotes, every TypeScript line terminator,
+  ``}) => any;``, ``type delete_all``, control spellings) in every position the TypeScript
+  rendering writes: the developer message must declare exactly the one tool, as a
+  TypeScript reader and ``tools_from_typescript`` see it (``RenderError`` is the documented
+  refusal), and ``schema_to_grammar`` on a random target (``UnsupportedSchemaError``);
+* ``tool-names``: a hostile tool name to every entry point (render, ``completion_grammar``
+  for both targets, ``xgrammar_structural_tag``, ``to_outlines``, ``parse(tools=)``,
+  ``validate(tools=)``): each refuses it with ``ValueError``/``RenderError`` or accepts it,
+  and all must agree;
+* ``bomb-*``: issue 27's schema-bomb shapes (a root ``$ref`` into anyOf chains, closed objects
+  with many required properties, many plain properties, big enums, long ``prefixItems``) on
+  a random target, for the time-per-MB figure;
+* ``adapter-*``: a misbehaving conformance adapter (mutates its request, ``sys.exit``,
+  ``BaseException``, a raising ``__eq__``, infinite recursion, ``os._exit``, a hang, garbage)
+  over six cases: every case is scored, and harmony-grammar scores the same cases the same
+  afterwards.
+
 It prints the inputs tried per class, the exceptions that escaped (target 0, with the first
 few), the slowest input by time per MB (inputs of 64 KB or more) and the slowest overall,
 and the peak memory (``ru_maxrss``).
@@ -40,6 +59,7 @@ import io
 import json
 import os
 import random
+import re
 import resource
 import subprocess
 import sys
@@ -67,6 +87,15 @@ from harmony_grammar import (
     validate,
 )
 from harmony_grammar.cli.main import main as cli_main
+from harmony_grammar.conformance import load_cases
+from harmony_grammar.conformance.adapters import harmony_grammar_adapter
+from harmony_grammar.conformance.runner import run_suite
+from harmony_grammar.generation import completion_grammar, to_outlines, xgrammar_structural_tag
+from harmony_grammar.rendering.conversation import DeveloperContent
+from harmony_grammar.rendering.renderer import developer_text
+from harmony_grammar.schema import UnsupportedSchemaError, schema_to_grammar
+from harmony_grammar.tools.from_typescript import tools_from_typescript
+from harmony_grammar.tools.spec import ToolSpec
 
 SPELLINGS = [
     "<|start|>",
@@ -491,6 +520,263 @@ class Soak:
         self.check("big", len(text), lambda: validate(text))
 
 
+# -- issue 27: hostile tool schemas and names, schema bombs, misbehaving adapters ----------
+# Each class is a function over the Soak (its rng and its check), kept apart from the rest.
+
+FORGE_PIECES = [
+    '"',
+    "\n",
+    "\r",
+    "\r\n",
+    "\u2028",
+    "\u2029",
+    "}) => any;",
+    "\ntype delete_all = () => any;\n",
+    "type delete_all = () => any;",
+    "// ",
+    "/*",
+    "*/",
+    "\\",
+    "namespace functions {",
+    "} // namespace functions",
+    "# Tools\n## functions\n",
+    "{",
+    "}",
+    ";",
+    "`",
+    "'",
+]
+TARGETS = ["lark", "llguidance", "gbnf", "xgrammar"]
+CASES = load_cases()
+_LINE_TERMINATORS = re.compile("\r\n|[\n\r\u2028\u2029]")
+
+
+def hostile_schema_text(rng: random.Random) -> str:
+    pool = FORGE_PIECES + SPELLINGS + JUNK + WORDS
+    return "".join(rng.choice(pool) for _ in range(rng.randint(1, 12)))
+
+
+def schema_with_text(rng: random.Random, text: str) -> dict[str, Any]:
+    """A tool schema with ``text`` in one of the positions the TypeScript rendering writes."""
+    prop: dict[str, Any] = {"type": "string"}
+    shapes: list[dict[str, Any]] = [
+        {"properties": {"c": {**prop, "enum": [text, "b"]}}},
+        {"properties": {text: prop}},
+        {"properties": {"c": {**prop, "default": text}}},
+        {"properties": {"c": {**prop, "enum": ["a"], "default": text}}},
+        {"properties": {"c": {**prop, "description": text}}},
+        {"properties": {"c": {**prop, "title": text}}},
+        {"properties": {"c": {**prop, "examples": [text]}}},
+        {"description": text, "properties": {"c": prop}},
+        {"properties": {"c": {"oneOf": [{**prop, "description": text}], "description": text}}},
+        {"properties": {"c": {"oneOf": [{**prop, "enum": ["a"], "default": text}]}}},
+        {"properties": {"c": {"type": ["string", text]}}},
+        {"properties": {"c": {"type": "object", "properties": {text: {**prop, "enum": [text]}}}}},
+        {"properties": {"c": {"type": "array", "items": {**prop, "enum": [text]}}}},
+    ]
+    return {"type": "object", **rng.choice(shapes)}
+
+
+def declared_names(text: str) -> list[str]:
+    """``type NAME`` at the start of a TypeScript line, outside comments: what a reader sees."""
+    names = []
+    for line in _LINE_TERMINATORS.split(text):
+        match = re.match(r"type\s+([^\s=]+)\s*=", line)
+        if match:
+            names.append(match.group(1))
+    return names
+
+
+def soak_schema_text(soak: Soak) -> None:
+    text = hostile_schema_text(soak.rng)
+    schema = schema_with_text(soak.rng, text)
+    description = soak.rng.choice(["", text, "Weather.\n" + text])
+    tool = ToolSpec("get_weather", description, schema)
+
+    def rendered() -> None:
+        developer = developer_text(DeveloperContent(tools=(tool,)))
+        if declared_names(developer) != ["get_weather"]:
+            raise AssertionError(f"schema text declared {declared_names(developer)}")
+        back = tools_from_typescript(developer) or ()
+        if [t.name for t in back] != ["get_weather"]:
+            raise AssertionError(f"validate would read {[t.name for t in back]}")
+
+    soak.check("schema-text", len(text), rendered, RenderError)
+    target = soak.rng.choice(TARGETS)
+    soak.check(
+        "schema-text",
+        len(text),
+        lambda: schema_to_grammar(schema, target=target),  # type: ignore[arg-type]
+        UnsupportedSchemaError,
+    )
+
+
+def hostile_tool_name(rng: random.Random) -> str:
+    pool = [*FORGE_PIECES, *SPELLINGS, *JUNK, "a", "get_weather", " ", "=", ".", "-", "$", "日"]
+    if rng.random() < 0.05:
+        return "x" * rng.choice([1023, 1024, 1025, 5000])
+    return "".join(rng.choice(pool) for _ in range(rng.randint(0, 4)))
+
+
+def soak_tool_names(soak: Soak) -> None:
+    """One hostile name to every grammar entry point: each refuses it alike, or accepts it."""
+    name = hostile_tool_name(soak.rng)
+    tools = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}]
+    entries: list[tuple[str, Callable[[], object]]] = [
+        ("render", lambda: developer_text(DeveloperContent(tools=(ToolSpec(name, ""),)))),
+        ("completion_grammar", lambda: completion_grammar(tools)),
+        ("completion_grammar-xgrammar", lambda: completion_grammar(tools, target="xgrammar")),
+        ("xgrammar_structural_tag", lambda: xgrammar_structural_tag(tools)),
+        ("to_outlines", lambda: to_outlines(tools)),
+        ("parse", lambda: parse("", tools=tools)),
+        ("validate", lambda: validate("", tools=tools)),
+    ]
+    verdicts: dict[str, bool] = {}
+
+    def entry(label: str, func: Callable[[], object]) -> Callable[[], object]:
+        def run() -> None:
+            try:
+                func()
+                verdicts[label] = True
+            except (ValueError, RenderError):
+                verdicts[label] = False
+
+        return run
+
+    for label, func in entries:
+        soak.check("tool-names", len(name), entry(label, func))
+    if len(set(verdicts.values())) > 1:
+        soak.escaped[f"tool-names: entry points disagree on {name[:40]!r}: {verdicts}"] += 1
+
+
+def warm_up_entry_points() -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    completion_grammar(tools)
+    completion_grammar(tools, target="xgrammar")
+    xgrammar_structural_tag(tools)
+    to_outlines(tools)
+
+
+def ref_chain(depth: int) -> dict[str, Any]:
+    defs: dict[str, Any] = {
+        f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+        for i in range(depth)
+    }
+    defs[f"d{depth}"] = {"type": "string"}
+    return {"$ref": "#/$defs/d0", "$defs": defs}
+
+
+def bomb_schema(rng: random.Random) -> tuple[str, dict[str, Any], bool]:
+    """A schema-bomb shape of issue 27 at a random size: (shape, schema, closed objects)."""
+    shape = rng.choice(["ref-chain", "closed-required", "plain-properties", "enum", "prefix"])
+    n = rng.choice([500, 1000, 2000])
+    names = [f"p{i}" for i in range(n)]
+    if shape == "ref-chain":
+        return shape, ref_chain(rng.randint(10, 140)), False
+    if shape == "closed-required":
+        props = {name: {"type": "integer"} for name in names}
+        return shape, {"type": "object", "properties": props, "required": names}, True
+    if shape == "plain-properties":
+        return (
+            shape,
+            {"type": "object", "properties": {k: {"type": "integer"} for k in names}},
+            False,
+        )
+    if shape == "enum":
+        return shape, {"enum": [f"v{i}" for i in range(n * 10)]}, False
+    return shape, {"type": "array", "prefixItems": [{"type": "integer"}] * n}, False
+
+
+def soak_schema_bombs(soak: Soak) -> None:
+    shape, schema, closed = bomb_schema(soak.rng)
+    target = soak.rng.choice(TARGETS)
+    size = len(json.dumps(schema))
+    soak.check(
+        f"bomb-{shape}",
+        size,
+        lambda: schema_to_grammar(schema, target=target, closed_objects=closed),  # type: ignore[arg-type]
+        UnsupportedSchemaError,
+    )
+
+
+class _Hostile:
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("__eq__ raised")
+
+    __ne__ = __eq__  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _adapter_misbehaviours() -> dict[str, Callable[[dict[str, Any]], Any]]:
+    good = harmony_grammar_adapter("text")
+
+    def mutating(request: dict[str, Any]) -> Any:
+        response = good(request)
+        for value in request.values():
+            if isinstance(value, (list, dict)):
+                value.clear()
+        request.clear()
+        return response
+
+    def hostile_eq(request: dict[str, Any]) -> Any:
+        response = good(request)
+        for message in response.get("messages", []):
+            message["content"] = _Hostile()
+        return {**response, "text": _Hostile()}
+
+    def recursing(request: dict[str, Any]) -> Any:
+        return recursing(request)
+
+    def exits(request: dict[str, Any]) -> Any:
+        sys.exit(0)
+
+    def base(request: dict[str, Any]) -> Any:
+        raise BaseException("base")
+
+    def ends_process(request: dict[str, Any]) -> Any:
+        os._exit(0)
+
+    def hangs(request: dict[str, Any]) -> Any:
+        time.sleep(60)
+
+    def garbage(request: dict[str, Any]) -> Any:
+        return random.choice([None, [], "x", {"valid": _Hostile()}, {"messages": [1, None]}])
+
+    return {
+        "mutating": mutating,
+        "hostile-eq": hostile_eq,
+        "recursing": recursing,
+        "exits": exits,
+        "base-exception": base,
+        "ends-process": ends_process,
+        "hangs": hangs,
+        "garbage": garbage,
+    }
+
+
+def soak_adapters(soak: Soak) -> None:
+    """A misbehaving adapter over a few cases: the scorecard is whole, and the next adapter
+    (harmony-grammar) is scored on the same cases exactly as before."""
+    name, adapter = soak.rng.choice(sorted(_adapter_misbehaviours().items()))
+    chosen = soak.rng.sample(CASES, 6)
+    # In-process runs have no timeout and share this process: only where that is survivable.
+    isolate = name in ("ends-process", "hangs") or soak.rng.random() < 0.5
+
+    def passed() -> int:
+        good = harmony_grammar_adapter("text")
+        return run_suite(good, chosen, implementation="hg", isolate=False).count("passed")
+
+    def run() -> None:
+        before = passed()
+        card = run_suite(adapter, chosen, implementation=name, timeout=0.5, isolate=isolate)
+        if len(card.results) != len(chosen):
+            raise AssertionError(f"{name}: {len(card.results)} of {len(chosen)} cases scored")
+        if passed() != before:
+            raise AssertionError(f"{name}: harmony-grammar scored differently after it")
+
+    soak.check(f"adapter-{name}", len(chosen), run)
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--inputs", type=int, default=100_000)
@@ -508,7 +794,18 @@ def main() -> None:
         ("render", 0.1),
         ("cli", 0.06),
         ("jsonl", 0.02),
+        ("schema-text", 0.06),  # issue 27 from here: own functions, below the Soak class
+        ("tool-names", 0.03),
+        ("bombs", 0.002),
+        ("adapters", 0.002),
     ]
+    issue_27 = {
+        "schema-text": soak_schema_text,
+        "tool-names": soak_tool_names,
+        "bombs": soak_schema_bombs,
+        "adapters": soak_adapters,
+    }
+    warm_up_entry_points()  # one-time loads (vocabularies, tokenizer info) are no input's time
     with tempfile.TemporaryDirectory(prefix="hg-soak-") as tmp:
         folder = Path(tmp)
         for _ in range(args.subprocesses):
@@ -526,6 +823,8 @@ def main() -> None:
                 soak.cli(folder)
             elif kind == "jsonl":
                 soak.jsonl(folder, soak.rng.randint(100, 400))
+            elif kind in issue_27:
+                issue_27[kind](soak)
             else:
                 getattr(soak, kind)()
     elapsed = time.perf_counter() - began

@@ -29,7 +29,14 @@ from harmony_grammar.rendering.conversation import (
     ToolSpec,
 )
 from harmony_grammar.rendering.interop import from_openai_harmony, to_openai_harmony
-from harmony_grammar.rendering.renderer import RenderError, render, rendered_messages
+from harmony_grammar.rendering.renderer import (
+    RenderError,
+    developer_text,
+    render,
+    rendered_messages,
+)
+from harmony_grammar.tools.from_typescript import tools_from_typescript
+from harmony_grammar.tools.names import name_problem
 
 openai_harmony = pytest.importorskip("openai_harmony")
 
@@ -264,12 +271,23 @@ def test_tokens_match_openai_harmony(
     harmony_oracle: Any, encoding: Any, conversation: Conversation, mode: str, drop: bool
 ) -> None:
     expected = _oracle_ids(harmony_oracle, conversation, mode, drop)
+    inert = _inert_tools(conversation)
     try:
         ours = _ours(conversation, mode, drop, encoding)
     except RenderError as exc:
+        if not _REFUSED.match(str(exc)):
+            # Refused by the TypeScript rendering (issue 27): a name the one name check
+            # refuses, or schema text no escape keeps inert.
+            assert not inert, exc
+            return
         # Refused: a header field the parser cannot read back. openai-harmony writes it
         # anyway; the parser never produces that value from what it wrote.
         _assert_unreadable(str(exc), conversation, harmony_oracle.decode_utf8(expected))
+        return
+    if not inert:
+        # Schema text that could change the declarations is escaped: the bytes differ from
+        # openai-harmony's there, and only tools that were declared are declared.
+        _assert_declares_only_its_tools(conversation)
         return
     assert ours == expected
     # The text form is the same bytes as the ids decoded.
@@ -280,6 +298,64 @@ def test_tokens_match_openai_harmony(
         auto_drop_analysis=drop,
     )
     assert text == harmony_oracle.decode_utf8(expected)
+
+
+_UNSAFE_TEXT = re.compile("[\\r\u2028\u2029]")
+_UNSAFE_SCHEMA_TEXT = re.compile('[\\x00-\\x1f"\\\\\u2028\u2029]')
+_PLAIN = re.compile("[^\\s\"'`:;,{}()\\[\\]<>=/\\\\|?*]+")
+_TYPE_NAME = re.compile("[A-Za-z_$][\\w$]*")
+
+
+def _tool_namespaces(conversation: Conversation) -> list[ToolNamespace]:
+    out: list[ToolNamespace] = []
+    for item in conversation.messages:
+        if isinstance(item, SystemContent):
+            out += item.tools
+        elif isinstance(item, DeveloperContent):
+            out += item.namespaces
+            if item.tools:
+                out.append(ToolNamespace("functions", None, item.tools))
+    return out
+
+
+def _inert_schema(value: Any, *, key_position: bool = False) -> bool:
+    if isinstance(value, str):
+        return _UNSAFE_SCHEMA_TEXT.search(value) is None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key_position and not _PLAIN.fullmatch(key):
+                return False
+            typed = key == "type" and isinstance(item, list)
+            if typed and any(isinstance(t, str) and not _TYPE_NAME.fullmatch(t) for t in item):
+                return False
+            if not _inert_schema(key) or not _inert_schema(item, key_position=key == "properties"):
+                return False
+        return True
+    if isinstance(value, list):
+        return all(_inert_schema(v) for v in value)
+    return True
+
+
+def _inert_tools(conversation: Conversation) -> bool:
+    """Whether no tool text needs the escapes openai-harmony lacks (then bytes are equal)."""
+    for namespace in _tool_namespaces(conversation):
+        if namespace.tools and name_problem(namespace.name, what="namespace") is not None:
+            return False
+        if namespace.tools and _UNSAFE_TEXT.search(namespace.description or ""):
+            return False
+        for tool in namespace.tools:
+            if name_problem(tool.name) is not None or _UNSAFE_TEXT.search(tool.description):
+                return False
+            if not _inert_schema(tool.parameters):
+                return False
+    return True
+
+
+def _assert_declares_only_its_tools(conversation: Conversation) -> None:
+    for item in conversation.messages:
+        if isinstance(item, DeveloperContent) and item.tools:
+            read = tools_from_typescript(developer_text(item)) or ()
+            assert [t.name for t in read] == [t.name for t in item.tools]
 
 
 _REFUSED = re.compile(r"\Amessages\[(\d+)\]\.(name|recipient|channel|content_type): ")
@@ -355,7 +431,12 @@ def test_parse_of_render_gives_the_rendered_messages(
     options: dict[str, Any] = {"training": training}
     if channel_recipients:
         options["recipient_position"] = "channel"
-    expected = rendered_messages(conversation, **options)
+    try:
+        expected = rendered_messages(conversation, **options)
+    except RenderError as exc:
+        # A name or schema text the TypeScript rendering refuses (issue 27).
+        assert not _REFUSED.match(str(exc)) and not _inert_tools(conversation), exc
+        return
     # Token ids are unambiguous whatever the text spells.
     from_ids = parse(render(conversation, tokens=True, encoding=encoding, **options))
     assert from_ids.ok, from_ids.diagnostics

@@ -170,8 +170,12 @@ def test_a_tool_without_parameters_takes_an_object():
 def test_explicit_tools_win_over_the_developer_message():
     tools = [{"name": "set_alarm", "parameters": {"type": "object"}}]
     text = DEVELOPER + ANALYSIS + call("functions.get_weather", '{"city": "Oslo"}')
-    assert codes(validate(text, tools=tools)) == ["HG181"]
-    assert codes(validate(text.replace("get_weather", "set_alarm"), tools=tools)) == []
+    # The developer message declares tools the host's list lacks: HG214 names each (issue 27).
+    assert codes(validate(text, tools=tools)) == ["HG214", "HG214", "HG181"]
+    declared = text.replace("get_weather", "set_alarm").replace("get_time", "set_alarm")
+    assert codes(validate(declared, tools=tools)) == ["HG214"]  # declared twice
+    only = text.replace("get_weather", "set_alarm")
+    assert codes(validate(only, tools=tools + [{"name": "get_time"}])) == []
 
 
 def test_openai_style_and_plain_tool_lists_agree():

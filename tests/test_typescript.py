@@ -135,7 +135,6 @@ def _oracle_developer_text(oracle: Any, content: DeveloperContent) -> str:
         {"type": "object", "properties": {"d": {"default": 1e-5}, "e": {"default": 2**70}}},
         {"type": "object", "properties": {"n": {"type": "string", "nullable": True, "oneOf": []}}},
         {"type": "object", "properties": {"t": {"type": ["null", "string"], "nullable": True}}},
-        {"type": "object", "properties": {"m": {"description": "two\nlines", "type": "string"}}},
     ],
 )
 def test_matches_openai_harmony(harmony_oracle: Any, parameters: Any) -> None:

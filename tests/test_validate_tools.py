@@ -117,12 +117,24 @@ def test_tools_from_a_developer_message():
 
 
 def test_an_unreadable_tool_accepts_any_object():
-    # A multi-line description inside a schema is written with "//" on its first line only.
-    schema = {"type": "object", "properties": {"a": {"type": "string", "description": "x\ny"}}}
-    text = developer_text(DeveloperContent(tools=(ToolSpec("f", "", schema), ToolSpec("g", ""))))
+    # openai-harmony writes a multi-line description inside a schema with "//" on its first
+    # line only; that text (rendered elsewhere) does not read back.
+    text = (
+        "# Tools\n\n## functions\n\nnamespace functions {\n\ntype f = (_: {\n// x\ny\n"
+        "a?: string,\n}) => any;\n\ntype g = () => any;\n\n} // namespace functions"
+    )
     recovered = tools_from_typescript(text)
     assert recovered is not None
     assert [(t.name, t.parameters) for t in recovered] == [("f", {"type": "object"}), ("g", None)]
+
+
+def test_a_multi_line_description_is_rendered_as_comments_and_reads_back():
+    # Here every line of it is a comment (issue 27), so the tool reads back whole.
+    schema = {"type": "object", "properties": {"a": {"type": "string", "description": "x\ny"}}}
+    text = developer_text(DeveloperContent(tools=(ToolSpec("f", "", schema),)))
+    assert "// x\n// y\na?: string," in text
+    recovered = tools_from_typescript(text)
+    assert recovered is not None and recovered[0].parameters == schema
 
 
 def test_builtin_namespaces_from_the_system_message():

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..conformance.adapters import ADAPTERS, AdapterLoadError, load_adapter
 from ..conformance.cases import CaseFormatError, load_cases
-from ..conformance.runner import Scorecard, run_suite
+from ..conformance.runner import DEFAULT_CASE_TIMEOUT, Scorecard, run_suite
 from ..format.vocabulary import VocabularyNotFoundError, load_encoding
 from .errors import NO_VOCABULARY, CliError
 
@@ -41,10 +41,29 @@ def register(subparsers: Any) -> None:
         "--cases", metavar="DIR", help="the folder of topic files (default: the shipped suite)"
     )
     parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_CASE_TIMEOUT,
+        metavar="SECONDS",
+        help="the most one case may take before it is scored as errored; 0 for no limit "
+        f"(default: {DEFAULT_CASE_TIMEOUT:g}). Each implementation runs in a worker process, "
+        "so a hanging or exiting adapter costs only its case",
+    )
     parser.set_defaults(func=run)
 
 
-def _scorecard(spec: str, cases: Any, strict_only: bool) -> Scorecard:
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"use a number of seconds >= 0, not {text!r}")
+    return value
+
+
+def _scorecard(spec: str, cases: Any, strict_only: bool, timeout: float) -> Scorecard:
     try:
         adapter = load_adapter(spec)
     except AdapterLoadError as exc:
@@ -58,7 +77,9 @@ def _scorecard(spec: str, cases: Any, strict_only: bool) -> Scorecard:
             load_encoding()
         except VocabularyNotFoundError:
             raise CliError(f"{spec}: {NO_VOCABULARY}") from None
-    return run_suite(adapter, cases, implementation=spec, strict_only=strict_only)
+    return run_suite(
+        adapter, cases, implementation=spec, strict_only=strict_only, timeout=timeout or None
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         cases = load_cases(Path(args.cases) if args.cases else None, args.topic or ())
     except (CaseFormatError, FileNotFoundError) as exc:
         raise CliError(str(exc)) from None
-    cards = [_scorecard(spec, cases, args.strict_only) for spec in args.impl or ["harmony-grammar"]]
+    specs = args.impl or ["harmony-grammar"]
+    cards = [_scorecard(spec, cases, args.strict_only, args.timeout) for spec in specs]
     if args.format == "json":
         document = {"cases": len(cases), "scorecards": [card.to_dict() for card in cards]}
         print(json.dumps(document, ensure_ascii=False, indent=2))

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from ..format.vocabulary import VocabularyNotFoundError
+from .display import shown
 from .errors import NO_VOCABULARY, CliError
 
 __all__ = ["main"]
@@ -74,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except CliError as exc:
-        print(f"harmony-grammar: error: {exc}", file=sys.stderr)
+        print(f"harmony-grammar: error: {shown(str(exc))}", file=sys.stderr)
         return 2
     except VocabularyNotFoundError:  # any command that needs token ids, one line with the fix
         print(f"harmony-grammar: error: {NO_VOCABULARY}", file=sys.stderr)
@@ -85,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as exc:  # a bug of ours: still one line, never a traceback
         print(
-            f"harmony-grammar: internal error: {type(exc).__name__}: {exc}"
+            f"harmony-grammar: internal error: {type(exc).__name__}: {shown(str(exc))}"
             " (please report it with the input)",
             file=sys.stderr,
         )

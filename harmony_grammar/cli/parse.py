@@ -8,6 +8,7 @@ from typing import Any
 
 from ..format.model import Message, ParseResult
 from ..format.parser import parse
+from .display import shown_path
 from .inputs import add_input_options, read_text, read_token_ids
 
 __all__ = ["register"]
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
-        print_result(result, "<stdin>" if args.file == "-" else args.file)
+        print_result(result, shown_path(args.file))
     return 0 if result.ok else 1
 
 

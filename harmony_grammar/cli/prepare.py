@@ -20,6 +20,7 @@ from ..training.batch import PrepareOptions, Problem
 from ..training.prepare import DEFAULT_BATCH_SIZE, ENGINES, prepare
 from ..training.render import DropScope, TrainOn
 from ..training.writers import OUTPUT_FORMATS
+from .display import shown_path
 from .errors import CliError
 from .inputs import note_skipped
 
@@ -116,7 +117,7 @@ def register(subparsers: Any) -> None:
 
 def _show(problem: Problem) -> None:
     d = problem.diagnostic
-    where = f"{problem.file}:{problem.record}"
+    where = f"{shown_path(problem.file)}:{problem.record}"  # escaped: no forged lines
     print(f"{where}: {d.code} {d.severity.value}: {d.message}", file=sys.stderr)
 
 

@@ -31,6 +31,7 @@ from ..format.parser import parse
 from ..format.tokens import ControlToken
 from ..rendering.conversation import Conversation
 from ..rendering.renderer import RenderError, render
+from .display import shown_path
 from .errors import CliError
 from .inputs import add_input_options, read_text, read_token_ids, read_tools
 
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:  # a malformed tools list
         raise CliError(f"{args.tools}: {exc}") from None
-    filename = "<stdin>" if args.file == "-" else args.file
+    filename = shown_path(args.file)
     try:
         text = repaired_text(result.messages, completion=args.completion)
     except RenderError as exc:

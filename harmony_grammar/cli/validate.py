@@ -32,6 +32,7 @@ from ..validation.batch import BatchOptions
 from ..validation.record import validate_record
 from ..validation.results import ItemResult
 from .dataset_run import add_dataset_options, is_dataset_run, run_dataset
+from .display import shown_path
 from .errors import CliError
 from .inputs import add_input_options, check_readable, read_text, read_token_ids, read_tools
 
@@ -84,6 +85,10 @@ def register(subparsers: Any) -> None:
 
 def _display(path: str) -> str:
     return "<stdin>" if path == "-" else path
+
+
+def _line_path(path: str) -> str:
+    return shown_path(path)  # escaped: a diagnostic line must not be forged by a file name
 
 
 def _file_items(paths: list[str], tokens: bool) -> Iterator[tuple[str, str | list[int]]]:
@@ -161,8 +166,8 @@ class _Report:
 
     def _line(self, path: str, result: ItemResult, diagnostic: Diagnostic) -> str:
         if self.field is None:
-            return diagnostic.format(_display(path))
-        head = f"{_display(path)}:{result.key}: {diagnostic.code} {diagnostic.severity.value}"
+            return diagnostic.format(_line_path(path))
+        head = f"{_line_path(path)}:{result.key}: {diagnostic.code} {diagnostic.severity.value}"
         text = f"{head}: {diagnostic.message}"
         if diagnostic.code == "HG290":
             return text

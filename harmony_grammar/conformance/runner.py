@@ -12,11 +12,25 @@ What is compared: ``valid``; for a valid expectation the messages, field by fiel
 first error's position, in the unit the response gives (``offset`` into the text or
 ``token`` index into the ids) when both sides give it. ``codes`` (harmony-grammar's own
 diagnostic codes) are compared only when the response carries them.
+
+Isolation: an adapter is code under test, and nothing it does may stop the run or change what
+later cases see. Each request is a fresh deep copy of the case's data, so an adapter that
+mutates its request corrupts nothing. Whatever it raises (``sys.exit``, any
+``BaseException``, an exception whose ``str`` raises) and whatever its response does when
+compared (an ``__eq__`` that raises) is that case's error. :func:`run_suite` also runs the
+adapter in a forked worker process (where the platform can fork) with a per-case time
+limit (:data:`DEFAULT_CASE_TIMEOUT`, settable): a case that hangs, or an adapter that ends its
+process (``os._exit``, a crash), is that case's error, and a fresh worker takes the next case.
+The worker's standard output goes to standard error, so the scorecard on stdout stays clean.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import multiprocessing
+import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +39,7 @@ from .cases import Case
 from .interface import MESSAGE_FIELDS, Adapter, Json, Unsupported
 
 __all__ = [
+    "DEFAULT_CASE_TIMEOUT",
     "CaseResult",
     "Check",
     "Scorecard",
@@ -36,6 +51,9 @@ __all__ = [
 ]
 
 _PARSE_INPUTS = ("text", "tokens", "chunks", "token_chunks", "tools")
+#: Seconds one case (all its checks) may take before it is scored as errored.
+DEFAULT_CASE_TIMEOUT = 30.0
+_REASON_LIMIT = 300
 
 
 @dataclass(frozen=True)
@@ -134,25 +152,53 @@ class CaseResult:
     reason: str | None = None
 
 
+def _one_line(text: str) -> str:
+    """A reason as one bounded line: what an adapter says cannot forge scorecard lines."""
+    text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return text if len(text) <= _REASON_LIMIT else text[: _REASON_LIMIT - 3] + "..."
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: message``, even for an exception whose ``str`` raises."""
+    try:
+        message = str(exc)
+    except BaseException:  # code under test: its __str__ may raise anything
+        message = "(its message cannot be shown)"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _errored(case: Case, check: str, reason: str) -> CaseResult:
+    return CaseResult(case, "errored", check, _one_line(reason))
+
+
 def run_case(adapter: Adapter, case: Case, *, strict_only: bool = False) -> CaseResult:
-    """Run every check of ``case`` through ``adapter``; the first problem decides."""
+    """Run every check of ``case`` through ``adapter``; the first problem decides.
+
+    Each request is a deep copy (the adapter may mutate it); anything the adapter raises, a
+    ``BaseException`` such as ``SystemExit`` included, and anything comparing its response
+    raises, makes the case errored. Only ``KeyboardInterrupt`` (the user) stops the run.
+    """
     ran = 0
     for check in requests_for(case, strict_only=strict_only):
         try:
-            response = adapter(dict(check.request))
+            response = adapter(copy.deepcopy(check.request))
         except Unsupported:
             continue
-        except Exception as exc:  # the implementation under test raised: errored, never fatal
-            return CaseResult(case, "errored", check.name, f"{type(exc).__name__}: {exc}")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # code under test: errored, never fatal
+            return _errored(case, check.name, _described(exc))
         ran += 1
-        if not isinstance(response, Mapping):
-            return CaseResult(case, "errored", check.name, "the response is not an object")
         try:
+            if not isinstance(response, Mapping):
+                return _errored(case, check.name, "the response is not an object")
             problem = compare(check, response)
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a malformed answer
-            return CaseResult(case, "errored", check.name, f"malformed response: {exc}")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a malformed answer, whatever it raises
+            return _errored(case, check.name, f"malformed response: {_described(exc)}")
         if problem is not None:
-            return CaseResult(case, "failed", check.name, problem)
+            return CaseResult(case, "failed", check.name, _one_line(problem))
     return CaseResult(case, "passed" if ran else "skipped")
 
 
@@ -228,16 +274,95 @@ class Scorecard:
         return "\n".join(lines)
 
 
+def _serve(adapter: Adapter, cases: Sequence[Case], strict_only: bool, conn: Any) -> None:
+    """The worker: run the case each index names, send back its outcome as plain strings."""
+    sys.stdout.flush()
+    os.dup2(2, 1)  # what the adapter prints must not mix with the scorecard on stdout
+    while True:
+        try:
+            index = conn.recv()
+        except (EOFError, OSError):
+            return
+        result = run_case(adapter, cases[index], strict_only=strict_only)
+        conn.send((result.status, result.check, result.reason))
+
+
+class _Worker:
+    """One forked process running cases through the adapter, replaced when it dies."""
+
+    def __init__(self, adapter: Adapter, cases: Sequence[Case], strict_only: bool) -> None:
+        context = multiprocessing.get_context("fork")
+        self.conn, child = context.Pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.process = context.Process(
+            target=_serve, args=(adapter, cases, strict_only, child), daemon=True
+        )
+        self.process.start()
+        child.close()
+
+    def run(self, index: int, timeout: float | None) -> tuple[str, str | None, str | None] | str:
+        """The outcome of case ``index``, or why the worker gave none (it is then stopped)."""
+        try:
+            self.conn.send(index)
+            if self.conn.poll(timeout):
+                status, check, reason = self.conn.recv()
+                return str(status), check, reason
+            why = f"timed out after {timeout:g} s (the per-case limit)"
+        except (EOFError, OSError):
+            self.process.join(5)
+            code = self.process.exitcode
+            why = f"the adapter ended its process (exit status {code})"
+        self.stop()
+        return why
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def run_suite(
     adapter: Adapter,
     cases: Iterable[Case],
     *,
     implementation: str,
     strict_only: bool = False,
+    timeout: float | None = DEFAULT_CASE_TIMEOUT,
+    isolate: bool = True,
 ) -> Scorecard:
-    """Run every case through ``adapter``; the scorecard lists them in the given order."""
+    """Run every case through ``adapter``; the scorecard lists them in the given order.
+
+    With ``isolate`` (the default, where the platform can fork) the adapter runs in a worker
+    process and each case may take at most ``timeout`` seconds (None: no limit); a case that
+    hangs or ends the worker is errored and a fresh worker takes the next. Without it (or
+    without fork) cases run in this process: still isolated from each other's requests and
+    from every exception, but a hanging case hangs the run.
+    """
     card = Scorecard(implementation, strict_only)
-    card.results = [run_case(adapter, case, strict_only=strict_only) for case in cases]
+    cases = list(cases)
+    if not (isolate and _can_fork()):
+        card.results = [run_case(adapter, case, strict_only=strict_only) for case in cases]
+        return card
+    worker: _Worker | None = None
+    try:
+        for index, case in enumerate(cases):
+            if worker is None:
+                worker = _Worker(adapter, cases, strict_only)
+            outcome = worker.run(index, timeout)
+            if isinstance(outcome, str):
+                worker = None
+                card.results.append(_errored(case, "case", outcome))
+            else:
+                card.results.append(CaseResult(case, *outcome))
+    finally:
+        if worker is not None:
+            worker.stop()
     return card
 
 

@@ -97,6 +97,7 @@ CATALOGUE: dict[str, Code] = {
         Code("HG211", "misplaced-return", _E, "<|return|> anywhere but a completion's final end"),
         Code("HG212", "dropped-analysis", _W, "a pending call whose analysis was dropped"),
         Code("HG213", "call-token-without-call", _E, "<|call|> ending a message that is no call"),
+        Code("HG214", "forged-declaration", _E, "a tools section declaring what no tool declared"),
         Code("HG290", "invalid-record", _E, "a dataset record that holds no Harmony input"),
         Code("HG300", "unimportable-record", _E, "a record that cannot be read as a conversation"),
         Code("HG301", "example-too-long", _E, "a training example over the length limit, skipped"),

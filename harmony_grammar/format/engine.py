@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..tools.from_typescript import tools_from_typescript
+from ..tools.names import MAX_HEADER_LENGTH
 from .call_check import CallCheck
 from .diagnostics import LineIndex, Overflow, make_diagnostic
 from .draft import Draft, PendingText
@@ -83,8 +84,9 @@ from .tokens import (
 
 __all__ = ["DEFAULT_MAX_HEADER_LENGTH", "Engine"]
 
-#: Longest header (characters of header text) accepted before it is an error.
-DEFAULT_MAX_HEADER_LENGTH = 4096
+#: Longest header (characters of header text) accepted before it is an error: the limit the
+#: renderer also keeps (tools/names.py), so what renders parses back.
+DEFAULT_MAX_HEADER_LENGTH = MAX_HEADER_LENGTH
 
 _TERMINATOR_OF = {
     ControlToken.END.terminal: Terminator.END,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 from ..format.model import Message, RecipientPosition, Role, Terminator
 from ..format.tokens import CONTROL_SPELLINGS, ControlToken
 from ..safety.escaping import encode_untrusted
+from ..tools.names import MAX_HEADER_LENGTH
 from ..tools.spec import ToolNamespace
 from ..tools.typescript import json_display, tools_section
 from .conversation import (
@@ -255,8 +256,26 @@ def rendered_messages(
             terminator=terminator,
             span=None,
         )
-        out.append(profile.header(message) if profile.header is not None else message)
+        written = profile.header(message) if profile.header is not None else message
+        longest = _longest_header_text(written)
+        if longest > MAX_HEADER_LENGTH:  # the parser would refuse it (HG104): refuse it here
+            raise RenderError(
+                f"messages[{index}]: its header text runs to {longest} characters between two "
+                f"control tokens; the parser reads at most {MAX_HEADER_LENGTH}"
+            )
+        out.append(written)
     return tuple(out)
+
+
+def _longest_header_text(message: Message) -> int:
+    """The most characters of header text between two control tokens, as the parser counts."""
+    longest = run = 0
+    for piece in message_pieces(dataclasses.replace(message, content="")):
+        if piece is ControlToken.MESSAGE:
+            break
+        run = 0 if isinstance(piece, ControlToken) else run + len(piece)
+        longest = max(longest, run)
+    return longest
 
 
 # -- step 2: pieces ----------------------------------------------------------------------

@@ -40,6 +40,8 @@ _TOO_DEEP = (
     f"the schema nests too deeply (more than {MAX_SCHEMA_DEPTH} levels of objects and arrays)"
 )
 
+_TOO_BIG = "the grammar for this schema does not fit in the memory this process has"
+
 T = TypeVar("T")
 
 
@@ -125,6 +127,8 @@ def _compile(
         ).compile()
     except RecursionError:
         raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
+    except MemoryError:  # a refusal naming the limit, not an internal error
+        raise UnsupportedSchemaError("", "", _TOO_BIG) from None
     except RegexError as exc:  # met by the reference validator, outside any keyword builder
         raise UnsupportedSchemaError("pattern", "", str(exc)) from None
     except (TypeError, AttributeError, KeyError, OverflowError) as exc:
@@ -162,11 +166,13 @@ def schema_to_grammar(
         raise UnsupportedSchemaError("", "", _TOO_DEEP)
 
     def work() -> str:
-        grammar = _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii)
         try:
+            grammar = _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii)
             return emit(grammar)
         except RecursionError:  # the emitters walk expressions recursively too
             raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
+        except MemoryError:
+            raise UnsupportedSchemaError("", "", _TOO_BIG) from None
 
     return _on_fresh_stack(work)
 

@@ -18,6 +18,7 @@ trivially true; annotations and unknown keywords constrain nothing, as the speci
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections.abc import Callable
 from decimal import Decimal
@@ -140,6 +141,8 @@ class Compiler:
         # Formats as the grammar reads them, not as whichever optional checkers are installed.
         self.validator = ecma(root, format_checker=grammar_format_checker(cls.FORMAT_CHECKER))
         self._pointer_rules: dict[str, str] = {}
+        # (reference target, the constraints around it) -> rule: see _branch.
+        self._branch_rules: dict[tuple[str, str], str] = {}
         self._counter = itertools.count()
 
     # -- entry points -------------------------------------------------------------------------
@@ -303,9 +306,27 @@ class Compiler:
     def _branch(self, base: Schema, branch: Any, pointer: str) -> Expr:
         if branch is False:
             return NOTHING
+        # Annotations (a root's `$defs`, a title) constrain nothing: without this a root `$ref`
+        # into anyOf chains merged `$defs` into every branch and inlined each reference again.
+        base = {k: v for k, v in base.items() if k not in ANNOTATIONS}
         if not base:
             return self.value(branch, pointer)
-        return self.value({**base, "allOf": [branch]} if branch is not True else base, pointer)
+        if branch is True:
+            return self.value(base, pointer)
+        if isinstance(branch, dict) and set(branch) - ANNOTATIONS == {"$ref"}:
+            # A reference under constraints is inlined so the merge sees its keywords; the
+            # same target under the same constraints is one shared rule, or a chain of
+            # anyOf[ref, ref] would be expanded once per path (exponential).
+            target_pointer = self.resolve(branch["$ref"], pointer)[1]
+            key = (target_pointer, json.dumps(base, sort_keys=True, default=repr))
+            name = self._branch_rules.get(key)
+            if name is not None:
+                return Ref(name)
+            rule = self.new_rule()
+            self._branch_rules[key] = rule.name
+            self.grammar.rules[rule.name] = self.value({**base, "allOf": [branch]}, pointer)
+            return rule
+        return self.value({**base, "allOf": [branch]}, pointer)
 
     def types(self, s: Schema) -> list[str]:
         """The allowed types, with ``integer`` dropped where ``number`` covers it."""

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from .ir import Alt, Expr, Grammar, Ref, Repeat, Seq, Token
 
-__all__ = ["TokenNames", "reachable_rules"]
+__all__ = ["TokenNames", "reachable_rules", "rule_depth"]
 
 
 class TokenNames:
@@ -22,6 +22,45 @@ class TokenNames:
             name = f"{self.prefix}{len(self.names)}"
             self.names[token.item] = name
         return name
+
+
+def _references(expr: Expr) -> list[str]:
+    found: list[str] = []
+    stack = [expr]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Ref):
+            found.append(item.name)
+        elif isinstance(item, (Seq, Alt)):
+            stack.extend(item.items)
+        elif isinstance(item, Repeat):
+            stack.append(item.item)
+    return found
+
+
+def rule_depth(grammar: Grammar) -> int:
+    """The longest chain of rule references from the start rule (a reference back into the
+    chain, recursion, ends it): how deep a parser that walks rules recursively must go."""
+    depth: dict[str, int] = {}
+    on_path: set[str] = set()
+    # An explicit stack: a chain of thousands of rules is what this measures.
+    stack: list[tuple[str, list[str]]] = [
+        (grammar.start, _references(grammar.rules[grammar.start]))
+    ]
+    on_path.add(grammar.start)
+    while stack:
+        name, pending = stack[-1]
+        if pending:
+            child = pending.pop()
+            if child not in depth and child not in on_path and child in grammar.rules:
+                on_path.add(child)
+                stack.append((child, _references(grammar.rules[child])))
+            continue
+        stack.pop()
+        on_path.discard(name)
+        children = [depth[c] for c in _references(grammar.rules[name]) if c in depth]
+        depth[name] = 1 + max(children, default=0)
+    return depth.get(grammar.start, 0)
 
 
 def reachable_rules(grammar: Grammar) -> list[str]:

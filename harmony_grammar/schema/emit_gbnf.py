@@ -112,10 +112,13 @@ def emit_gbnf(grammar: Grammar) -> str:
     lines = ["root ::= start"]
     for name in reachable_rules(grammar):
         lines.append(f"{name} ::= {_expr(grammar.rules[name], tokens, helpers)}")
+    # Token bodies never hold tokens, but stay safe: a token named while writing one is
+    # written too. Copying the dict once per token here was quadratic in the token count.
     done = 0
-    while done < len(tokens.names):  # token bodies never hold tokens, but stay safe
-        body, tname = list(tokens.names.items())[done]
-        lines.append(f"{tname} ::= {_expr(body, tokens, helpers)}")
-        done += 1
+    while done < len(tokens.names):
+        batch = list(tokens.names.items())[done:]
+        for body, tname in batch:
+            lines.append(f"{tname} ::= {_expr(body, tokens, helpers)}")
+        done += len(batch)
     lines.extend(f"{name} ::= {body}" for body, name in helpers.rules.items())
     return "\n".join(lines) + "\n"

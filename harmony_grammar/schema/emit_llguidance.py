@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from .emit_common import TokenNames, reachable_rules
+from .emit_common import TokenNames, reachable_rules, rule_depth
+from .errors import UnsupportedSchemaError
 from .ir import EMPTY, Alt, Both, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token, has_both
 from .render_regex import render_regex
 
@@ -43,8 +44,27 @@ def _rule_expr(
     raise TypeError(expr)
 
 
+#: The deepest chain of rules the llguidance target writes (see :func:`llguidance_rules`).
+MAX_RULE_DEPTH = 2000
+
+
 def llguidance_rules(grammar: Grammar, prefix: str = "") -> list[str]:
-    """The rule and terminal lines, names prefixed (to embed several grammars in one)."""
+    """The rule and terminal lines, names prefixed (to embed several grammars in one).
+
+    A grammar whose rules chain deeper than :data:`MAX_RULE_DEPTH` is refused: llguidance
+    builds its parser recursively and crashes the process (a segmentation fault, measured
+    with llguidance 1.x at about 2,500 chained rules: an object with 3,000 required
+    properties, or a rule chain of 3,000 written by hand).
+    """
+    depth = rule_depth(grammar)
+    if depth > MAX_RULE_DEPTH:
+        raise UnsupportedSchemaError(
+            "",
+            "",
+            f"its grammar chains {depth} rules deep; llguidance crashes past about 2,500, so "
+            f"the llguidance target's limit is {MAX_RULE_DEPTH} (an object's declared "
+            "properties each add one)",
+        )
     tokens = TokenNames(f"{prefix.upper()}T")
     # Rules with the same body are one rule (the any-value member, say, recurs per object):
     # references to a later one print the first one's name, and it is not printed.

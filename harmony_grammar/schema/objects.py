@@ -32,6 +32,11 @@ class ObjectBuilder:
     state records how many members were written (for min/maxProperties), which names are still owed
     (``required``, ``dependentRequired``) and which are now forbidden (a name whose
     dependency was skipped). Additional members may come anywhere, in any order.
+
+    A state's ``owed`` holds only the names a dependency made owed: a required name at or
+    after the state's position is always owed (the order is fixed, so it cannot have been
+    written yet) and is never stored. Storing it made each of n states hold a set of up to n
+    names: memory quadratic in the required properties.
     """
 
     def __init__(self, compiler: CompilerContext, s: Schema, pointer: str) -> None:
@@ -140,7 +145,7 @@ class ObjectBuilder:
         c = self.c
         if any(is_nothing(self.values[n]) for n in self.required):
             return NOTHING
-        body = self.state(0, 0, frozenset(self.required), frozenset(), False)
+        body = self.state(0, 0, frozenset(), frozenset(), False)
         # States are filled from a worklist: recursing from one to the next went one Python
         # frame deeper per property (a thousand properties hit the recursion limit).
         while self.pending:
@@ -173,10 +178,14 @@ class ObjectBuilder:
         if name not in banned and room and not is_nothing(value):
             lead = (self.c.sep(),) if started else ()
             # Dependencies placed earlier were settled already: present, or this name banned.
-            later = {d for d in self.deps.get(name, ()) if self.position[d] > i}
+            later = {
+                d
+                for d in self.deps.get(name, ())
+                if self.position[d] > i and d not in self.required
+            }
             nxt = self.state(i + 1, min(count + 1, self.cap), (owed - {name}) | later, banned, True)
             branches.append(seq(*lead, self.c.member(self.keys[name], value), nxt))
-        if name not in owed:
+        if name not in owed and name not in self.required:
             newly = frozenset(k for k, v in self.deps.items() if name in v)
             branches.append(self.state(i + 1, count, owed, banned | newly, started))
         if room and not is_nothing(self.extra):

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from .json_limits import DepthTracker, JsonLimitError, loads_bounded
+from .names import check_tool_name
 
 __all__ = [
     "ArgumentChecker",
@@ -36,8 +37,9 @@ ToolsArgument = Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
 def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
     """``{name: parameters schema}`` from OpenAI-style or plain tool lists (or a mapping).
 
-    Raises ``ValueError`` with one line naming the tool for a malformed list or a parameters
-    schema that cannot check anything (see :func:`schema_problem`).
+    Raises ``ValueError`` with one line naming the tool for a malformed list, a name that
+    fails the one name check (:class:`~.names.ToolNameError`, see :mod:`.names`) or a
+    parameters schema that cannot check anything (see :func:`schema_problem`).
     """
     if tools is None:
         return {}
@@ -57,6 +59,7 @@ def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
             parameters = spec.get("parameters")
             schemas[name] = parameters if parameters is not None else {"type": "object"}
     for name, schema in schemas.items():
+        check_tool_name(name)  # the one name check (tools/names.py), wherever tools enter
         problem = schema_problem(schema)
         if problem is not None:
             raise ValueError(f"tool {name!r}: the parameters {problem}")

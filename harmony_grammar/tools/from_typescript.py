@@ -65,9 +65,14 @@ class NamespaceDeclaration:
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(r'"[^"\n]*"')
+# What this package's renderer writes for a string that needs escapes (issue 27): a JSON
+# string literal. openai-harmony writes strings raw, so only a literal holding a backslash
+# is decoded, and only when it is valid JSON.
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 # A property's key is written raw; it ends at the first ":" (after an optional "?") that is
 # followed by a space or the end of the line.
 _KEY = re.compile(r"(?P<key>[^\n]*?)(?P<optional>\?)?:(?=[ \n])")
+_QUOTED_KEY = re.compile(r'(?P<key>"(?:[^"\\\n]|\\.)*")(?P<optional>\?)?:(?=[ \n])')
 _SIMPLE = {"string", "number", "boolean", "null", "object", "array", "integer"}
 
 
@@ -295,6 +300,12 @@ class _TypeParser:
         r = self.r
         if r.text.startswith("{", r.pos):
             return self.object()
+        escaped = _JSON_STRING.match(r.text, r.pos)
+        if escaped and "\\" in escaped.group():
+            value = _json_string(escaped.group())
+            if value is not None:
+                r.pos = escaped.end()
+                return {"type": "string", "enum": [value]}
         match = _STRING.match(r.text, r.pos)
         if match:
             r.pos = match.end()
@@ -345,11 +356,25 @@ class _TypeParser:
 
     def key(self) -> tuple[str, bool]:
         r = self.r
+        quoted = _QUOTED_KEY.match(r.text, r.pos)
+        if quoted:  # a name the renderer had to quote: it may hold ": " itself
+            value = _json_string(quoted.group("key"))
+            if value is not None:
+                r.pos = quoted.end()
+                return value, quoted.group("optional") is not None
         match = _KEY.match(r.text, r.pos)
         if not match or not match.group("key"):
             raise r.error("a property")
         r.pos = match.end()
         return match.group("key"), match.group("optional") is not None
+
+
+def _json_string(literal: str) -> str | None:
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _variant_comment(variant: dict[str, Any], comment: str, *, json_defaults: bool) -> None:
@@ -383,12 +408,14 @@ _HEADING = re.compile(r"^## (?P<name>\S+)\n", re.MULTILINE)
 
 
 def _namespace_body(text: str, name: str) -> tuple[int, int] | None:
-    opening = f"namespace {name} {{\n"
-    start = text.find(opening)
-    if start < 0:
+    # Both ends at the start of a line: the same words inside a comment or a string (schema
+    # text) are not the namespace's end, and must not hide the tools after them.
+    opening = re.compile(f"^namespace {re.escape(name)} {{\n", re.MULTILINE).search(text)
+    if opening is None:
         return None
-    end = text.find(f"}} // namespace {name}", start)
-    return start + len(opening), len(text) if end < 0 else end
+    closing = re.compile(f"^}} // namespace {re.escape(name)}$", re.MULTILINE)
+    end = closing.search(text, opening.end())
+    return opening.end(), len(text) if end is None else end.start()
 
 
 def _tool_description(body: str, type_start: int) -> str:

@@ -14,18 +14,34 @@ their quirks, because the model was trained on exactly that text:
   while tool and namespace descriptions get ``// `` on every line.
 
 The tests compare all of this with the package token for token (tests/test_typescript*.py).
+
+Where openai-harmony writes schema text raw, a hostile schema could close its declaration and
+declare a tool nobody declared (an enum value ``paris"\\n}) => any;\\ntype delete_all = …``).
+Here schema text can never change the structure of the namespace, and text that cannot do
+so renders byte for byte as openai-harmony writes it:
+
+* a comment's text is split at every TypeScript line terminator (``\\n``, ``\\r``, U+2028,
+  U+2029) and each further line starts with ``// ``, so it stays a comment;
+* enum strings are written as TypeScript string literals (JSON escapes, and U+2028/U+2029
+  as ``\\u`` escapes), and a property name that holds anything but name characters is quoted;
+* what cannot be escaped is refused with :class:`RenderError`, naming the tool and the JSON
+  pointer: a ``type`` list entry that is not a type name, and a tool or namespace name that
+  fails :func:`~.names.name_problem` (the one name check, shared with the grammars).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .names import name_problem
 from .spec import ToolNamespace, ToolSpec
 
 __all__ = [
+    "RenderError",
     "json_display",
     "namespace_typescript",
     "rust_lines",
@@ -33,6 +49,46 @@ __all__ = [
     "tool_typescript",
     "tools_section",
 ]
+
+
+class RenderError(ValueError):
+    """The conversation cannot be rendered (for example a tool message without a name, or a
+    tool schema whose text would change the declarations)."""
+
+
+class _Unrenderable(Exception):
+    """Schema text that no escape can keep inert, at ``pointer`` (turned into RenderError)."""
+
+    def __init__(self, pointer: str, why: str) -> None:
+        super().__init__(pointer, why)
+        self.pointer = pointer
+        self.why = why
+
+
+#: What ends a ``//`` comment in TypeScript (and JavaScript).
+_LINE_TERMINATORS = re.compile("\r\n|[\n\r\u2028\u2029]")
+#: A property name written as is: anything else is quoted.
+_PLAIN_KEY = re.compile("[^\\s\"'`:;,{}()\\[\\]<>=/\\\\|?*]+")
+_TYPE_NAME = re.compile("[A-Za-z_$][\\w$]*")
+
+
+def _comment(text: str, indent: str) -> str:
+    """``text`` as the body of a ``// `` comment: each line break starts a new comment line."""
+    return f"\n{indent}// ".join(_LINE_TERMINATORS.split(text))
+
+
+def _string_literal(text: str) -> str:
+    """A TypeScript string literal: JSON's escapes, plus the two line separators."""
+    literal = json.dumps(text, ensure_ascii=False)
+    return literal.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _key(key: str) -> str:
+    return key if _PLAIN_KEY.fullmatch(key) else _string_literal(key)
+
+
+def _escape_pointer(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def rust_lines(text: str) -> list[str]:
@@ -181,18 +237,21 @@ def _is_enum(schema: Any) -> bool:
     return isinstance(values, list) and len(values) > 0
 
 
-def _default_text(schema: Any, default: Any, *, enum_string_as_json: bool = False) -> str:
+def _default_text(
+    schema: Any, default: Any, indent: str, *, enum_string_as_json: bool = False
+) -> str:
     """``default: …`` as openai-harmony writes it (string defaults raw, not JSON-escaped).
 
     An enum's string default is written bare, except in a ``oneOf`` that is not a property,
-    where openai-harmony writes it as JSON (quoted and escaped).
+    where openai-harmony writes it as JSON (quoted and escaped). It is comment text: a line
+    break in it starts a new comment line.
     """
     if isinstance(default, str):
         if not _is_enum(schema):
-            return f'default: "{default}"'
+            return _comment(f'default: "{default}"', indent)
         if not enum_string_as_json:
-            return f"default: {default}"
-    return f"default: {json_display(default)}"
+            return _comment(f"default: {default}", indent)
+    return _comment(f"default: {json_display(default)}", indent)
 
 
 def _with_nullable(schema: Any, type_text: str) -> str:
@@ -203,6 +262,7 @@ def _with_nullable(schema: Any, type_text: str) -> str:
 
 def _variant_comments(
     variant: Any,
+    indent: str,
     *,
     skip_description: bool,
     property_description: str | None,
@@ -215,23 +275,27 @@ def _variant_comments(
         and isinstance(description, str)
         and description != property_description
     ):
-        comments.append(description)
+        comments.append(_comment(description, indent))
     if _has(variant, "default"):
         comments.append(
-            _default_text(variant, variant["default"], enum_string_as_json=enum_string_as_json)
+            _default_text(
+                variant, variant["default"], indent, enum_string_as_json=enum_string_as_json
+            )
         )
     return f" // {' '.join(comments)}" if comments else ""
 
 
-def _one_of(variants: list[Any], indent: str) -> str:
+def _one_of(variants: list[Any], indent: str, pointer: str) -> str:
     """A ``oneOf`` schema that is not a property: each variant on its own ``| `` line."""
     out: list[str] = []
-    for variant in variants:
+    for i, variant in enumerate(variants):
         out.append(f"\n{indent} | ")
-        out.append(_with_nullable(variant, schema_to_typescript(variant, f"{indent}   ")))
+        nested = _schema(variant, f"{indent}   ", f"{pointer}/oneOf/{i}")
+        out.append(_with_nullable(variant, nested))
         out.append(
             _variant_comments(
                 variant,
+                indent,
                 skip_description=False,
                 property_description=None,
                 enum_string_as_json=True,
@@ -241,7 +305,12 @@ def _one_of(variants: list[Any], indent: str) -> str:
 
 
 def _one_of_property(
-    key: str, schema: Mapping[str, Any], variants: list[Any], required: bool, indent: str
+    key: str,
+    schema: Mapping[str, Any],
+    variants: list[Any],
+    required: bool,
+    indent: str,
+    pointer: str,
 ) -> str:
     out: list[str] = []
     description = schema.get("description")
@@ -250,51 +319,56 @@ def _one_of_property(
     first_description = _get(variants[0], "description") if variants else None
     above = property_description is not None and property_description != first_description
     if above:
-        out.append(f"{indent}// {property_description}\n")
+        out.append(f"{indent}// {_comment(str(property_description), indent)}\n")
     if "default" in schema:
-        out.append(f"{indent}// {_default_text(schema, schema['default'])}\n")
-    out.append(f"{indent}{key}{'' if required else '?'}:\n")
+        out.append(f"{indent}// {_default_text(schema, schema['default'], indent)}\n")
+    out.append(f"{indent}{_key(key)}{'' if required else '?'}:\n")
     for i, variant in enumerate(variants):
-        type_text = _with_nullable(variant, schema_to_typescript(variant, f"{indent}   "))
+        nested = _schema(variant, f"{indent}   ", f"{pointer}/oneOf/{i}")
+        type_text = _with_nullable(variant, nested)
         comments = _variant_comments(
-            variant, skip_description=i == 0 and above, property_description=property_description
+            variant,
+            indent,
+            skip_description=i == 0 and above,
+            property_description=property_description,
         )
         out.append(f"{indent} | {type_text}{comments}\n")
     out.append(f"{indent},\n")
     return "".join(out)
 
 
-def _property(key: str, schema: Any, required: bool, indent: str) -> str:
+def _property(key: str, schema: Any, required: bool, indent: str, pointer: str) -> str:
     out: list[str] = []
     title = _get(schema, "title")
     if isinstance(title, str):
-        out.append(f"{indent}// {title}\n{indent}//\n")
+        out.append(f"{indent}// {_comment(title, indent)}\n{indent}//\n")
     has_one_of = _has(schema, "oneOf")
     description = _get(schema, "description")
     if not has_one_of and isinstance(description, str):
-        out.append(f"{indent}// {description}\n")
+        out.append(f"{indent}// {_comment(description, indent)}\n")
     examples = _get(schema, "examples")
     if isinstance(examples, list) and examples:
         out.append(f"{indent}// Examples:\n")
-        out.extend(f'{indent}// - "{ex}"\n' for ex in examples if isinstance(ex, str))
+        quoted = ('"' + ex + '"' for ex in examples if isinstance(ex, str))
+        out.extend(f"{indent}// - {_comment(text, indent)}\n" for text in quoted)
     variants = _get(schema, "oneOf")
     if isinstance(variants, list):
-        out.append(_one_of_property(key, schema, variants, required, indent))
+        out.append(_one_of_property(key, schema, variants, required, indent, pointer))
         return "".join(out)
-    type_text = _with_nullable(schema, schema_to_typescript(schema, f"{indent}    "))
-    out.append(f"{indent}{key}{'' if required else '?'}: {type_text},")
+    type_text = _with_nullable(schema, _schema(schema, f"{indent}    ", pointer))
+    out.append(f"{indent}{_key(key)}{'' if required else '?'}: {type_text},")
     # A oneOf that is not a list still suppresses the default comment, as in openai-harmony.
     if not has_one_of and _has(schema, "default"):
-        out.append(f" // {_default_text(schema, schema['default'])}")
+        out.append(f" // {_default_text(schema, schema['default'], indent)}")
     out.append("\n")
     return "".join(out)
 
 
-def _object(schema: Mapping[str, Any], indent: str) -> str:
+def _object(schema: Mapping[str, Any], indent: str, pointer: str) -> str:
     out: list[str] = []
     description = schema.get("description")
     if isinstance(description, str):
-        out.append(f"{indent}// {description}\n")
+        out.append(f"{indent}// {_comment(description, indent)}\n")
     out.append("{\n")
     properties = schema.get("properties")
     if isinstance(properties, Mapping):
@@ -305,7 +379,8 @@ def _object(schema: Mapping[str, Any], indent: str) -> str:
             else set()
         )
         for key, value in properties.items():
-            out.append(_property(key, value, key in required, indent))
+            where = f"{pointer}/properties/{_escape_pointer(str(key))}"
+            out.append(_property(str(key), value, key in required, indent, where))
     out.append(f"{indent}}}")
     return "".join(out)
 
@@ -313,58 +388,103 @@ def _object(schema: Mapping[str, Any], indent: str) -> str:
 _SIMPLE_TYPES = {"number": "number", "integer": "number", "boolean": "boolean"}
 
 
-def schema_to_typescript(schema: Any, indent: str = "") -> str:
-    """The TypeScript type openai-harmony writes for a JSON Schema.
+def _type_names(type_value: list[Any], pointer: str) -> list[str]:
+    names = []
+    for i, name in enumerate(type_value):
+        if not isinstance(name, str):
+            continue
+        if _TYPE_NAME.fullmatch(name) is None:
+            # Written raw as a type, it could close the declaration: nothing escapes a type.
+            shown = name if len(name) <= 40 else name[:37] + "..."
+            raise _Unrenderable(f"{pointer}/type/{i}", f"{shown!r} is not a type name")
+        names.append("number" if name == "integer" else name)
+    return names
 
-    ``indent`` prefixes the lines of nested object members (4 spaces per level; ``oneOf``
-    variants add 3).
-    """
+
+def _schema(schema: Any, indent: str, pointer: str) -> str:
     variants = _get(schema, "oneOf")
     if isinstance(variants, list):
-        return _one_of(variants, indent)
+        return _one_of(variants, indent, pointer)
     type_value = _get(schema, "type")
     if isinstance(type_value, list):
-        names = ["number" if t == "integer" else t for t in type_value if isinstance(t, str)]
+        names = _type_names(type_value, pointer)
         if names:
             return " | ".join(names)
     if not isinstance(type_value, str):
         return "any"
     if type_value == "object":
-        return _object(schema, indent)
+        return _object(schema, indent, pointer)
     if type_value == "string":
         values = _get(schema, "enum")
         if isinstance(values, list):
-            strings = [f'"{v}"' for v in values if isinstance(v, str)]
+            strings = [_string_literal(v) for v in values if isinstance(v, str)]
             if strings:
                 return " | ".join(strings)
         return "string"
     if type_value == "array":
         if "items" in schema:
-            return f"{schema_to_typescript(schema['items'], indent)}[]"
+            return f"{_schema(schema['items'], indent, f'{pointer}/items')}[]"
         return "Array<any>"
     return _SIMPLE_TYPES.get(type_value, "any")
 
 
-def tool_typescript(tool: ToolSpec) -> str:
-    """One tool: its ``// description`` lines, then ``type name = (_: …) => any;``."""
-    lines = [f"// {line}" for line in rust_lines(tool.description)]
+def schema_to_typescript(schema: Any, indent: str = "") -> str:
+    """The TypeScript type openai-harmony writes for a JSON Schema, with its text escaped.
+
+    ``indent`` prefixes the lines of nested object members (4 spaces per level; ``oneOf``
+    variants add 3). Raises :class:`RenderError` naming the JSON pointer of schema text that
+    cannot be written without changing the declarations.
+    """
+    try:
+        return _schema(schema, indent, "")
+    except _Unrenderable as exc:
+        raise RenderError(f"schema at {exc.pointer}: {exc.why}") from None
+
+
+def _description_lines(text: str) -> list[str]:
+    # rust_lines keeps openai-harmony's lines; a lone \r or U+2028/U+2029 inside one would
+    # still end a `//` comment for a TypeScript reader, so it starts a comment line too.
+    return [part for line in rust_lines(text) for part in _LINE_TERMINATORS.split(line)]
+
+
+def _tool_typescript(tool: ToolSpec, namespace: str) -> str:
+    problem = name_problem(tool.name)
+    if problem is not None:
+        raise RenderError(f"namespace {namespace!r}: {problem}")
+    lines = [f"// {line}" for line in _description_lines(tool.description)]
     if tool.parameters is not None:
-        lines.append(f"type {tool.name} = (_: {schema_to_typescript(tool.parameters)}) => any;\n")
+        try:
+            parameters = _schema(tool.parameters, "", "")
+        except _Unrenderable as exc:
+            raise RenderError(
+                f"tool {namespace}.{tool.name}: parameters at {exc.pointer}: {exc.why}"
+            ) from None
+        lines.append(f"type {tool.name} = (_: {parameters}) => any;\n")
     else:
         lines.append(f"type {tool.name} = () => any;\n")
     return "\n".join(lines)
 
 
+def tool_typescript(tool: ToolSpec) -> str:
+    """One tool: its ``// description`` lines, then ``type name = (_: …) => any;``."""
+    return _tool_typescript(tool, "functions")
+
+
 def namespace_typescript(namespace: ToolNamespace) -> str:
     """A ``## name`` block: description, then ``namespace name { … } // namespace name``."""
+    problem = name_problem(namespace.name, what="namespace")
+    if problem is not None:
+        raise RenderError(problem)
     parts = [f"## {namespace.name}\n"]
     if namespace.description is not None:
         # With tools the description is a comment above the namespace; without, plain text.
-        prefix = "// " if namespace.tools else ""
-        parts.extend(f"{prefix}{line}" for line in rust_lines(namespace.description))
+        if namespace.tools:
+            parts.extend(f"// {line}" for line in _description_lines(namespace.description))
+        else:
+            parts.extend(rust_lines(namespace.description))
     if namespace.tools:
         parts.append(f"namespace {namespace.name} {{\n")
-        parts.extend(tool_typescript(tool) for tool in namespace.tools)
+        parts.extend(_tool_typescript(tool, namespace.name) for tool in namespace.tools)
         parts.append(f"}} // namespace {namespace.name}")
     return "\n".join(parts)
 

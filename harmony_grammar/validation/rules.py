@@ -32,6 +32,7 @@ from ..safety.signals import SIGNAL_PATTERNS, LeakSignal
 from ..tools.arguments import first_schema_error
 from ..tools.from_typescript import declared_namespaces, tools_from_typescript
 from ..tools.json_limits import json_limit
+from ..tools.names import name_problem
 
 __all__ = ["RULES", "Check", "Problem", "RuleContext", "run_rules"]
 
@@ -70,6 +71,8 @@ class RuleContext:
     valid_channels: frozenset[str] = frozenset(DEFAULT_CHANNELS)
     functions: Mapping[str, Mapping[str, Any]] | None = None
     namespaces: Mapping[str, Mapping[str, Mapping[str, Any]] | None] | None = None
+    #: Whether ``functions`` came from ``tools=`` (the host's list), not from the transcript.
+    tools_given: bool = False
 
     @classmethod
     def of(
@@ -94,6 +97,7 @@ class RuleContext:
             ),
             functions=functions,
             namespaces=_namespaces_declared(system.content) if system else None,
+            tools_given=tools is not None,
         )
 
 
@@ -224,6 +228,57 @@ def unknown_recipient(context: RuleContext) -> Iterator[Problem]:
         target = _resolve(context, message.recipient or "")
         if target.declared is False:
             yield Problem(index, f"unknown recipient {message.recipient!r}: {target.why}")
+
+
+#: A line of a ``# Tools`` section that declares something: ``type NAME = …`` or
+#: ``namespace NAME {``. Schema text never starts such a line in this package's rendering
+#: (comment text continues as comments, strings are escaped); raw text from elsewhere can.
+_DECLARATION = re.compile(r"^(?P<kind>type|namespace) (?P<name>.*?)(?: = .*| \{)?$", re.MULTILINE)
+
+
+def _tools_sections(content: str) -> Iterator[tuple[int, str]]:
+    start = content.find("# Tools\n")
+    if start == 0 or (start > 0 and content[start - 1] == "\n"):
+        end = content.find("\n# ", start + 1)
+        yield start, content[start : end if end >= 0 else len(content)]
+
+
+def forged_declaration(context: RuleContext) -> Iterator[Problem]:
+    """A ``# Tools`` section declares well-formed names, each once, and only given tools."""
+    for index, message in enumerate(context.messages):
+        if message.role not in (Role.SYSTEM, Role.DEVELOPER):
+            continue
+        for offset, section in _tools_sections(message.content):
+            namespace = ""
+            seen: set[tuple[str, str]] = set()
+            for match in _DECLARATION.finditer(section):
+                kind, name = match.group("kind"), match.group("name")
+                within = (offset + match.start(), offset + match.end())
+                if kind == "namespace":
+                    namespace = name
+                problem = name_problem(name, what="tool" if kind == "type" else "namespace")
+                if problem is not None:
+                    yield Problem(index, f"a forged or broken declaration: {problem}", within)
+                    continue
+                if kind == "type" and (namespace, name) in seen:
+                    yield Problem(
+                        index,
+                        f"{namespace}.{name} is declared twice (a later one overrides)",
+                        within,
+                    )
+                seen.add((namespace, name))
+                if (
+                    kind == "type"
+                    and namespace == _FUNCTIONS
+                    and message.role is Role.DEVELOPER
+                    and context.tools_given
+                    and name not in (context.functions or {})
+                ):
+                    yield Problem(
+                        index,
+                        f"functions.{name} is declared but is not among the given tools",
+                        within,
+                    )
 
 
 def arguments_off_schema(context: RuleContext) -> Iterator[Problem]:
@@ -472,6 +527,7 @@ RULES: dict[str, Check] = {
     "HG211": misplaced_return,
     "HG212": dropped_analysis,
     "HG213": call_token_without_call,
+    "HG214": forged_declaration,
 }
 
 
