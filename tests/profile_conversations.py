@@ -22,10 +22,13 @@ _WORDS = [
 ]
 
 
-def _text(rng: random.Random, low: int = 1, high: int = 8) -> str:
+def _text(rng: random.Random, low: int = 1, high: int = 8, *, lines: bool = True) -> str:
+    """Words; with ``lines``, sometimes a second line. Schema and tool descriptions get one
+    line: a line break there is escaped by design (issue 27: schema text stays inert), so
+    their bytes differ from the references, which write it raw (tests/test_injection.py)."""
     words = [rng.choice(_WORDS) for _ in range(rng.randint(low, high))]
     text = " ".join(words)
-    if rng.random() < 0.2:
+    if lines and rng.random() < 0.2:
         text += "\n" + " ".join(rng.choice(_WORDS) for _ in range(3))
     return text
 
@@ -47,7 +50,7 @@ def _schema(rng: random.Random, depth: int) -> dict[str, Any]:
     elif kind == "array_o":
         schema = {"type": "array", "items": _object(rng, depth + 1)}
     elif kind == "one_of":
-        schema = {"oneOf": [{"type": "string", "description": _text(rng, 1, 2)}, {"type": "number"}]}
+        schema = {"oneOf": [{"type": "string", "description": _text(rng, 1, 2, lines=False)}, {"type": "number"}]}
     elif kind == "one_of_object":
         schema = {"oneOf": [_object(rng, depth + 1), {"type": "string", "default": "ü"}]}
     elif kind == "array_a":
@@ -60,7 +63,7 @@ def _schema(rng: random.Random, depth: int) -> dict[str, Any]:
     else:
         schema = {"type": kind}
     if rng.random() < 0.4:
-        schema["description"] = _text(rng, 1, 4)
+        schema["description"] = _text(rng, 1, 4, lines=False)
     if kind in ("string", "integer", "boolean") and rng.random() < 0.3:
         schema["default"] = {"string": "x é", "integer": 3, "boolean": False}[kind]
     return schema
@@ -79,7 +82,7 @@ def _object(rng: random.Random, depth: int) -> dict[str, Any]:
 def _tools(rng: random.Random) -> list[dict[str, Any]]:
     tools = []
     for name in rng.sample(["get_weather", "search_docs", "read_file", "run_job"], rng.randint(1, 3)):
-        function: dict[str, Any] = {"name": name, "description": _text(rng, 2, 6)}
+        function: dict[str, Any] = {"name": name, "description": _text(rng, 2, 6, lines=False)}
         if rng.random() < 0.85:
             function["parameters"] = _object(rng, 0)
         tools.append({"type": "function", "function": function})

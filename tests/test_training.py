@@ -36,6 +36,7 @@ from harmony_grammar.rendering.renderer import RenderError
 from harmony_grammar.training.render import IGNORE_INDEX, TrainingExample
 from tests.test_render_properties import (
     _assert_unreadable,
+    _inert_tools,
     conversations,
     texts,
     well_formed_conversations,
@@ -202,6 +203,8 @@ def test_ids_match_openai_harmony_whole_conversation_drop(
         # A header field the parser cannot read back is refused (tests/test_render_properties).
         _assert_unreadable(str(exc), conversation, harmony_oracle.decode_utf8(expected))
         return
+    if not _inert_tools(conversation):
+        return  # tool text escaped by design (issue 27): openai-harmony writes it raw
     assert example.input_ids == expected
     assert example.text == harmony_oracle.decode_utf8(example.input_ids)
 
@@ -218,6 +221,8 @@ def test_ids_match_openai_harmony_with_earlier_turns_dropped(
     except RenderError as exc:
         _assert_unreadable(str(exc), conversation, harmony_oracle.decode_utf8(expected))
         return
+    if not _inert_tools(conversation):
+        return  # tool text escaped by design (issue 27): openai-harmony writes it raw
     assert example.input_ids == expected
 
 
@@ -254,7 +259,11 @@ def test_multi_turn_default_equals_openai_harmony_default(
 def test_masked_spans_parse_back_to_the_chosen_assistant_messages(
     encoding: Any, conversation: Conversation, train_on: str, options: dict[str, Any]
 ) -> None:
-    example = render_training(conversation, train_on=train_on, encoding=encoding, **options)
+    try:
+        example = render_training(conversation, train_on=train_on, encoding=encoding, **options)
+    except RenderError as exc:  # tool text no escape keeps inert (issue 27)
+        assert not _inert_tools(conversation), exc
+        return
     _check_mask(example, _expected_trained(conversation, train_on, **options), encoding)
 
 
