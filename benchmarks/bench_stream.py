@@ -5,21 +5,28 @@
 Both parsers read the same token stream one token at a time in the same run; the ratio is
 our time per token over openai-harmony's (the target is at most 0.8, strict and lenient, at
 every length). Shapes: a long analysis (a sentence repeated 300 to 10,000 times, then a
-final), many short messages, and long call arguments (ours checking them against the tool's
-schema with ``tools=``, which openai-harmony does not do; shown, not a like-for-like pair).
+final), prose that does not repeat (the project's docs as one analysis), the worst case for
+the parser's shared deltas (20,000 random ordinary ids, nearly all distinct), many short
+messages, and long call arguments (ours checking them against the tool's schema with
+``tools=``, which openai-harmony does not do; shown, not a like-for-like pair).
 Times are CPU seconds (``time.process_time``), the best of a few rounds, so a busy machine
 moves them less; text mode is measured per chunk of 16 characters.
 """
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from _common import ids_of, many_short_messages, openai_harmony_encoding
 
 from harmony_grammar.format.stream import StreamParser
+from harmony_grammar.format.tokens import CONTROL_SPELLING_RE
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 SENTENCE = "The user wants the weather in Paris, so we call get_weather with the city. "
 TOOLS = [
@@ -100,6 +107,13 @@ def main(argv: Sequence[str]) -> None:
     for repeats in lengths:
         ids = ids_of(long_analysis(repeats))
         measure(f"long analysis x{repeats}", ids, rounds=3 if repeats >= 3000 else 5)
+    docs = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted(DOCS.glob("*.md")))
+    prose = f"<|channel|>analysis<|message|>{CONTROL_SPELLING_RE.sub('', docs)}<|end|>"
+    measure("the docs as prose", ids_of(prose), rounds=3)
+    rng = random.Random(23)
+    noise = [rng.randrange(1000, 150000) for _ in range(20000)]
+    head, tail = ids_of("<|channel|>analysis<|message|>"), ids_of("<|end|>")
+    measure("20,000 random ids", head + noise + tail, rounds=3)
     measure("200 short messages", ids_of(many_short_messages(200)), rounds=5, start="conversation")
     for repeats in (30,) if quick else (30, 300):
         ids = ids_of(long_arguments(repeats))

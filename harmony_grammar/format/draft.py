@@ -34,6 +34,9 @@ class Draft:
     content_spans: list[int] = field(default_factory=list)
     #: Where the body began (the end of ``<|message|>``, or where a repair opened it).
     body_start: int = -1
+    #: The body's delta events by text, shared: deltas are frozen, so the same text in one
+    #: message is one object (a token's text recurs; building a delta is the hot path's cost).
+    deltas: dict[str, object] = field(default_factory=dict)
 
     @property
     def is_tool_call(self) -> bool:

@@ -107,6 +107,8 @@ _RESYNC_START = {
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _CONTENT = "CONTENT"
+#: How many distinct delta events one message shares (Draft.deltas): bounded memory.
+_SHARED_DELTAS = 4096
 #: Lexer matches the BEFORE_LEX repairs must see first (see lex_header_text).
 _NOT_YET_A_FIELD = frozenset({"SPACE", "CHANNEL_NAME"})
 #: Header words a repair may feed empty, to reach ``<|message|>`` (the actions read them).
@@ -212,11 +214,17 @@ class Engine:
                 spans += (start, end)
             events = self.events
             if events is not None:
-                call_id = draft.call_id
-                if call_id is None:
-                    events.append(content_delta(text, draft.channel))
-                else:
-                    events.append(tool_call_delta(text, call_id))
+                deltas = draft.deltas
+                delta = deltas.get(text)
+                if delta is None:
+                    call_id = draft.call_id
+                    if call_id is None:
+                        delta = content_delta(text, draft.channel)
+                    else:
+                        delta = tool_call_delta(text, call_id)
+                    if len(deltas) < _SHARED_DELTAS:
+                        deltas[text] = delta
+                events.append(delta)  # type: ignore[arg-type]
             return
         if self._skipping:
             self.discard(start, end)
