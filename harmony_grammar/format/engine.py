@@ -62,8 +62,8 @@ from .grammar import expected_description, harmony_parser, header_lexer
 from .lalr import LalrDriver, parse_table
 from .lexer import TextRun
 from .model import (
-    Accounting,
     Diagnostic,
+    Ledger,
     Message,
     RecipientPosition,
     Role,
@@ -175,7 +175,7 @@ class Engine:
         self.stop_reason: str | None = None
         self.draft: Draft | None = None
         #: The conservation ledger: content ranges per finished message, discarded ranges.
-        self._content_spans: list[tuple[Span, ...]] = []
+        self._content_spans: list[list[int]] = []
         self._bodies: list[int] = []
         self._next_turn_span: Span | None = None
         self._discarded: list[int] = []  # flat [start, end, ...], adjacent ranges merged
@@ -375,16 +375,16 @@ class Engine:
             text = rest
             if not text:
                 return
-        draft = self.draft
-        if draft is None:
-            where = Where.BETWEEN
-        elif self.at_completion_start:
-            where = Where.COMPLETION_START
-        else:
-            where = Where.OPEN_HEADER
-        for repair in self._repairs.pending_text[where]:
-            if repair(self, text, start, end, closer):
-                return
+        if self._repairs:  # strict mode has no rows: never ask where the text stands
+            if self.draft is None:
+                where = Where.BETWEEN
+            elif self.at_completion_start:
+                where = Where.COMPLETION_START
+            else:
+                where = Where.OPEN_HEADER
+            for repair in self._repairs.pending_text[where]:
+                if repair(self, text, start, end, closer):
+                    return
         self.lex_header_text(text, start, end)
 
     @property
@@ -588,7 +588,8 @@ class Engine:
 
     def _on_message(self, value: str, start: int, end: int) -> None:
         draft = self._require_draft(start)
-        self.complete_header(draft, start)
+        if self._repairs:
+            self.complete_header(draft, start)
         draft.content = []
         draft.body_start = end
         if draft.is_tool_call:
@@ -645,13 +646,7 @@ class Engine:
             span=Span(draft.start, end),
         )
         self.messages.append(message)
-        spans = draft.content_spans
-        if len(spans) == 2:  # the common case: one range
-            self._content_spans.append((Span(spans[0], spans[1]),))
-        else:
-            self._content_spans.append(
-                tuple(Span(spans[i], spans[i + 1]) for i in range(0, len(spans), 2))
-            )
+        self._content_spans.append(draft.content_spans)  # the draft is done with it
         self._bodies.append(draft.body_start)
         call_check, self._call_check = self._call_check, None
         if call_check is not None:
@@ -691,14 +686,14 @@ class Engine:
         else:
             spans += (start, end)
 
-    def accounting(self, length: int) -> Accounting:
-        """The ledger of the parse so far (``length``: the input's length in its units)."""
-        spans = self._discarded
-        return Accounting(
+    def ledger(self, length: int) -> Ledger:
+        """The ledger of the parse so far (``length``: the input's length in its units); a
+        snapshot: parsing on does not change it."""
+        return Ledger(
             length,
-            tuple(self._content_spans),
-            tuple(Span(spans[i], spans[i + 1]) for i in range(0, len(spans), 2)),
-            tuple(self._bodies),
+            list(self._content_spans),
+            list(self._discarded),
+            list(self._bodies),
             self._next_turn_span,
         )
 

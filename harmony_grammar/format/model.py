@@ -7,13 +7,14 @@ channel, content_type), so code that moves between the two reads the same.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "Accounting",
     "Diagnostic",
+    "Ledger",
     "Message",
     "ParseResult",
     "RecipientPosition",
@@ -227,6 +228,38 @@ class Accounting:
     next_turn: Span | None = None
 
 
+def _spans(flat: Sequence[int]) -> tuple[Span, ...]:
+    return tuple(Span(flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
+
+
+class Ledger:
+    """The engine's raw ledger, turned into an :class:`Accounting` only when asked for
+    (:attr:`ParseResult.accounting`): parsing builds no span objects it may never need."""
+
+    __slots__ = ("_bodies", "_content", "_discarded", "_length", "_next_turn")
+
+    def __init__(
+        self,
+        length: int,
+        content: Sequence[Sequence[int]],
+        discarded: Sequence[int],
+        bodies: Sequence[int],
+        next_turn: Span | None,
+    ) -> None:
+        self._length, self._content, self._discarded = length, content, discarded
+        self._bodies, self._next_turn = bodies, next_turn
+
+    def accounting(self) -> Accounting:
+        """The ledger as :class:`Accounting`."""
+        return Accounting(
+            self._length,
+            tuple(_spans(flat) for flat in self._content),
+            _spans(self._discarded),
+            tuple(self._bodies),
+            self._next_turn,
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ParseResult:
     """What a parse found: the messages and every diagnostic, in input order."""
@@ -235,9 +268,14 @@ class ParseResult:
     diagnostics: tuple[Diagnostic, ...]
     #: For ``start="prompt"``: the author of the turn the prompt hands over to.
     next_turn: str | None = None
-    #: Where every part of the input went (not part of equality: the same messages read
-    #: from text and from token ids have their ledgers in different units).
-    accounting: Accounting | None = field(default=None, compare=False)
+    #: The engine's raw ledger (not part of equality: the same messages read from text and
+    #: from token ids have their ledgers in different units); see :attr:`accounting`.
+    ledger: Ledger | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def accounting(self) -> Accounting | None:
+        """Where every part of the input went (:class:`Accounting`), None when not parsed."""
+        return self.ledger.accounting() if self.ledger is not None else None
 
     @property
     def ok(self) -> bool:

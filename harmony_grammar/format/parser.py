@@ -71,5 +71,5 @@ def parse(
     engine.eof(end)
     diagnostics = engine.overflow.cap(engine.diagnostics, end)
     return ParseResult(
-        tuple(engine.messages), diagnostics, engine.next_turn, engine.accounting(end)
+        tuple(engine.messages), diagnostics, engine.next_turn, engine.ledger(end)
     )

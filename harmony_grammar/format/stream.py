@@ -163,5 +163,5 @@ class StreamParser:
             tuple(engine.messages),
             engine.overflow.cap(engine.diagnostics, end),
             engine.next_turn,
-            engine.accounting(end),
+            engine.ledger(end),
         )
