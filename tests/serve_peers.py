@@ -12,8 +12,10 @@ second ``serve`` (tests/test_serve.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator
+import signal
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,3 +138,19 @@ def peer_app(script: Script) -> Starlette:
             Route("/api/version", ok),
         ]
     )
+
+
+@contextlib.contextmanager
+def deadline(seconds: int) -> Iterator[None]:
+    """No test may hang: past ``seconds`` the test fails with TimeoutError (SIGALRM)."""
+
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"the test ran past {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -16,7 +16,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -45,7 +44,7 @@ from harmony_grammar.rendering.chat import from_chat_completions  # noqa: E402
 from harmony_grammar.rendering.renderer import DropRule, render  # noqa: E402
 
 from .openai_sdk import check_chunk, check_event, check_response  # noqa: E402
-from .serve_peers import CALL_IDS, Script, peer_app  # noqa: E402
+from .serve_peers import CALL_IDS, Script, deadline, peer_app  # noqa: E402
 
 WEATHER = {
     "type": "object",
@@ -72,17 +71,8 @@ LONG = {"type": "json_schema", "json_schema": {"name": "long", "schema": {"type"
 @pytest.fixture(autouse=True)
 def _deadline() -> Iterator[None]:
     """No test may hang: each gets TEST_SECONDS, then fails."""
-
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"the test ran past {TEST_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_SECONDS)
-    try:
+    with deadline(TEST_SECONDS):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="module")

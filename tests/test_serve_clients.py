@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,21 +22,16 @@ openai = pytest.importorskip("openai")
 
 from harmony_grammar.gateway import EmbeddedBackend, GatewayConfig, Limits, serving  # noqa: E402
 
+from .serve_peers import deadline  # noqa: E402
+
 TEST_SECONDS = 300
 
 
 @pytest.fixture(autouse=True)
 def _deadline() -> Iterator[None]:
-    def expired(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"the test ran past {TEST_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_SECONDS)
-    try:
+    """No test may hang: each gets TEST_SECONDS, then fails."""
+    with deadline(TEST_SECONDS):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="module")
