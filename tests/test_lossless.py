@@ -339,3 +339,21 @@ def test_stripped_headers_separated_by_line_breaks():
     assert _read("analysis\nof the data follows.") == [
         ("final", None, None, "analysis\nof the data follows.")
     ]
+
+
+@pytest.mark.parametrize("role", ["assistant", "user", "tool", "system"])
+@pytest.mark.parametrize("channel", [None, "analysis", "final", "commentary"])
+def test_header_complete_rows_need_a_recipient_or_a_content_type(role, channel):
+    """The engine asks the HEADER_COMPLETE rows only about headers with a recipient or a
+    content type (engine._on_message): each row must do nothing to any other header."""
+    from harmony_grammar.format.draft import Draft
+    from harmony_grammar.format.engine import Engine
+    from harmony_grammar.format.model import Role
+    from harmony_grammar.format.repairs import LENIENT
+
+    engine = Engine(start="conversation", strict=False)
+    for repair in LENIENT.header_complete:
+        draft = Draft(start=0, role=Role(role), channel=channel, name="functions.f" if role == "tool" else None)
+        before = repr(draft)
+        repair(engine, draft, 0)
+        assert repr(draft) == before and not engine.diagnostics, repair.__name__

@@ -109,8 +109,6 @@ _CHANNEL = ControlToken.CHANNEL.terminal
 _CONTENT = "CONTENT"
 #: How many distinct delta events one message shares (Draft.deltas): bounded memory.
 _SHARED_DELTAS = 4096
-#: Lexer matches the BEFORE_LEX repairs must see first (see lex_header_text).
-_NOT_YET_A_FIELD = frozenset({"SPACE", "CHANNEL_NAME"})
 #: Header words a repair may feed empty, to reach ``<|message|>`` (the actions read them).
 _EMPTY_WORDS = ("AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE")
 #: Bare content types a header holds even when it never reached ``<|message|>``.
@@ -510,9 +508,13 @@ class Engine:
         while pos < len(text) and not self._skipping:
             scanner = self.lexer.scanner(self.parser.position, self.parser.choices())
             match = scanner.match(text, pos) if scanner is not None else None
-            if before_lex and (match is None or match.lastgroup in _NOT_YET_A_FIELD):
+            if before_lex and (
+                match is None
+                or match.lastgroup == "SPACE"
+                or (match.lastgroup == "CHANNEL_NAME" and text.startswith(".", match.end()))
+            ):
                 # The BEFORE_LEX rows see text the lexer reads as no field yet: nothing, a
-                # separator, or a channel name that a dotted tool name may go on from.
+                # separator, or a channel name that a dotted tool name goes on from.
                 resume = None
                 for repair in before_lex:
                     resume = repair(self, text, pos, start + pos if exact else start, end)
@@ -588,7 +590,9 @@ class Engine:
 
     def _on_message(self, value: str, start: int, end: int) -> None:
         draft = self._require_draft(start)
-        if self._repairs:
+        if self._repairs and (draft.recipient is not None or draft.content_type is not None):
+            # The HEADER_COMPLETE rows read a recipient or a content type (repairs.py): a
+            # header with neither has nothing for them.
             self.complete_header(draft, start)
         draft.content = []
         draft.body_start = end

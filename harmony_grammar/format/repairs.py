@@ -18,7 +18,8 @@ and each point is a *hook* of this table:
     be lexed as a header: the place to read what it really is; a row runs only where it can
     apply (:class:`Where`: inside an open header, between messages, a completion's start);
 ``HEADER_COMPLETE``
-    ``<|message|>`` arrived: the whole header is known;
+    ``<|message|>`` arrived: the whole header is known (its rows read a recipient or a
+    content type, so a header with neither is not asked: tests/test_lossless.py checks it);
 ``END_OF_INPUT``
     the input ended where the grammar cannot end.
 
