@@ -21,6 +21,8 @@ transformers = pytest.importorskip("transformers")
 datasets = pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")
 
+from harmony_grammar.generation.hf import tiny_gpt_oss  # noqa: E402
+
 RECORDS = [
     {
         "messages": [
@@ -46,33 +48,6 @@ RECORDS = [
 
 
 PAD, PAD_ID = "<|endoftext|>", 199999
-
-
-def _tiny_gpt_oss() -> Any:
-    """A randomly initialised GptOssForCausalLM (sinks, sliding window, experts) over the
-    o200k_harmony vocabulary, small enough for a CPU step."""
-    from transformers import GptOssConfig, GptOssForCausalLM
-
-    from harmony_grammar.format.vocabulary import load_encoding
-
-    config = GptOssConfig(
-        vocab_size=load_encoding().n_vocab,
-        hidden_size=16,
-        intermediate_size=16,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=8,
-        num_local_experts=2,
-        num_experts_per_tok=1,
-        layer_types=["sliding_attention", "full_attention"],
-        sliding_window=16,
-        max_position_embeddings=4096,
-        pad_token_id=PAD_ID,
-    )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        return GptOssForCausalLM(config)
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +95,7 @@ def test_one_step_on_the_exported_parquet_trains_on_the_mask_only(
     input_ids = _padded(batch["input_ids"], PAD_ID)
     masks = _padded(batch["assistant_masks"], 0)
     attention = _padded([[1] * len(r) for r in batch["input_ids"]], 0)
-    model = _tiny_gpt_oss()
+    model = tiny_gpt_oss()  # the gateway's default model too (generation/hf.py)
     expected, everything = _masked_loss(model, input_ids, masks, attention)
     assert not torch.isclose(expected, everything)  # the mask changes what is learned
     before = [p.detach().clone() for p in model.parameters()]

@@ -37,7 +37,7 @@ from .recoveries import (
     start_missing,
 )
 from .stripped import read_stripped, stripped_evidence
-from .tokens import ControlToken
+from .tokens import CHANNEL_WORD, ControlToken
 
 __all__ = [
     "DOTTED_NAME",
@@ -78,15 +78,15 @@ _DEFAULT_CHANNEL = "analysis"
 _GLUED_JSON = re.compile(r"^(?P<recipient>.*[A-Za-z0-9])json$")
 #: A tool's dotted name where the channel name belongs: ``<|channel|>functions.read``.
 DOTTED_NAME = re.compile(
-    r"(?!(?:analysis|commentary|final)\.)[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)+"
+    rf"(?!{CHANNEL_WORD}\.)[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)+"
     r"(?![^\s<>|])"
 )
 #: ``assistant`` glued to a channel word: the one stripped shape read inside a real header.
-_GLUED_AUTHOR = re.compile(r"assistant(?:analysis|commentary|final)")
+_GLUED_AUTHOR = re.compile(f"assistant{CHANNEL_WORD}")
 #: A channel word alone (a recipient and a content type may follow) where ``<|channel|>``
 #: was stripped: ``analysis<|message|>``, `` commentary to=functions.f json<|message|>``.
 _BARE_CHANNEL = re.compile(
-    r"\s*(analysis|commentary|final)(?=$| to=[^\s<>|]+(?: ?[a-z]+)?$| [a-z]+$)"
+    rf"\s*({CHANNEL_WORD})(?=$| to=[^\s<>|]+(?: ?[a-z]+)?$| [a-z]+$)"
 )
 #: An author a header may begin with: a role (``user:alice``) or a tool's dotted name.
 _AUTHOR_WORD = re.compile(
@@ -98,9 +98,9 @@ _LEADING_RECIPIENT = re.compile(r"\s*(to=[^\s<>|]+)")
 _WORD_THEN_RECIPIENT = re.compile(r"\s*[^\s<>|]+(?= to=)")
 #: A channel word glued to its text (``finalHello``): the evidence rule of the stripped
 #: dialect's LEAD_CHANNEL (a capital letter, a quote, a brace or bracket, non-ASCII).
-_CHANNEL_GLUED = re.compile(r"(?:analysis|commentary|final)(?=[A-Z\"{\[\u0080-\U0010ffff])")
+_CHANNEL_GLUED = re.compile(CHANNEL_WORD + r"(?=[A-Z\"{\[\u0080-\U0010ffff])")
 #: A channel word repeated as junk before prose (``?commentary? The user…``).
-_CHANNEL_WORD_JUNK = re.compile(r"(?:analysis|commentary|final)(?=[^A-Za-z\s])")
+_CHANNEL_WORD_JUNK = re.compile(CHANNEL_WORD + r"(?=[^A-Za-z\s])")
 _FUNCTIONS = "functions."
 
 

@@ -23,7 +23,7 @@ from .draft import Draft
 from .grammar import HeaderLexer
 from .lalr import LalrDriver
 from .model import Message, RecipientPosition, Role, Terminator
-from .tokens import TERMINATORS, ControlToken
+from .tokens import CHANNEL_WORD, TERMINATORS, ControlToken
 
 __all__ = [
     "Repairable",
@@ -62,7 +62,7 @@ _WORD = re.compile(r"[\w\-]+")
 #: A recipient with a name (`` to=`` alone is garbage).
 _RECIPIENT_AHEAD = re.compile(r" to=[^\s<>|]")
 #: A known channel word with non-ASCII text glued on (``commentary東京``).
-_KNOWN_CHANNEL_GLUED = re.compile(r"(?:analysis|commentary|final)(?=[^\x00-\x7f])")
+_KNOWN_CHANNEL_GLUED = re.compile(CHANNEL_WORD + r"(?=[^\x00-\x7f])")
 #: A call's recipient with its arguments right after it: ``to=functions.f json{``.
 CALL_LIKE = re.compile(
     r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?(?:json|code)?[ \t]*[{\[]"

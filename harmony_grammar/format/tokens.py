@@ -10,6 +10,8 @@ import enum
 import re
 
 __all__ = [
+    "CHANNELS",
+    "CHANNEL_WORD",
     "CONTROL_SPELLINGS",
     "CONTROL_SPELLING_RE",
     "FIRST_SPECIAL_ID",
@@ -18,6 +20,11 @@ __all__ = [
     "ControlToken",
     "special_token_spelling",
 ]
+
+#: Harmony's channels, as gpt-oss was trained on them (the system message's default list).
+CHANNELS = ("analysis", "commentary", "final")
+#: A regex alternation of :data:`CHANNELS`, for patterns that look for a channel word.
+CHANNEL_WORD = "(?:" + "|".join(CHANNELS) + ")"
 
 #: o200k_base's ordinary ranks are 0..199997; every id from here on is a special token.
 FIRST_SPECIAL_ID = 199998

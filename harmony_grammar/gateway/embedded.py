@@ -45,40 +45,12 @@ _DONE = object()
 
 def _tiny_gpt_oss(seed: int = 0) -> Any:
     """A random gpt-oss, or the Llama stand-in where transformers has no gpt-oss."""
-    import torch
+    from ..generation.hf import tiny_gpt_oss, tiny_model
 
     try:
-        from transformers import GptOssConfig, GptOssForCausalLM
+        return tiny_gpt_oss(seed=seed)
     except ImportError:  # older transformers: the Llama stand-in
-        from ..generation.hf import tiny_model
-
         return tiny_model(seed=seed)
-    from ..format.vocabulary import load_encoding
-    from ..generation.hf import PAD_TOKEN, stop_token_ids
-
-    encoding = load_encoding()
-    config = GptOssConfig(
-        vocab_size=encoding.n_vocab,
-        hidden_size=32,
-        intermediate_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=16,
-        num_local_experts=2,
-        num_experts_per_tok=1,
-        sliding_window=128,
-        layer_types=["sliding_attention", "full_attention"],  # both of gpt-oss's layer kinds
-        tie_word_embeddings=True,
-        pad_token_id=encoding.encode_single_token(PAD_TOKEN),
-        eos_token_id=stop_token_ids(),
-        bos_token_id=None,
-    )
-    with torch.random.fork_rng(devices=[]):  # a seed names one model; the global stream stays
-        torch.manual_seed(seed)
-        model = GptOssForCausalLM(config)
-    model.eval()  # type: ignore[no-untyped-call]
-    return model
 
 
 class _ModelScores:

@@ -39,6 +39,7 @@ __all__ = [
     "logits_processor",
     "outlines_model",
     "stop_token_ids",
+    "tiny_gpt_oss",
     "tiny_model",
 ]
 
@@ -171,6 +172,42 @@ def tiny_model(
     model.generation_config.eos_token_id = stop_token_ids()
     model.generation_config.pad_token_id = pad_id
     return cast("transformers.LlamaForCausalLM", model)
+
+
+def tiny_gpt_oss(*, seed: int = 0) -> Any:
+    """A randomly initialised ``GptOssForCausalLM`` (attention sinks, both of gpt-oss's layer
+    kinds, experts) over the o200k_harmony vocabulary: 2 layers, small enough for a CPU.
+
+    Seeded and stopping like :func:`tiny_model`. Raises ``ImportError`` where the installed
+    transformers has no gpt-oss.
+    """
+    import torch
+    from transformers import GptOssConfig, GptOssForCausalLM
+
+    encoding = load_encoding()
+    pad_id = encoding.encode_single_token(PAD_TOKEN)
+    config = GptOssConfig(
+        vocab_size=encoding.n_vocab,
+        hidden_size=32,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        num_local_experts=2,
+        num_experts_per_tok=1,
+        sliding_window=128,
+        layer_types=["sliding_attention", "full_attention"],
+        tie_word_embeddings=True,
+        pad_token_id=pad_id,
+        eos_token_id=stop_token_ids(),
+        bos_token_id=None,
+    )
+    with torch.random.fork_rng(devices=[]):  # a seed names one model; the global stream stays
+        torch.manual_seed(seed)
+        model: Any = GptOssForCausalLM(config)
+    model.eval()
+    return model
 
 
 def outlines_model(*, seed: int = 0, **model_options: int) -> outlines.models.Transformers:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..format.model import Message, Role
-from ..format.tokens import ControlToken
+from ..format.tokens import CHANNELS, ControlToken
 from ..tools.spec import ToolNamespace, ToolSpec
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
 #: openai-harmony's defaults for a new ``SystemContent``.
 DEFAULT_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
 DEFAULT_KNOWLEDGE_CUTOFF = "2024-06"
-DEFAULT_CHANNELS = ("analysis", "commentary", "final")
+DEFAULT_CHANNELS = CHANNELS
 
 #: The content type of a JSON tool call as the model generates it (``<|constrain|>`` is a
 #: special token, see harmony-format.md §2).

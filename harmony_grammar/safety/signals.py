@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..format.tokens import ControlToken
+from ..format.tokens import CHANNEL_WORD, CHANNELS, ControlToken
 from .escaping import RESERVED_SPELLINGS
 
 __all__ = [
@@ -89,7 +89,7 @@ def _reserved(match: re.Match[str]) -> tuple[int, int] | None:
 
 _NAMES = tuple(token.value[2:-2] for token in ControlToken)
 _SPELL = {token: re.escape(token.value) for token in ControlToken}
-_CHANNEL_WORDS = ("analysis", "commentary", "final")
+_CHANNEL_WORDS = CHANNELS
 _CHANNEL_LEFT = ("assistant", ControlToken.CHANNEL.value)
 _CHANNEL_RIGHT = tuple(
     t.value for t in (ControlToken.MESSAGE, ControlToken.CONSTRAIN, ControlToken.CHANNEL)
@@ -220,7 +220,7 @@ SIGNAL_PATTERNS: tuple[SignalPattern, ...] = (
         LeakSignal.BODY_CASCADE,
         re.compile(
             rf"[}}\]][ \t]{{0,4}}(?:{_SPELL[ControlToken.CALL]}|{_SPELL[ControlToken.END]}"
-            rf"|{_SPELL[ControlToken.START]}|assistant(?:analysis|commentary|final)"
+            rf"|{_SPELL[ControlToken.START]}|assistant{CHANNEL_WORD}"
             rf"|(?:commentary|analysis)[ \t]?to=(?:functions|browser|container)\.)"
         ),
         _whole,
