@@ -481,3 +481,16 @@ def test_a_record_tokenized_another_way_gets_the_exact_mask_laid_on_its_own_toke
     host = audit_record(ids, [0] * (len(prompt) - 2) + [1] * (len(generated) + 2))
     assert host.findings == ("generation-start-trained", "differs-from-exact")
     assert host.differing == 2
+
+
+def test_an_unreadable_piece_is_one_undecodable_audit_per_record_and_crosses_processes():
+    from harmony_grammar.audit import AuditTask
+    from harmony_grammar.data.read import Failure
+
+    task = AuditTask(AuditOptions())
+    batch = task.unreadable(Failure("f.parquet", 5, 3, "f.parquet row group 0", "corrupt page"))
+    assert batch.records == [5, 6, 7]
+    assert all(a.findings == ("undecodable",) and "corrupt page" in (a.error or "")
+               for a in batch.audits)  # fmt: skip
+    pytest.importorskip("pyarrow")
+    assert list(task.unpack(task.pack([batch, batch]))) == [batch, batch]
