@@ -47,16 +47,17 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 # test_the_docs_draw_this_graph checks the doc holds it). A new subpackage is one row here,
 # plus its name in the rows of the subpackages that may use it; the graph must stay acyclic.
 ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
+    "base": ("the base error, the str-enum base, moved names", frozenset()),
     "schema": ("JSON Schema to IR to lark, llguidance, gbnf", frozenset()),
     "tools": ("tool spec, TypeScript both ways, argument checks", frozenset({"schema"})),
     "format": (
         "tokens, vocabulary, grammar, lexers, engine, parse, stream",
-        frozenset({"tools", "schema"}),
+        frozenset({"base", "tools", "schema"}),
     ),
-    "safety": ("escaping, leaks, repair", frozenset({"format", "tools"})),
+    "safety": ("escaping, leaks, repair", frozenset({"base", "format", "tools"})),
     "rendering": (
         "conversation, renderer, profiles, request bodies in, openai-harmony",
-        frozenset({"safety", "format", "tools", "schema"}),
+        frozenset({"base", "safety", "format", "tools", "schema"}),
     ),
     "bridges": (
         "completions out: Chat Completions, Responses (whole = stream)",
@@ -64,7 +65,7 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
     ),
     "dialect": (
         "the in-band dialect: format guide, agent-side event view",
-        frozenset({"safety", "format", "tools"}),
+        frozenset({"base", "safety", "format", "tools"}),
     ),
     "data": (
         "datasets: pieces, records, one process pool, one Ray engine",
@@ -80,7 +81,7 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
     ),
     "training": (
         "importers, training render, the prepare batch function, writers",
-        frozenset({"data", "rendering", "safety", "format", "tools"}),
+        frozenset({"base", "data", "rendering", "safety", "format", "tools"}),
     ),
     "audit": (
         "what a loss mask trains: segments, the exact mask, findings",
@@ -335,6 +336,27 @@ def disallowed_imports(graph: ImportGraph, allowed: Graph) -> list[str]:
     return problems
 
 
+def used_edges(graph: ImportGraph) -> dict[str, set[str]]:
+    """The edges between subpackages that some import uses: ``{importer: {imported, ...}}``."""
+    used: dict[str, set[str]] = {}
+    for edge in graph.edges:
+        low, high = _subpackage(graph, edge.importer), _subpackage(graph, edge.imported)
+        if low is not None and high is not None and high != low:
+            used.setdefault(low, set()).add(high)
+    return used
+
+
+def unused_edges(graph: ImportGraph, allowed: Graph) -> list[str]:
+    """Allowed edges no import uses: the graph says more than the code does."""
+    used = used_edges(graph)
+    return [
+        f"{low} -> {high} is allowed but no module of {low} imports {high}: remove it from "
+        "ALLOWED (and run `python -m tests.test_layering` for docs/architecture.md)"
+        for low, (_, targets) in allowed.items()
+        for high in sorted(targets - used.get(low, set()))
+    ]
+
+
 def own_package_imports(graph: ImportGraph) -> list[str]:
     """Edges from a module to the ``__init__`` of a package it is inside."""
     problems = []
@@ -489,6 +511,11 @@ def test_allowed_graph_matches_the_subpackages():
     )
     for name, (_, targets) in ALLOWED.items():
         assert targets <= set(ALLOWED) - {name}, f"{name}: unknown or own targets {targets}"
+
+
+def test_every_allowed_edge_is_used():
+    problems = unused_edges(real_graph(), ALLOWED)
+    assert not problems, "\n".join(problems)
 
 
 def test_the_allowed_graph_is_acyclic():

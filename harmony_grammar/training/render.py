@@ -20,12 +20,12 @@ after its ``<|start|>assistant``.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
+from ..base.enums import StrEnum
 from ..format.model import Message, RecipientPosition, Role
 from ..format.tokens import ControlToken
 from ..rendering.conversation import Conversation, ConversationItem, DeveloperContent, SystemContent
@@ -58,18 +58,15 @@ __all__ = [
 IGNORE_INDEX = -100
 
 
-class TrainOn(str, enum.Enum):
+class TrainOn(StrEnum):
     """Which assistant tokens are masked in (see the module docstring)."""
 
     ALL = "all"
     LAST = "last"
     FINAL = "final"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class DropScope(str, enum.Enum):
+class DropScope(StrEnum):
     """Where ``auto_drop_analysis`` may drop chain of thought in a training example.
 
     ``earlier-turns`` (the default) evaluates the drop rule on the prompt of the last turn (the
@@ -81,9 +78,6 @@ class DropScope(str, enum.Enum):
 
     EARLIER_TURNS = "earlier-turns"
     CONVERSATION = "conversation"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
