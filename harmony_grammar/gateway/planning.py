@@ -33,6 +33,7 @@ from ..rendering.conversation import Conversation, DeveloperContent, ResponseFor
 from ..rendering.renderer import DropRule, RenderError, render
 from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
+from ..tools.arguments import tool_entry
 from .errors import GatewayError, bad_request
 
 __all__ = ["Limits", "Plan", "plan_chat", "plan_responses"]
@@ -158,14 +159,8 @@ def _tool_choice(choice: Any) -> str:
 
 
 def _tools(request: Mapping[str, Any]) -> dict[str, Any]:
-    tools = request.get("tools") or []
-    schemas: dict[str, Any] = {}
-    for tool in tools:
-        spec = tool.get("function", tool) if isinstance(tool, Mapping) else {}
-        if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
-            parameters = spec.get("parameters")
-            schemas[spec["name"]] = parameters if parameters is not None else {"type": "object"}
-    return schemas
+    # The bridges have read and checked the list: only the entries' schemas are wanted here.
+    return dict(entry for entry in map(tool_entry, request.get("tools") or []) if entry)
 
 
 def _chat_format(

@@ -27,11 +27,30 @@ __all__ = [
     "ToolsArgument",
     "first_schema_error",
     "schema_problem",
+    "tool_entry",
     "tool_schemas",
 ]
 
 #: What ``tools=`` accepts: OpenAI-style or plain tool lists, or ``{name: schema}``.
 ToolsArgument = Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
+
+
+def tool_entry(tool: Any) -> tuple[str, Any] | None:
+    """One entry of a tool list as ``(name, parameters schema)``, or None when it has no
+    string name: OpenAI-style (``{"type": "function", "function": {...}}``), Responses-style
+    or plain (``{"name", "parameters"}``); no parameters is ``{"type": "object"}``.
+
+    The one reader of a tool list's entries: :func:`tool_schemas` (which refuses an entry
+    without a name) and the gateway's grammar planning (which skips it) read through it.
+    """
+    if not isinstance(tool, Mapping):
+        return None
+    spec = tool.get("function", tool) if tool.get("type", "function") == "function" else tool
+    name = spec.get("name") if isinstance(spec, Mapping) else None
+    if not isinstance(name, str):
+        return None
+    parameters = spec.get("parameters")
+    return name, parameters if parameters is not None else {"type": "object"}
 
 
 def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
@@ -50,14 +69,10 @@ def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
         for tool in tools:
             if not isinstance(tool, Mapping):
                 raise ValueError(f"a tool must be an object, not {type(tool).__name__}")
-            spec = (
-                tool.get("function", tool) if tool.get("type", "function") == "function" else tool
-            )
-            name = spec.get("name") if isinstance(spec, Mapping) else None
-            if not isinstance(name, str):
+            entry = tool_entry(tool)
+            if entry is None:
                 raise ValueError(f"a tool without a name: {_short(tool)}")
-            parameters = spec.get("parameters")
-            schemas[name] = parameters if parameters is not None else {"type": "object"}
+            schemas[entry[0]] = entry[1]
     for name, schema in schemas.items():
         check_tool_name(name)  # the one name check (tools/names.py), wherever tools enter
         problem = schema_problem(schema)
