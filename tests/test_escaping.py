@@ -166,7 +166,8 @@ def test_encode_untrusted_matches_openai_harmony_content(encoding, harmony_oracl
 
 
 def test_renderer_encodes_message_text_as_untrusted_by_default():
-    from harmony_grammar import ControlToken, Conversation, render, user_message
+    from harmony_grammar import Conversation, render, user_message
+    from harmony_grammar.format import ControlToken
     from harmony_grammar.rendering.conversation import tool_result_message
 
     conversation = Conversation.from_messages(

@@ -7,7 +7,8 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harmony_grammar import ControlToken, parse
+from harmony_grammar import parse
+from harmony_grammar.format import ControlToken
 from harmony_grammar.format.stream import StreamParser
 
 SPELLINGS = [token.value for token in ControlToken]

@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar import (
-    ChatCompletionError,
     Conversation,
     Message,
     RenderError,
@@ -32,6 +31,7 @@ from harmony_grammar.cli.main import main
 from harmony_grammar.data.pool import worker_count
 from harmony_grammar.format.bounded_encode import EncodeLimitError, encode_ordinary_pieces
 from harmony_grammar.format.diagnostics import MAX_DIAGNOSTICS
+from harmony_grammar.rendering import ChatCompletionError
 from harmony_grammar.tools.json_limits import (
     MAX_JSON_DEPTH,
     MAX_NUMBER_DIGITS,

@@ -48,28 +48,28 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 # plus its name in the rows of the subpackages that may use it; the graph must stay acyclic.
 ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
     "base": ("the base error, the str-enum base, moved names", frozenset()),
-    "schema": ("JSON Schema to IR to lark, llguidance, gbnf", frozenset()),
-    "tools": ("tool spec, TypeScript both ways, argument checks", frozenset({"schema"})),
+    "schema": ("JSON Schema to IR to lark, llguidance, gbnf", frozenset({"base"})),
+    "tools": ("tool spec, names, argument checks, JSON limits", frozenset({"schema", "base"})),
     "format": (
-        "tokens, vocabulary, grammar, lexers, engine, parse, stream",
-        frozenset({"base", "tools", "schema"}),
+        "tokens, vocabulary, grammar, lexers, engine, parse, stream, TypeScript read back",
+        frozenset({"tools", "base"}),
     ),
-    "safety": ("escaping, leaks, repair", frozenset({"base", "format", "tools"})),
+    "safety": ("escaping, leaks, repair", frozenset({"format", "base"})),
     "rendering": (
-        "conversation, renderer, profiles, request bodies in, openai-harmony",
-        frozenset({"base", "safety", "format", "tools", "schema"}),
+        "conversation, renderer, TypeScript, profiles, request bodies in, openai-harmony",
+        frozenset({"safety", "format", "tools", "base"}),
     ),
     "bridges": (
         "completions out: Chat Completions, Responses (whole = stream)",
-        frozenset({"rendering", "safety", "format", "tools", "schema"}),
+        frozenset({"rendering", "format", "tools"}),
     ),
     "dialect": (
         "the in-band dialect: format guide, agent-side event view",
-        frozenset({"base", "safety", "format", "tools"}),
+        frozenset({"safety", "format", "tools", "base"}),
     ),
     "data": (
         "datasets: pieces, records, one process pool, one Ray engine",
-        frozenset({"tools"}),
+        frozenset({"tools", "base"}),
     ),
     "validation": (
         "rule table, validate, the validation batch function",
@@ -77,23 +77,23 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
     ),
     "generation": (
         "turn grammar, outlines export, hf, sampling",
-        frozenset({"format", "tools", "schema"}),
+        frozenset({"format", "tools", "schema", "base"}),
     ),
     "training": (
         "importers, training render, the prepare batch function, writers",
-        frozenset({"base", "data", "rendering", "safety", "format", "tools"}),
+        frozenset({"data", "rendering", "format", "base"}),
     ),
     "audit": (
         "what a loss mask trains: segments, the exact mask, findings",
-        frozenset({"data", "training", "validation", "rendering", "safety", "format", "tools"}),
+        frozenset({"training", "validation", "data", "rendering", "format"}),
     ),
     "gateway": (
         "serve: request planning, backends, the embedded engine, the ASGI app",
-        frozenset({"bridges", "generation", "rendering", "safety", "format", "tools", "schema"}),
+        frozenset({"generation", "bridges", "rendering", "format", "tools", "schema", "base"}),
     ),
     "conformance": (
         "cases, adapters, openai-harmony oracle, scorecard",
-        frozenset({"generation", "validation", "rendering", "safety", "format", "tools"}),
+        frozenset({"rendering", "format", "base"}),
     ),
     "cli": (
         "main + one module per command",
@@ -102,17 +102,17 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
                 "conformance",
                 "gateway",
                 "audit",
-                "bridges",
-                "dialect",
                 "training",
                 "generation",
                 "validation",
                 "data",
+                "bridges",
                 "rendering",
                 "safety",
                 "format",
                 "tools",
                 "schema",
+                "base",
             }
         ),
     ),

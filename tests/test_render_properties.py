@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harmony_grammar.format.from_typescript import tools_from_typescript
 from harmony_grammar.format.model import Message, RecipientPosition, Role
 from harmony_grammar.format.parser import parse
 from harmony_grammar.format.tokens import CONTROL_SPELLING_RE
@@ -35,7 +36,6 @@ from harmony_grammar.rendering.renderer import (
     render,
     rendered_messages,
 )
-from harmony_grammar.tools.from_typescript import tools_from_typescript
 from harmony_grammar.tools.names import name_problem
 
 openai_harmony = pytest.importorskip("openai_harmony")

@@ -16,16 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harmony_grammar.rendering.conversation import DeveloperContent, SystemContent, ToolSpec
-from harmony_grammar.rendering.renderer import developer_text, system_text
-from harmony_grammar.tools.arguments import first_schema_error
-from harmony_grammar.tools.from_typescript import (
+from harmony_grammar.format.from_typescript import (
     TypeScriptError,
     declared_namespaces,
     schema_from_typescript,
     tools_from_typescript,
 )
-from harmony_grammar.tools.typescript import schema_to_typescript
+from harmony_grammar.rendering.conversation import DeveloperContent, SystemContent, ToolSpec
+from harmony_grammar.rendering.renderer import developer_text, system_text
+from harmony_grammar.rendering.typescript import schema_to_typescript
+from harmony_grammar.tools.arguments import first_schema_error
 
 from .conftest import shared_data_dir
 from .test_typescript import KITCHEN_SINK

@@ -27,6 +27,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from ..format.model import Message, Role
 from ..rendering.conversation import Conversation, DeveloperContent, SystemContent
 from ..rendering.renderer import encode_text
@@ -53,7 +54,7 @@ _OSS_SETUP = (
 )
 
 
-class ReferenceUnavailable(RuntimeError):
+class ReferenceUnavailable(HarmonyGrammarError, RuntimeError):
     """A reference renderer that is not installed here; the message says how to get it."""
 
 
@@ -285,5 +286,3 @@ def hf_template_adapter() -> Adapter:
         return {"text": text, "tokens": encode_text(encoding, text, trusted=True)}
 
     return adapter
-
-

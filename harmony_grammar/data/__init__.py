@@ -18,8 +18,9 @@ validation and training stand on it. pyarrow and ray are imported only when used
 
 from __future__ import annotations
 
+from ..base.deprecation import moved_names
 from .engines import ENGINES, run_task
-from .pieces import DataSourceError, Piece, Plan, count_records, plan, split
+from .pieces import DatasetPlan, DataSourceError, Piece, count_records, plan, split
 from .pool import ordered_map, run_local, worker_count
 from .progress import Progress
 from .ray_engine import RayUnavailableError, results_dataset, run_ray
@@ -31,10 +32,10 @@ __all__ = [
     "BatchTask",
     "Chunk",
     "DataSourceError",
+    "DatasetPlan",
     "Failure",
     "PickledTask",
     "Piece",
-    "Plan",
     "Progress",
     "RayUnavailableError",
     "count_records",
@@ -50,3 +51,5 @@ __all__ = [
     "without_nulls",
     "worker_count",
 ]
+
+__getattr__ = moved_names(__name__, {"Plan": ("harmony_grammar.data.DatasetPlan", DatasetPlan)})

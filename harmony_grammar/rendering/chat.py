@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from ..format.model import Message
 from ..tools.spec import ToolSpec
 from .conversation import (
@@ -41,7 +42,7 @@ __all__ = ["FUNCTIONS_PREFIX", "ChatCompletionError", "from_chat_completions"]
 FUNCTIONS_PREFIX = "functions."
 
 
-class ChatCompletionError(ValueError):
+class ChatCompletionError(HarmonyGrammarError, ValueError):
     """A request or completion that cannot be mapped; ``path`` locates it (``messages[3]``)."""
 
     def __init__(self, message: str, path: str | None = None) -> None:

@@ -27,7 +27,6 @@ from ..format.tokens import CONTROL_SPELLINGS, ControlToken
 from ..safety.escaping import encode_untrusted
 from ..tools.names import MAX_HEADER_LENGTH
 from ..tools.spec import ToolNamespace
-from ..tools.typescript import json_display, tools_section
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -38,6 +37,7 @@ from .conversation import (
 from .errors import RenderError
 from .header_fields import header_problem
 from .options import DropRule, RenderKeywords, RenderOptions
+from .typescript import json_display, tools_section
 
 if TYPE_CHECKING:
     import tiktoken
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DropRule",
     "Piece",
-    "RenderError",
     "RenderOptions",
     "developer_text",
     "encode_text",

@@ -20,7 +20,7 @@ from ..data.pieces import plan
 from ..data.read import Chunk, Failure, without_nulls
 from ..data.task import PickledTask
 from ..format.diagnostics import make_diagnostic
-from .batch import BatchResult, PrepareOptions, Problem, prepare_batch
+from .batch import BatchResult, PrepareOptions, RecordProblem, prepare_batch
 from .writers import TrainingWriter
 
 __all__ = ["DEFAULT_BATCH_SIZE", "ENGINES", "PrepareReport", "PrepareTask", "prepare"]
@@ -42,7 +42,7 @@ class PrepareReport:
     tokens: int = 0
     trained_tokens: int = 0
     longest: int = 0
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[RecordProblem] = field(default_factory=list)
     seconds: float = 0.0
     skipped: int = 0
 
@@ -76,7 +76,7 @@ class PrepareTask(PickledTask[BatchResult]):
         count = failure.count or 1
         diagnostic = make_diagnostic("HG300", failure.message, 0, 0)
         return BatchResult(
-            problems=[Problem(failure.file, failure.first, diagnostic, count)], records=count
+            problems=[RecordProblem(failure.file, failure.first, diagnostic, count)], records=count
         )
 
 
@@ -101,7 +101,7 @@ def prepare(
     output_format: str = "parquet",
     jobs: int = 1,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    on_problem: Callable[[Problem], None] | None = None,
+    on_problem: Callable[[RecordProblem], None] | None = None,
     on_skipped: Callable[[list[str]], None] | None = None,
 ) -> PrepareReport:
     """Prepare the dataset at ``source`` into ``output``; returns the report.
