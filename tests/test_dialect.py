@@ -8,11 +8,10 @@ deltas and compares with the events of the whole output fed at once.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.dialect import (
@@ -217,11 +216,6 @@ def test_other_authors_are_skipped_but_kept_raw():
 
 # ---------------------------------------------------------------------------- chunking
 
-PROPERTY = settings(
-    max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "60")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 OUTPUTS = [
     TURN,
     TURN.replace("<|call|>", "<|start|>functions.get_weather to=assistant<|channel|>commentary"
@@ -237,7 +231,6 @@ def _cuts(length: int, cuts: list[int]) -> list[tuple[int, int]]:
     return list(zip(points, points[1:]))
 
 
-@PROPERTY
 @given(st.sampled_from(OUTPUTS), st.lists(st.integers(min_value=0), max_size=12))
 def test_any_text_chunking_gives_the_same_events(output, cuts):
     whole = _joined(_all(InbandScanner(), [output]))
@@ -245,7 +238,6 @@ def test_any_text_chunking_gives_the_same_events(output, cuts):
     assert _joined(_all(InbandScanner(), pieces)) == whole
 
 
-@PROPERTY
 @given(st.sampled_from(OUTPUTS), st.lists(st.integers(min_value=0), max_size=12))
 def test_any_token_chunking_gives_the_same_events(output, cuts):
     ids = load_encoding().encode(output, allowed_special="all")

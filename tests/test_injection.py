@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.format.from_typescript import tools_from_typescript
@@ -154,7 +154,6 @@ def test_every_entry_point_refuses_the_names_render_refuses(entry, name):
         GRAMMAR_ENTRY_POINTS[entry](tools)
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.text(min_size=1, max_size=30))
 def test_a_name_the_check_accepts_is_a_header_word_and_a_declaration(name):
     if name_problem(name) is not None:

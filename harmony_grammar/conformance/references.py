@@ -48,10 +48,7 @@ __all__ = [
 OSS_PYTHON_VARIABLE = "HARMONY_GRAMMAR_OSS_PYTHON"
 _OSS_PROFILE = "oss-harmony-0.0.11"
 _HF_PROFILE = "hf-chat-template"
-_OSS_SETUP = (
-    "python -m venv .venv-oss-harmony && .venv-oss-harmony/bin/pip install "
-    "'oss-harmony==0.0.11' -e '.[offline]' (or set HARMONY_GRAMMAR_OSS_PYTHON)"
-)
+_OSS_SETUP = "scripts/oss-harmony-venv.sh (or set HARMONY_GRAMMAR_OSS_PYTHON)"
 
 
 class ReferenceUnavailable(HarmonyGrammarError, RuntimeError):
