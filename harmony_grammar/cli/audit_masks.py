@@ -33,11 +33,9 @@ from ..audit.report import render_audit_html
 from ..audit.summary import AuditSummary
 from ..audit.task import AuditBatch, AuditTask
 from ..data.engines import ENGINES, run_task
-from ..data.pieces import first_line
-from ..data.ray_engine import RayUnavailableError
 from ..rendering.renderer import DropRule
 from ..training.render import TrainOn
-from .dataset_run import plan_inputs
+from .dataset_run import plan_inputs, run_failures
 from .errors import CliError
 
 __all__ = ["register"]
@@ -135,21 +133,11 @@ def run(args: argparse.Namespace) -> int:
             address=args.ray_address,
             progress=bool(sys.stderr.isatty()),
         )
-        try:
+        with run_failures(args.engine, args.data):
             for batch in batches:
                 summary.add(batch)
                 if output is not None:
                     _write_records(output, batch)
-        except RayUnavailableError as exc:  # raised when the generator first runs
-            raise CliError(str(exc)) from None
-        except OSError as exc:  # a file that turns unreadable part way through
-            raise CliError(
-                f"{getattr(exc, 'filename', None) or args.data}: {first_line(exc)}"
-            ) from None
-        except Exception as exc:  # a Ray task or cluster failure: one line, not a traceback
-            if args.engine != "ray":
-                raise
-            raise CliError(f"ray: {type(exc).__name__}: {first_line(exc)}") from None
     if args.report:
         try:
             Path(args.report).write_text(render_audit_html(summary), encoding="utf-8")
