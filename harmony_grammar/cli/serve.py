@@ -26,8 +26,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--backend",
         default="embedded",
-        choices=("embedded", "vllm", "sglang", "llamacpp", "ollama"),
-        help="default embedded",
+        choices=("embedded", "replay", "vllm", "sglang", "llamacpp", "ollama"),
+        help="default embedded; replay plays --replay FILE's completions (no model)",
+    )
+    parser.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="replay: a JSON Lines file, one completion a line (Harmony text after "
+        "<|start|>assistant as a JSON string, or {\"text\": ...}); the n-th request plays "
+        "the n-th line, cycling, checked against the request's turn grammar",
     )
     parser.add_argument("--upstream", metavar="URL", help="the engine's base URL")
     parser.add_argument(
@@ -118,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.upstream_timeout,
             upstream_api_key=_key(args.upstream_api_key_env),
             workers=args.workers,
+            replay=args.replay,
         )
     except (ValueError, GatewayError) as exc:
         raise CliError(str(exc)) from None

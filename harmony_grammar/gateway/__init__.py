@@ -4,11 +4,12 @@ Theory of operation
 -------------------
 A request is planned once (:mod:`.planning`: the bridges read the body into a conversation,
 the renderer makes the prompt's token ids, the generation layer writes the turn's grammar),
-handed to a backend (:mod:`.backend`: the in-process :mod:`.embedded` engine, or an engine
-over HTTP, :mod:`.engines`), and the output is read back through the stream bridges
-(:mod:`.runs`), whole or streamed, by the Starlette app (:mod:`.app`) that
-:mod:`.server` runs on uvicorn. The embedded server also answers a vLLM-style
-``/v1/completions`` (:mod:`.completions`). Errors are OpenAI error objects (:mod:`.errors`).
+handed to a backend (:mod:`.backend`: the in-process :mod:`.embedded` engine, an engine over
+HTTP, :mod:`.engines`, or recorded completions, :mod:`.replay`), and the output is read back
+through the stream bridges (:mod:`.runs`), whole or streamed, by the Starlette app
+(:mod:`.app`) that :mod:`.server` runs on uvicorn. The embedded and replay servers also
+answer a vLLM-style ``/v1/completions`` (:mod:`.completions`). Errors are OpenAI error
+objects (:mod:`.errors`).
 
 Imports: this package may use every layer up to :mod:`harmony_grammar.generation`
 (rendering's bridges, the format's parser, the turn grammars and the sampler); only the CLI
@@ -24,6 +25,7 @@ from .embedded import EmbeddedBackend
 from .engines import BACKENDS, HttpBackend
 from .errors import GatewayError, UpstreamError
 from .planning import Limits, Plan, plan_chat, plan_responses
+from .replay import ReplayBackend
 from .server import BACKEND_NAMES, build_backend, serve, serving
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "Limits",
     "Output",
     "Plan",
+    "ReplayBackend",
     "UpstreamError",
     "build_backend",
     "create_app",

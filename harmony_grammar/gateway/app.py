@@ -42,6 +42,7 @@ from .completions import completions_endpoint
 from .embedded import EmbeddedBackend
 from .errors import GatewayError, UpstreamError, bad_request
 from .planning import Limits, Plan, plan_chat, plan_responses
+from .replay import ReplayBackend
 from .runs import ChatRun, ResponsesRun, chat_completion
 
 __all__ = ["GatewayConfig", "create_app"]
@@ -311,7 +312,7 @@ def create_app(
         Route("/health", _errors(gateway.health), methods=["GET"]),
         *(extra_routes or []),
     ]
-    if isinstance(backend, EmbeddedBackend):
+    if isinstance(backend, (EmbeddedBackend, ReplayBackend)):
         handler = completions_endpoint(
             backend, gateway.check_key, gateway.body, gateway.config.model
         )
