@@ -88,6 +88,12 @@ def register(subparsers: Any) -> None:
         "--workers", type=int, default=4, metavar="N", help="embedded: generations at once"
     )
     parser.add_argument(
+        "--reasoning-key-env",
+        metavar="VAR",
+        help="seal Responses reasoning (include reasoning.encrypted_content) under the secret "
+        "in this variable, so every replica opens it (default: a random key per process)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=("critical", "error", "warning", "info", "debug")
     )
     parser.set_defaults(func=run)
@@ -108,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         from ..gateway.app import GatewayConfig
         from ..gateway.errors import GatewayError
         from ..gateway.planning import Limits
+        from ..gateway.reasoning_seal import ReasoningSeal
         from ..gateway.server import build_backend, serve
     except ImportError as exc:
         raise CliError(
@@ -129,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
         )
     except (ValueError, GatewayError) as exc:
         raise CliError(str(exc)) from None
+    try:
+        seal = ReasoningSeal.from_env(args.reasoning_key_env)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     config = GatewayConfig(
         model=args.model
         if args.backend != "embedded" or args.model in ("tiny", "prior")
@@ -136,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
         api_key=_key(args.api_key_env),
         max_request_bytes=args.max_request_bytes,
         limits=Limits(default_max_tokens=args.max_tokens, context_tokens=args.context_tokens),
+        reasoning_seal=seal,
     )
     serve(backend, config, host=args.host, port=args.port, log_level=args.log_level)
     return 0
