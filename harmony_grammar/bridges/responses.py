@@ -103,7 +103,6 @@ def new_item(
                 "call_id": item["call_id"],
                 "name": name,
                 "input": "",
-                "status": "in_progress",
             }
         if namespace != FUNCTIONS_PREFIX.rstrip("."):
             item["namespace"] = namespace
@@ -302,7 +301,8 @@ class ResponsesStream(BridgeStream):
 
     def _on_message_end(self, message: Message, cut: bool) -> list[dict[str, Any]]:
         item = self._items[-1]
-        item["status"] = "incomplete" if cut else "completed"
+        if "status" in item:  # a custom_tool_call has none (the SDK's type)
+            item["status"] = "incomplete" if cut else "completed"
         where = self._where()
         if item["type"] == "custom_tool_call":
             out = [self._event("custom_tool_call_input.done", **where, input=item["input"])]
