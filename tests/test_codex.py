@@ -130,8 +130,9 @@ def gateway(tmp_path: Path) -> Iterator[Any]:
     def start(lines: list[str]) -> tuple[str, Recorder]:
         replay = tmp_path / "replay.jsonl"
         replay.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        recorder = Recorder(create_app(build_backend("replay", replay=str(replay)),
-                                       GatewayConfig(model=MODEL)))
+        recorder = Recorder(
+            create_app(build_backend("replay", replay=str(replay)), GatewayConfig(model=MODEL))
+        )
         context = serving_app(recorder)
         url = context.__enter__()
         stack.append(context)
@@ -226,9 +227,7 @@ def _items(body: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [item for item in body["input"] if item.get("type") == kind]
 
 
-def test_codex_exec_runs_a_command_and_answers(
-    codex: Path, gateway: Any, tmp_path: Path
-) -> None:
+def test_codex_exec_runs_a_command_and_answers(codex: Path, gateway: Any, tmp_path: Path) -> None:
     url, recorder = gateway(
         [
             "<|channel|>analysis<|message|>I will write the file with printf.<|end|>"

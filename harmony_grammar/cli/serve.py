@@ -124,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
     if args.max_request_bytes < 1 or args.max_tokens < 1:
         raise CliError("--max-request-bytes and --max-tokens must be positive")
     try:
+        seal = ReasoningSeal.from_env(args.reasoning_key_env)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    try:
         backend = build_backend(
             args.backend,
             upstream=args.upstream,
@@ -135,10 +139,6 @@ def run(args: argparse.Namespace) -> int:
             replay=args.replay,
         )
     except (ValueError, GatewayError) as exc:
-        raise CliError(str(exc)) from None
-    try:
-        seal = ReasoningSeal.from_env(args.reasoning_key_env)
-    except ValueError as exc:
         raise CliError(str(exc)) from None
     config = GatewayConfig(
         model=args.model

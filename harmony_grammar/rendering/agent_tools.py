@@ -160,9 +160,7 @@ def split_namespaced(
         if not dot:
             functions.append(spec)
             continue
-        grouped.setdefault(namespace, []).append(
-            ToolSpec(name, spec.description, spec.parameters)
-        )
+        grouped.setdefault(namespace, []).append(ToolSpec(name, spec.description, spec.parameters))
     namespaces = tuple(ToolNamespace(ns, None, tuple(tools)) for ns, tools in grouped.items())
     return tuple(functions), namespaces
 
