@@ -143,8 +143,10 @@ def gateway(tmp_path: Path) -> Iterator[Any]:
         context.__exit__(None, None, None)
 
 
-def _run_codex(codex: Path, url: str, home: Path, workspace: Path, prompt: str) -> str:
-    """``codex exec`` in ``workspace`` against the gateway; returns its last message."""
+def _run_codex(codex: Path, url: str, tmp_path: Path, prompt: str) -> tuple[Path, str]:
+    """``codex exec`` in a fresh workspace against the gateway: the workspace, and Codex's
+    last message."""
+    home, workspace = tmp_path / "home", tmp_path / "ws"
     home.mkdir()
     workspace.mkdir()
     (home / "catalog.json").write_text(json.dumps(CATALOG), encoding="utf-8")
@@ -191,7 +193,7 @@ def _run_codex(codex: Path, url: str, home: Path, workspace: Path, prompt: str) 
         timeout=240,
     )
     assert done.returncode == 0, f"codex exec failed:\n{done.stdout}\n{done.stderr}"
-    return last.read_text(encoding="utf-8").strip()
+    return workspace, last.read_text(encoding="utf-8").strip()
 
 
 def _check_codex_request(body: dict[str, Any]) -> None:
@@ -237,8 +239,7 @@ def test_codex_exec_runs_a_command_and_answers(codex: Path, gateway: Any, tmp_pa
             "<|channel|>final<|message|>I wrote hello to hello.txt.<|return|>",
         ]
     )
-    workspace = tmp_path / "ws"
-    final = _run_codex(codex, url, tmp_path / "home", workspace, "Write hello to hello.txt")
+    workspace, final = _run_codex(codex, url, tmp_path, "Write hello to hello.txt")
 
     assert (workspace / "hello.txt").read_text() == "hello"
     assert final == "I wrote hello to hello.txt."
@@ -293,8 +294,7 @@ def test_codex_drives_a_custom_lark_tool_and_a_namespace_tool(
             "<|channel|>final<|message|>Done.<|return|>",
         ]
     )
-    workspace = tmp_path / "ws"
-    final = _run_codex(codex, url, tmp_path / "home", workspace, "Add notes.txt")
+    workspace, final = _run_codex(codex, url, tmp_path, "Add notes.txt")
 
     assert (workspace / "notes.txt").read_text() == "patched by gpt-oss\nsecond line\n"
     assert final == "Done."
