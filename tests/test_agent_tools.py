@@ -410,3 +410,13 @@ def test_reasoning_is_sealed_only_when_a_sealer_is_given() -> None:
         check_event(event)
     assert events[-1]["response"]["output"][0]["encrypted_content"] == "sealed:think"
     assert json.dumps(events).count("sealed:think") == 2  # output_item.done and the final
+
+
+def test_the_structural_tag_says_namespaces_and_regex_tools_and_refuses_lark() -> None:
+    from harmony_grammar.generation.xgrammar_tag import xgrammar_structural_tag
+
+    without_lark = [t for t in CALLABLE if t["name"] != "apply_patch"]
+    tag = json.dumps(xgrammar_structural_tag(without_lark))
+    assert " to=agents.spawn" in tag and '"pattern": "[0-9]+(-[a-z]{1,3})?"' in tag
+    with pytest.raises(TurnGrammarError, match="llguidance"):
+        xgrammar_structural_tag(CALLABLE)

@@ -318,3 +318,29 @@ def test_serve_takes_its_reasoning_key_from_the_environment(
     assert code != 0
     err = capsys.readouterr().err
     assert "HG_TEST_REASONING_KEY" in err and "Traceback" not in err
+
+
+def test_the_engine_path_reads_namespace_calls_and_refuses_an_unsayable_tag(
+    tmp_path: Path,
+) -> None:
+    from harmony_grammar.gateway import build_backend
+
+    lark = {
+        "type": "custom",
+        "name": "apply_patch",
+        "format": {"type": "grammar", "syntax": "lark", "definition": 'start: "x"'},
+    }
+    with serving(_replay(tmp_path, NAMESPACED)) as upstream:
+        with serving(build_backend("vllm", upstream=upstream, timeout=30)) as url:
+            answer = _post(url, "/v1/responses", CODEX_BODY)
+            assert answer.status_code == 200, answer.text
+            check_response(answer.json())
+            (item,) = answer.json()["output"]
+            assert (item["namespace"], item["name"]) == ("multi_agent_v1", "close_agent")
+        tagged = build_backend("vllm", upstream=upstream, timeout=30, grammar="structural-tag")
+        with serving(tagged) as url:
+            body = {**CODEX_BODY, "tools": [*CODEX_BODY["tools"], lark]}
+            refused = _post(url, "/v1/responses", body)
+            assert refused.status_code == 400
+            assert refused.json()["error"]["param"] == "tools"
+            assert "llguidance" in refused.json()["error"]["message"]

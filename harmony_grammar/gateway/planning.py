@@ -97,12 +97,17 @@ class Plan:
     def structural_tag(self) -> str:
         """The same turn as an xgrammar structural tag (JSON text), compiled on first use."""
         if "tag" not in self._cache:
-            self._cache["tag"] = completion_grammar(
-                list(self.callables) if self.tool_choice != "none" else {},
-                target="xgrammar",
-                tool_choice=self.tool_choice,
-                response_format=self.response_format,
-            )
+            try:
+                self._cache["tag"] = completion_grammar(
+                    list(self.callables) if self.tool_choice != "none" else {},
+                    target="xgrammar",
+                    tool_choice=self.tool_choice,
+                    response_format=self.response_format,
+                )
+            except TurnGrammarError as exc:  # what the tag cannot say (a Lark custom tool)
+                raise bad_request(
+                    f"the turn's structural tag cannot be built: {exc}", "tools"
+                ) from None
         return self._cache["tag"]
 
 
