@@ -420,3 +420,28 @@ def test_the_structural_tag_says_namespaces_and_regex_tools_and_refuses_lark() -
     assert " to=agents.spawn" in tag and '"pattern": "[0-9]+(-[a-z]{1,3})?"' in tag
     with pytest.raises(TurnGrammarError, match="llguidance"):
         xgrammar_structural_tag(CALLABLE)
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        [{"type": "namespace", "name": "functions", "tools": [{"type": "function", "name": "y"}]}],
+        [
+            {"type": "namespace", "name": "ns", "tools": [{"type": "function", "name": "a"}]},
+            {"type": "namespace", "name": "ns", "tools": [{"type": "function", "name": "b"}]},
+        ],
+    ],
+)
+def test_a_namespace_that_would_replace_another_is_refused(tools: list[dict[str, Any]]) -> None:
+    # One section per name: a second would silently take the first one's tools away.
+    with pytest.raises(ResponsesError) as caught:
+        from_responses({"input": "hi", "tools": tools})
+    assert caught.value.path is not None and caught.value.path.endswith(".name")
+
+
+def test_a_chat_tool_named_into_the_functions_namespace_is_refused() -> None:
+    from harmony_grammar.rendering.chat import ChatCompletionError
+
+    tools = [{"type": "function", "function": {"name": "functions.run"}}]
+    with pytest.raises(ChatCompletionError, match="name it 'run'"):
+        from_chat_completions({"messages": [{"role": "user", "content": "x"}], "tools": tools})

@@ -121,7 +121,19 @@ def read_tools(tools: Any, error: ErrorFactory) -> RequestTools:
         if kind in ("function", "custom"):
             functions.append(_entry_spec(tool, path, error))
         elif kind == "namespace":
-            namespaces.append(_namespace(tool, path, error))
+            namespace = _namespace(tool, path, error)
+            if namespace.name == FUNCTIONS or any(n.name == namespace.name for n in namespaces):
+                # One section per name: a second would silently replace the first.
+                raise error(
+                    f"a namespace may not be named {namespace.name!r}: "
+                    + (
+                        "that is the function tools' namespace"
+                        if namespace.name == FUNCTIONS
+                        else "an earlier namespace has that name"
+                    ),
+                    f"{path}.name",
+                )
+            namespaces.append(namespace)
         elif kind not in hosted:
             hosted.append(kind)
     return RequestTools(tuple(functions), tuple(namespaces), tuple(hosted))
@@ -147,11 +159,13 @@ def _namespace(tool: Mapping[str, Any], path: str, error: ErrorFactory) -> ToolN
 
 
 def split_namespaced(
-    specs: Sequence[ToolSpec],
+    specs: Sequence[ToolSpec], error: ErrorFactory
 ) -> tuple[tuple[ToolSpec, ...], tuple[ToolNamespace, ...]]:
     """Chat tools with ``NAMESPACE.fn`` names as namespaces; the rest stay functions.
 
-    The split is at the first dot; namespaces keep the order their first tool had.
+    The split is at the first dot; namespaces keep the order their first tool had. A name
+    in the ``functions`` namespace itself (``functions.fn``) raises ``error``: it would be
+    declared as ``fn`` and called back under another name.
     """
     functions: list[ToolSpec] = []
     grouped: dict[str, list[ToolSpec]] = {}
@@ -160,6 +174,12 @@ def split_namespaced(
         if not dot:
             functions.append(spec)
             continue
+        if namespace == FUNCTIONS:
+            raise error(
+                f"tool {spec.name!r}: name it {name!r}; functions is the namespace every "
+                "plain function is in",
+                "tools",
+            )
         grouped.setdefault(namespace, []).append(ToolSpec(name, spec.description, spec.parameters))
     namespaces = tuple(ToolNamespace(ns, None, tuple(tools)) for ns, tools in grouped.items())
     return tuple(functions), namespaces

@@ -193,6 +193,6 @@ def from_chat_completions(
             body.append(_tool_result(message, path, call_names))
         else:
             raise ChatCompletionError(f"role {role!r} is not supported", path)
-    functions, namespaces = split_namespaced(tools)
+    functions, namespaces = split_namespaced(tools, ChatCompletionError)
     head = head_items(system_content, instructions, functions, namespaces=namespaces)
     return Conversation((*head, *body))
