@@ -26,8 +26,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--backend",
         default="embedded",
-        choices=("embedded", "vllm", "sglang", "llamacpp", "ollama"),
-        help="default embedded",
+        choices=("embedded", "replay", "vllm", "sglang", "llamacpp", "ollama"),
+        help="default embedded; replay plays --replay FILE's completions (no model)",
+    )
+    parser.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="replay: a JSON Lines file, one completion a line (Harmony text after "
+        "<|start|>assistant as a JSON string, or {\"text\": ...}); the n-th request plays "
+        "the n-th line, cycling, checked against the request's turn grammar",
     )
     parser.add_argument("--upstream", metavar="URL", help="the engine's base URL")
     parser.add_argument(
@@ -81,6 +88,12 @@ def register(subparsers: Any) -> None:
         "--workers", type=int, default=4, metavar="N", help="embedded: generations at once"
     )
     parser.add_argument(
+        "--reasoning-key-env",
+        metavar="VAR",
+        help="seal Responses reasoning (include reasoning.encrypted_content) under the secret "
+        "in this variable, so every replica opens it (default: a random key per process)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=("critical", "error", "warning", "info", "debug")
     )
     parser.set_defaults(func=run)
@@ -101,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         from ..gateway.app import GatewayConfig
         from ..gateway.errors import GatewayError
         from ..gateway.planning import Limits
+        from ..gateway.reasoning_seal import ReasoningSeal
         from ..gateway.server import build_backend, serve
     except ImportError as exc:
         raise CliError(
@@ -110,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
     if args.max_request_bytes < 1 or args.max_tokens < 1:
         raise CliError("--max-request-bytes and --max-tokens must be positive")
     try:
+        seal = ReasoningSeal.from_env(args.reasoning_key_env)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    try:
         backend = build_backend(
             args.backend,
             upstream=args.upstream,
@@ -118,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.upstream_timeout,
             upstream_api_key=_key(args.upstream_api_key_env),
             workers=args.workers,
+            replay=args.replay,
         )
     except (ValueError, GatewayError) as exc:
         raise CliError(str(exc)) from None
@@ -128,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
         api_key=_key(args.api_key_env),
         max_request_bytes=args.max_request_bytes,
         limits=Limits(default_max_tokens=args.max_tokens, context_tokens=args.context_tokens),
+        reasoning_seal=seal,
     )
     serve(backend, config, host=args.host, port=args.port, log_level=args.log_level)
     return 0

@@ -20,10 +20,11 @@ from .app import GatewayConfig, create_app
 from .backend import Backend
 from .embedded import EmbeddedBackend
 from .engines import BACKENDS
+from .replay import ReplayBackend
 
 __all__ = ["BACKEND_NAMES", "build_backend", "serve", "serving", "serving_app"]
 
-BACKEND_NAMES = ("embedded", *BACKENDS)
+BACKEND_NAMES = ("embedded", "replay", *BACKENDS)
 
 
 def build_backend(
@@ -35,8 +36,16 @@ def build_backend(
     timeout: float = 60.0,
     upstream_api_key: str | None = None,
     workers: int = 4,
+    replay: str | None = None,
 ) -> Backend:
-    """The backend ``name`` (one of :data:`BACKEND_NAMES`); raises ``ValueError`` on bad options."""
+    """The backend ``name`` (one of :data:`BACKEND_NAMES`); raises ``ValueError`` on bad options.
+
+    ``replay`` is the JSON Lines file of ``--backend replay`` (:mod:`.replay`).
+    """
+    if name == "replay" or replay is not None:
+        if name != "replay" or upstream is not None or replay is None:
+            raise ValueError("--backend replay takes --replay FILE (JSON Lines) and no --upstream")
+        return ReplayBackend(replay)
     if name == "embedded":
         if upstream is not None:
             raise ValueError("--upstream is for the engine backends; embedded runs in-process")
