@@ -84,6 +84,13 @@ def _scorecard(spec: str, cases: Any, strict_only: bool, timeout: float) -> Scor
 
 def run(args: argparse.Namespace) -> int:
     """Score each implementation and print the scorecards."""
+    if args.cases and not Path(args.cases).exists():
+        raise CliError(f"{args.cases}: no such directory (--cases takes the folder of topic files)")
+    if args.cases and not Path(args.cases).is_dir():
+        raise CliError(
+            f"{args.cases}: not a directory: --cases takes the folder of topic files "
+            "(conformance/ holds the shipped suite: schema.json and one JSON file per topic)"
+        )
     try:
         cases = load_cases(Path(args.cases) if args.cases else None, args.topic or ())
     except (CaseFormatError, FileNotFoundError) as exc:

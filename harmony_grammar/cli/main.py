@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import io
+import os
 import sys
 from collections.abc import Sequence
 
@@ -65,6 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _discard_stdout() -> None:
+    """Point stdout at the null device: Python flushes it at exit, and a flush into the closed
+    pipe would print "Exception ignored ... BrokenPipeError" and exit 120."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a file descriptor (a test's capture): nothing will be flushed into a pipe
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 1 input has errors, 2 usage or I/O error)."""
     parser = build_parser()
@@ -82,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (| head): quiet, as other Unix tools are
+        _discard_stdout()
         return 0
     except Exception as exc:  # a bug of ours: still one line, never a traceback
         print(
