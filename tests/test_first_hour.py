@@ -3,12 +3,21 @@ fail at once naming the fix, and every usage mistake of the CLI is exit 2 and on
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar import Conversation, Message, from_chat_completions, render
 from harmony_grammar.format.model import RecipientPosition, Role, Terminator
+
+from .cli_helpers import run_cli
 
 # -- item 3: building a conversation -------------------------------------------------------
 
@@ -113,3 +122,238 @@ def test_render_refuses_what_is_no_conversation_nor_request(value):
     with pytest.raises(TypeError) as caught:
         render(value)
     assert "Conversation.from_messages" in str(caught.value)
+
+
+# -- item 4: every usage mistake is exit 2 and one line naming the fix -----------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+CONVERSATION = (EXAMPLES / "weather.harmony").read_text(encoding="utf-8")
+COMPLETION = (EXAMPLES / "completion.harmony").read_text(encoding="utf-8")
+CHATS = (EXAMPLES / "chat.jsonl").read_text(encoding="utf-8")
+REQUEST = (EXAMPLES / "chat_request.json").read_text(encoding="utf-8")
+
+# (argv, {file name: content}, what the one line must name). {name} in argv is the file.
+MISTAKES = [
+    # a whole conversation, or nothing, where a completion is wanted
+    (["to-chat", "{conv}"], {"conv": CONVERSATION}, ["reads a completion", "<|start|>assistant"]),
+    (["to-chat", "--lenient", "{conv}"], {"conv": CONVERSATION}, ["reads a completion"]),
+    (["to-chat", "--stream", "{conv}"], {"conv": CONVERSATION}, ["reads a completion"]),
+    (["to-responses", "{conv}"], {"conv": CONVERSATION}, ["reads a completion"]),
+    (["to-responses", "--stream", "{conv}"], {"conv": "\n  " + CONVERSATION}, ["completion"]),
+    (["to-responses", "{empty}"], {"empty": ""}, ["empty", "reads a completion"]),
+    (["to-responses", "{empty}"], {"empty": " \n\r\n"}, ["empty"]),
+    (["to-chat", "{empty}"], {"empty": ""}, ["empty", "reads a completion"]),
+    (["to-chat", "{lead}"], {"lead": "<|start|>assistant" + COMPLETION}, ["--lenient"]),
+    (
+        ["to-responses", "--strict", "{lead}"],
+        {"lead": "<|start|>assistant" + COMPLETION},
+        ["drop --strict"],
+    ),
+    (["to-chat", "{req}"], {"req": REQUEST}, ["request body", "harmony-grammar render"]),
+    (["to-responses", "{data}"], {"data": CHATS}, ["JSON Lines", "reads a completion"]),
+    (["to-chat", "{ids}"], {"ids": "[200005, 35644, 200008]"}, ["add --tokens"]),
+    (
+        ["to-chat", "--tokens", "{ids}"],
+        {"ids": "[200006, 1428, 200008, 3686, 200007]"},
+        ["user", "reads a completion"],
+    ),
+    (["to-chat", "--tokens", "{ids}"], {"ids": "[]"}, ["no token ids"]),
+    # Harmony text where a dataset is wanted
+    (
+        ["prepare", "{conv}", "-o", "out.parquet"],
+        {"conv": CONVERSATION},
+        ["Harmony text", "messages", "validate"],
+    ),
+    (["prepare", "{conv}", "-o", "out.parquet"], {"conv.jsonl": CONVERSATION}, ["Harmony text"]),
+    (["prepare", "{comp}", "-o", "out.parquet"], {"comp": COMPLETION}, ["Harmony text"]),
+    (["prepare", "{prose}", "-o", "out.parquet"], {"prose": "hello there\n"}, ["not JSON Lines"]),
+    # a dataset where Harmony text is wanted
+    (["validate", "{data}"], {"data.jsonl": CHATS}, ["--jsonl FIELD", "messages", "prepare"]),
+    (
+        ["validate", "{data}"],
+        {"data.txt": '{"text": "hi"}\n{"text": "yo"}\n'},
+        ["--jsonl FIELD", "text"],
+    ),
+    (["validate", "--completion", "{data}"], {"data": CHATS}, ["--jsonl FIELD"]),
+    (["parse", "{data}"], {"data": CHATS}, ["--jsonl FIELD"]),
+    (["repair", "{data}"], {"data": CHATS}, ["--jsonl FIELD"]),
+    (["validate", "{req}"], {"req.json": REQUEST}, ["Chat Completions request", "render"]),
+    (
+        ["validate", "{req}"],
+        {"req": '{"input": "hi", "model": "m"}'},
+        ["Responses request", "render"],
+    ),
+    (["validate", "{tools}"], {"tools": (EXAMPLES / "tools.json").read_text("utf-8")}, ["--tools"]),
+    (["validate", "{ids}"], {"ids": "200006 1428 200008"}, ["add --tokens"]),
+    (["parse", "{ids}"], {"ids": "[200006, 1428]"}, ["add --tokens"]),
+    (["validate", "{pq}"], {"pq": "PAR1\x00\x00"}, ["--field COLUMN"]),
+    # a completion read as a conversation, and the reverse
+    (["validate", "{comp}"], {"comp": COMPLETION}, ["add --completion"]),
+    (["parse", "{comp}"], {"comp": "\n" + COMPLETION}, ["add --completion"]),
+    (["validate", "--completion", "{conv}"], {"conv": CONVERSATION}, ["drop --completion"]),
+    # a field no record has
+    (
+        ["validate", "--jsonl", "txt", "{data}"],
+        {"data.jsonl": CHATS},
+        ["'txt'", "messages", "prepare"],
+    ),
+    (["validate", "--field", "txt", "{data}"], {"data.jsonl": CHATS}, ["'txt'", "messages"]),
+    (
+        ["validate", "--jsonl", "out.text", "{data}"],
+        {"data.jsonl": '{"out": {"txt": 1}}\n'},
+        ["'out.text'", "out"],
+    ),
+    # unprepared data to audit-masks
+    (["audit-masks", "{data}"], {"data.jsonl": CHATS}, ["prepare", "--ids COLUMN", "messages"]),
+    (
+        ["audit-masks", "--ids", "ids", "{data}"],
+        {"data.jsonl": '{"input_ids": [1]}\n'},
+        ["'ids'", "input_ids"],
+    ),
+    (["audit-masks", "{conv}"], {"conv": CONVERSATION}, ["Harmony text", "prepare"]),
+    # conformance --cases takes a folder
+    (["conformance", "--cases", "{data}"], {"data.jsonl": CHATS}, ["not a directory", "--cases"]),
+    (["conformance", "--cases", "no-such-folder"], {}, ["no such directory"]),
+]
+
+
+@pytest.mark.parametrize(("argv", "files", "named"), MISTAKES)
+def test_each_usage_mistake_is_one_line_naming_the_fix(
+    argv, files, named, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    paths = {}
+    for name, content in files.items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+        paths[name.split(".")[0]] = name
+    status, out, err = run_cli(capsys, *(a.format(**paths) for a in argv))
+    assert status == 2, (status, out[:300], err)
+    assert err.count("\n") == 1 and err.startswith("harmony-grammar: error: "), err
+    assert "internal error" not in err and "Traceback" not in err
+    for word in named:
+        assert word in err, (word, err)
+    assert not (tmp_path / "out.parquet").exists()  # refused before any work
+
+
+def test_a_mistake_on_stdin_is_named_too(monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(CONVERSATION.encode())))
+    status, _, err = run_cli(capsys, "to-chat", "-")
+    assert status == 2 and "reads a completion" in err and err.count("\n") == 1
+
+
+_HARMONY_STARTS = st.sampled_from(["<|start|>", "<|channel|>", "<|message|>", "<|end|>", ""])
+
+
+@given(start=_HARMONY_STARTS, rest=st.text(max_size=40))
+@settings(max_examples=200)
+def test_only_a_start_no_completion_can_have_is_refused(start, rest):
+    """A completion is model output after <|start|>assistant: what it may start with is never
+    refused, whatever follows (lenient: a leading <|start|>assistant is read too)."""
+    from harmony_grammar.cli.errors import CliError
+    from harmony_grammar.cli.input_kind import check_completion, sniff
+
+    text = start + rest
+    kind = sniff(text)
+    try:
+        check_completion("f", text, command="to-chat", lenient=True, fix="--lenient")
+    except CliError as exc:
+        assert kind.kind in {"empty", "conversation", "jsonl", "json", "parquet", "token-ids"}
+        assert kind.kind != "conversation" or kind.role != "assistant", str(exc)
+        assert "\n" not in str(exc)
+    else:
+        assert kind.kind not in {"empty", "jsonl", "parquet", "token-ids"}
+
+
+@given(text=st.text(max_size=60))
+@settings(max_examples=200)
+def test_a_conversation_is_never_refused_by_the_harmony_readers(text):
+    from harmony_grammar.cli.input_kind import check_harmony
+
+    check_harmony("f", "<|start|>" + text, completion=False, lenient=False)
+    check_harmony("f", " \n<|start|>user<|message|>" + text, completion=False, lenient=True)
+
+
+# -- messages -------------------------------------------------------------------------------
+
+
+def test_hints_in_cli_output_name_the_flag_not_the_keyword(tmp_path, capsys):
+    path = tmp_path / "cut.harmony"
+    path.write_text("<|start|>assistant<|channel|>final<|message|>cut short", encoding="utf-8")
+    for argv in (["validate", str(path)], ["validate", "--format", "json", str(path)]):
+        status, out, err = run_cli(capsys, *argv)
+        assert status == 1 and "HG102" in out
+        assert "--completion" in out and 'start="completion"' not in out + err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        (EXAMPLES / "completion_stripped.txt").read_text(encoding="utf-8"),
+        "analysisWe need the weather.assistantfinalIt is sunny.",
+        "analysisLet me think.assistantcommentary to=functions.f json{}",
+    ],
+)
+def test_validate_hints_lenient_and_repair_when_control_tokens_look_stripped(
+    text, tmp_path, capsys
+):
+    path = tmp_path / "out.txt"
+    path.write_text(text, encoding="utf-8")
+    for flags in ([], ["--completion"]):
+        status, _, err = run_cli(capsys, "validate", *flags, str(path))
+        assert status == 1
+        (hint,) = err.splitlines()
+        assert "--lenient" in hint and "harmony-grammar repair" in hint
+    status, _, err = run_cli(capsys, "validate", "--lenient", "--completion", str(path))
+    assert "hint" not in err  # read leniently: nothing to suggest
+
+
+def test_no_stripped_hint_for_prose_or_for_valid_text(tmp_path, capsys):
+    prose = tmp_path / "prose.txt"
+    prose.write_text("The final analysis of the commentary is here.", encoding="utf-8")
+    status, _, err = run_cli(capsys, "validate", "--completion", str(prose))
+    assert "hint" not in err
+    status, _, err = run_cli(capsys, "validate", str(EXAMPLES / "weather.harmony"))
+    assert status == 0 and err == ""
+
+
+_DOUBLED = re.compile(r"\b(\w+) \1\b")
+
+
+@given(body=st.text(alphabet='{}[]":,0123456789abc xy', max_size=16))
+@settings(max_examples=100, deadline=None)
+def test_argument_diagnostics_say_each_word_once(body):
+    from harmony_grammar import parse, validate
+
+    tools = json.loads((EXAMPLES / "tools.json").read_text("utf-8"))
+    text = (
+        f"<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{body}<|call|>"
+    )
+    for diagnostics in (
+        parse(text, start="completion", tools=tools).diagnostics,
+        validate(text, start="completion", tools=tools).diagnostics,
+    ):
+        for diagnostic in diagnostics:
+            assert not _DOUBLED.search(diagnostic.message), diagnostic.message
+
+
+def test_a_broken_pipe_is_silent_and_exits_0(tmp_path):
+    record = json.dumps({"text": "<|start|>user<|message|>x<|end|>stray"})
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_text((record + "\n") * 3000, encoding="utf-8")
+    for argv in (["validate", "--jsonl", "text", "a.jsonl", "b.jsonl"], ["tokens", "a.jsonl"]):
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harmony_grammar", *argv],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.readline()
+        process.stdout.close()  # what `| head -1` does
+        err = process.stderr.read()
+        assert process.wait() == 0 and err == b"", (argv, err)

@@ -206,14 +206,12 @@ def check_jsonl_field(path: str, field: str, *, option: str) -> None:
     fields it has (``option`` is the flag that named the field)."""
     if path == "-" or Path(path).suffix.lower() in PARQUET_SUFFIXES or not Path(path).is_file():
         return  # stdin cannot be peeked; Parquet and directories are checked by the planner
-    sniffed = sniff(_head(path))
-    if sniffed.kind != "jsonl":
-        return
     with open(path, encoding="utf-8", errors="replace") as stream:
         first = next((line for line in stream if line.strip()), "")
     record = _json_or_none(first)
     if not isinstance(record, dict):
-        return
+        return  # not a record at all: the reader reports it, with its line
+    sniffed = Sniffed("jsonl", tuple(record))
     try:
         field_value(record, field)
     except KeyError:
@@ -262,7 +260,8 @@ def check_dataset(path: str, *, command: str, ids: str | None = None) -> None:
             "and a loss mask, as `harmony-grammar prepare CHATS.jsonl -o prepared.parquet` "
             "writes them from a chat dataset"
         )
-    if command == "audit-masks" and ids and sniffed.kind == "jsonl" and ids not in sniffed.fields:
+    records = sniffed.kind in ("jsonl", "json") and sniffed.fields  # a first record's keys
+    if command == "audit-masks" and ids and records and ids not in sniffed.fields:
         raise CliError(
             f"{path}: no column {ids!r} of token ids (the first record has: "
             f"{sniffed.fields_text()}): run {prepare_first}"

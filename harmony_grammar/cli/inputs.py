@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..tools.arguments import tool_schemas
-from ..tools.json_limits import JsonLimitError, loads_bounded
+from ..tools.json_limits import JsonLimitError, json_message, loads_bounded
 from .errors import CliError
 
 __all__ = [
@@ -150,7 +150,8 @@ def read_json(path: str, what: str = "the input") -> Any:
         return loads_bounded(text)
     except json.JSONDecodeError as exc:
         raise CliError(
-            f"{path}: {what} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            f"{path}: {what} is not JSON"
+            f" ({json_message(exc)} at line {exc.lineno} column {exc.colno})"
         ) from None
     except JsonLimitError as exc:
         raise CliError(f"{path}: {what} is not readable JSON ({exc})") from None
