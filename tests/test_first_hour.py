@@ -357,3 +357,73 @@ def test_a_broken_pipe_is_silent_and_exits_0(tmp_path):
         process.stdout.close()  # what `| head -1` does
         err = process.stderr.read()
         assert process.wait() == 0 and err == b"", (argv, err)
+
+
+# -- item 5: serve checks its port first and says when it builds and when it is ready --------
+
+
+def test_serve_on_a_taken_port_is_one_line_before_anything_is_built(monkeypatch, capsys):
+    pytest.importorskip("uvicorn")
+    import socket
+
+    from harmony_grammar.gateway import server
+
+    def never(*args, **kwargs):
+        raise AssertionError("the backend was built before the port was checked")
+
+    monkeypatch.setattr(server, "build_backend", never)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, out, err = run_cli(capsys, "serve", "--port", str(port))
+    assert status == 2 and out == ""
+    assert err == (
+        f"harmony-grammar: error: 127.0.0.1:{port} is already in use: stop what listens "
+        "there, or pick another --port\n"
+    )
+
+
+def test_serve_says_when_it_builds_and_when_it_is_ready(tmp_path):
+    pytest.importorskip("uvicorn")
+    import signal
+    import threading
+    import urllib.request
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harmony_grammar", "serve", "--model", "prior", "--port", "0"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    # A guard, not a timing claim: a server that never says it is ready fails here.
+    guard = threading.Timer(120, process.kill)
+    guard.start()
+    try:
+        assert process.stderr is not None
+        ours = []
+        for line in process.stderr:
+            if line.startswith("harmony-grammar serve: "):
+                ours.append(line.rstrip("\n"))
+            if "ready at" in line:
+                break
+        assert ours[0] == "harmony-grammar serve: building the embedded backend (model prior) ..."
+        ready = re.fullmatch(
+            r"harmony-grammar serve: ready at (http://127\.0\.0\.1:(\d+))/v1 "
+            r"\(backend embedded, model prior\)",
+            ours[-1],
+        )
+        assert ready is not None and len(ours) == 2, ours
+        assert int(ready.group(2)) != 0  # the port it listens on, not the one asked for
+        with urllib.request.urlopen(f"{ready.group(1)}/health", timeout=30) as answer:
+            assert answer.status == 200
+    finally:
+        guard.cancel()
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
