@@ -3,6 +3,7 @@ fail at once naming the fix, and every usage mistake of the CLI is exit 2 and on
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -427,3 +428,31 @@ def test_serve_says_when_it_builds_and_when_it_is_ready(tmp_path):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tokens", "examples/completion.harmony"],
+        ["grammar", "--tools", "examples/tools.json"],
+        ["schema-grammar", "examples/weather_schema.json"],
+        ["diff-render", "examples/chat_request.json", "--profiles", "openai-harmony-0.0.8,omp"],
+        ["conformance", "--topic", "utf8"],
+    ],
+)
+def test_slow_commands_say_what_they_do_on_a_terminal_only(argv, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    status, out, err = run_cli(capsys, *argv)
+    assert status in (0, 1) and err == ""  # not a terminal: the output alone
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    status, again, _ = run_cli(capsys, *argv)
+    shown = terminal.getvalue()
+    assert again == out  # stdout is the same either way
+    assert shown.startswith(f"harmony-grammar {argv[0]}: ") and shown.endswith(" ...\r\x1b[K")
+    assert shown.count("\n") == 0

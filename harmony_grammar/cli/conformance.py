@@ -10,6 +10,7 @@ from typing import Any
 from ..conformance.adapters import ADAPTERS, AdapterLoadError, load_adapter
 from ..conformance.cases import CaseFormatError, load_cases
 from ..conformance.runner import DEFAULT_CASE_TIMEOUT, Scorecard, run_suite
+from ..data.progress import working
 from ..format.vocabulary import VocabularyNotFoundError, load_encoding
 from .errors import NO_VOCABULARY, CliError
 
@@ -96,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
     except (CaseFormatError, FileNotFoundError) as exc:
         raise CliError(str(exc)) from None
     specs = args.impl or ["harmony-grammar"]
-    cards = [_scorecard(spec, cases, args.strict_only, args.timeout) for spec in specs]
+    with working(f"harmony-grammar conformance: running {len(cases)} cases"):
+        cards = [_scorecard(spec, cases, args.strict_only, args.timeout) for spec in specs]
     if args.format == "json":
         document = {"cases": len(cases), "scorecards": [card.to_dict() for card in cards]}
         print(json.dumps(document, ensure_ascii=False, indent=2))

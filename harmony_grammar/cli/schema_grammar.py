@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..data.progress import working
 from ..schema import TARGETS, UnsupportedSchemaError, schema_to_grammar
 from .inputs import read_json
 
@@ -38,13 +39,14 @@ def run(args: argparse.Namespace) -> int:
     """Print the grammar; 1 with a one-line reason when the schema is refused."""
     schema = read_json(args.schema, "the schema")
     try:
-        grammar = schema_to_grammar(
-            schema,
-            target=args.target,
-            whitespace=args.whitespace,
-            closed_objects=args.generation,
-            escaped_ascii=not args.generation,
-        )
+        with working("harmony-grammar schema-grammar: compiling the schema"):
+            grammar = schema_to_grammar(
+                schema,
+                target=args.target,
+                whitespace=args.whitespace,
+                closed_objects=args.generation,
+                escaped_ascii=not args.generation,
+            )
     except UnsupportedSchemaError as exc:
         print(f"harmony-grammar: {args.schema}: {exc}", file=sys.stderr)
         return 1
