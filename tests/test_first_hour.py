@@ -213,6 +213,32 @@ MISTAKES = [
         ["'ids'", "input_ids"],
     ),
     (["audit-masks", "{conv}"], {"conv": CONVERSATION}, ["Harmony text", "prepare"]),
+    # JSON where Harmony is wanted, Harmony where JSON is wanted, Parquet where text is
+    (["render", "{conv}"], {"conv": CONVERSATION}, ["Harmony text, not JSON", "parse"]),
+    (
+        ["diff-render", "{conv}", "--profiles", "openai-harmony-0.0.8,omp"],
+        {"conv": COMPLETION},
+        ["Harmony text"],
+    ),
+    (["render", "{data}"], {"data.jsonl": CHATS}, ["JSON Lines", "one JSON document"]),
+    (["schema-grammar", "{data}"], {"data.jsonl": CHATS}, ["JSON Lines"]),
+    (
+        ["schema-grammar", "{tools}"],
+        {"tools.json": (EXAMPLES / "tools.json").read_text("utf-8")},
+        ["grammar --tools"],
+    ),
+    (["schema-grammar", "{req}"], {"req.json": REQUEST}, ["grammar --tools"]),
+    (["parse", "--tokens", "{conv}"], {"conv": CONVERSATION}, ["drop --tokens"]),
+    (["validate", "--tokens", "{comp}"], {"comp": COMPLETION}, ["drop --tokens"]),
+    (["validate", "{pq}"], {"pq.parquet": "PAR1\udcff"}, ["--field COLUMN"]),
+    # argparse's own mistakes: one line naming the help
+    (["validate"], {}, ["required: FILE", "--help"]),
+    (["prepare", "{data}"], {"data.jsonl": CHATS}, ["--output", "--help"]),
+    (["grammar", "{tools}"], {"tools.json": "[]"}, ["--tools", "--help"]),
+    (["diff-render", "{req}"], {"req.json": REQUEST}, ["--profiles", "--help"]),
+    (["to-chat", "--no-such-flag", "x"], {}, ["--no-such-flag", "--help"]),
+    (["schema-grammar", "x", "--target", "yaml"], {}, ["invalid choice", "--help"]),
+    (["nonsense"], {}, ["invalid choice", "--help"]),
     # conformance --cases takes a folder
     (["conformance", "--cases", "{data}"], {"data.jsonl": CHATS}, ["not a directory", "--cases"]),
     (["conformance", "--cases", "no-such-folder"], {}, ["no such directory"]),
@@ -226,11 +252,12 @@ def test_each_usage_mistake_is_one_line_naming_the_fix(
     monkeypatch.chdir(tmp_path)
     paths = {}
     for name, content in files.items():
-        (tmp_path / name).write_text(content, encoding="utf-8")
+        (tmp_path / name).write_bytes(content.encode("utf-8", "surrogateescape"))
         paths[name.split(".")[0]] = name
     status, out, err = run_cli(capsys, *(a.format(**paths) for a in argv))
     assert status == 2, (status, out[:300], err)
-    assert err.count("\n") == 1 and err.startswith("harmony-grammar: error: "), err
+    assert err.count("\n") == 1 and err.startswith("harmony-grammar"), err
+    assert ": error: " in err and "usage:" not in err
     assert "internal error" not in err and "Traceback" not in err
     for word in named:
         assert word in err, (word, err)

@@ -22,6 +22,7 @@ from ..format.tokens import ControlToken
 from .errors import CliError
 
 __all__ = [
+    "HEAD",
     "Sniffed",
     "check_completion",
     "check_completion_ids",

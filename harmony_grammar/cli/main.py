@@ -16,6 +16,7 @@ import io
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ..format.vocabulary import VocabularyNotFoundError
 from .display import shown
@@ -51,16 +52,26 @@ def package_version() -> str:
         return "unknown (not installed)"
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's parser with its usage errors as one line naming the help (exit 2), like
+    every other usage error of this CLI; ``--help`` prints the whole usage as before."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {shown(message)} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="harmony-grammar",
         description="Parse, validate, render and constrain OpenAI Harmony (gpt-oss) text.",
     )
     parser.add_argument(
         "--version", action="version", version=f"harmony-grammar {package_version()}"
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_OneLineParser
+    )
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"harmony_grammar.cli.{name}")
         module.register(subparsers)
