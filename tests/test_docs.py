@@ -259,3 +259,12 @@ def test_the_shipped_parquet_is_what_prepare_makes_now(docs_dir, capsys):
             f"examples/chat.parquet's {name} differs from what prepare makes now: remake it "
             "with examples/README.md's command"
         )
+
+
+def test_a_documented_pipeline_runs_under_bash(docs_dir, capsys):
+    # shell syntax goes to bash, with harmony-grammar on PATH as this interpreter's module
+    status, output = _run("harmony-grammar tokens examples/completion.harmony | head -c 8", capsys)
+    assert (status, output) == (0, "[200005,")
+    # pipefail: a usage mistake (exit 2, one line) is not hidden by the pipe's last command
+    status, output = _run("harmony-grammar validate examples/chat.jsonl 2>&1 | wc -l", capsys)
+    assert (status, output.strip()) == (2, "1")

@@ -276,7 +276,7 @@ _HARMONY_STARTS = st.sampled_from(["<|start|>", "<|channel|>", "<|message|>", "<
 
 
 @given(start=_HARMONY_STARTS, rest=st.text(max_size=40))
-@settings(max_examples=200)
+@settings(max_examples=100)
 def test_only_a_start_no_completion_can_have_is_refused(start, rest):
     """A completion is model output after <|start|>assistant: what it may start with is never
     refused, whatever follows (lenient: a leading <|start|>assistant is read too)."""
@@ -296,7 +296,7 @@ def test_only_a_start_no_completion_can_have_is_refused(start, rest):
 
 
 @given(text=st.text(max_size=60))
-@settings(max_examples=200)
+@settings(max_examples=100)
 def test_a_conversation_is_never_refused_by_the_harmony_readers(text):
     from harmony_grammar.cli.input_kind import check_harmony
 
