@@ -215,5 +215,10 @@ def test_jsonl_token_ids_and_jobs(capsys, write, encoding):
 
 
 def test_a_file_of_json_lines_without_the_field(capsys, write):
-    status, out, _ = run(capsys, write("d.jsonl", '{"a": 1}\n'), "--jsonl", "text")
-    assert status == 1 and "no field 'text'" in out
+    # a usage mistake (issue 35): one line naming the fields the record has, exit 2
+    status, out, err = run(capsys, write("d.jsonl", '{"a": 1}\n'), "--jsonl", "text")
+    assert status == 2 and out == "" and "no field 'text'" in err and "(it has: a)" in err
+    # a later record without it is that record's error, as before
+    path = write("e.jsonl", '{"text": "<|start|>user<|message|>hi<|end|>"}\n{"a": 1}\n')
+    status, out, _ = run(capsys, path, "--jsonl", "text")
+    assert status == 1 and "e.jsonl:2: HG290 error: the record has no field 'text'" in out
