@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from .custom import FUNCTIONS, CustomBody, entry_body, namespace_entries
-from .json_limits import DepthTracker, JsonLimitError, loads_bounded
+from .json_limits import DepthTracker, JsonLimitError, json_message, loads_bounded
 from .names import check_tool_name
 
 __all__ = [
@@ -288,7 +288,7 @@ def first_schema_error(schema: Mapping[str, Any], document: str) -> str | None:
     except JsonLimitError as exc:
         return f"not readable ({exc.limit.message})"
     except json.JSONDecodeError as exc:
-        return f"not JSON ({exc.msg} at character {exc.pos})"
+        return f"not JSON ({json_message(exc)} at character {exc.pos})"
     validator_class = jsonschema.validators.validator_for(
         schema, default=jsonschema.Draft202012Validator
     )
