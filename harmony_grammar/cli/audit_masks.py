@@ -37,6 +37,7 @@ from ..rendering.renderer import DropRule
 from ..training.render import TrainOn
 from .dataset_run import plan_inputs, run_failures
 from .errors import CliError
+from .input_kind import check_dataset
 
 __all__ = ["register"]
 
@@ -109,6 +110,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit the dataset; print the summary; 1 when any record has a finding."""
+    check_dataset(args.data, command="audit-masks", ids=args.ids)
     if args.jobs < 0:
         raise CliError("--jobs must be 0 or more")
     if args.ray_address is not None and args.engine != "ray":

@@ -188,6 +188,8 @@ def run_failures(engine: str, name: str) -> Iterator[None]:
         yield
     except RayUnavailableError as exc:  # raised when the results generator first runs
         raise CliError(str(exc)) from None
+    except BrokenPipeError:  # the reader went away (| head): main ends quietly
+        raise
     except (OSError, ValueError) as exc:
         raise CliError(f"{getattr(exc, 'filename', None) or name}: {first_line(exc)}") from None
     except Exception as exc:  # a Ray task or cluster failure: one line, not a traceback
