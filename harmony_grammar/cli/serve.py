@@ -136,7 +136,10 @@ def run(args: argparse.Namespace) -> int:
         sock = listening_socket(args.host, args.port)
     except OSError as exc:
         raise CliError(_bind_problem(args.host, args.port, exc)) from None
-    _say(f"building the {args.backend} backend (model {args.model}) ...")
+    if args.backend == "embedded":
+        # Only the embedded backend builds something that takes seconds (the model); the
+        # others are ready at once, and their usage mistakes stay one line.
+        _say(f"building the {args.backend} backend (model {args.model}) ...")
     try:
         backend = build_backend(
             args.backend,
