@@ -117,7 +117,12 @@ def run(args: argparse.Namespace) -> int:
         from ..gateway.errors import GatewayError
         from ..gateway.planning import Limits
         from ..gateway.reasoning_seal import ReasoningSeal
-        from ..gateway.server import build_backend, listening_socket, serve
+        from ..gateway.server import (
+            backend_options_problem,
+            build_backend,
+            listening_socket,
+            serve,
+        )
     except ImportError as exc:
         raise CliError(
             f"serve needs the serve extra ({exc.name} is missing): "
@@ -125,6 +130,9 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     if args.max_request_bytes < 1 or args.max_tokens < 1:
         raise CliError("--max-request-bytes and --max-tokens must be positive")
+    problem = backend_options_problem(args.backend, upstream=args.upstream, replay=args.replay)
+    if problem:
+        raise CliError(problem)
     api_key, upstream_key = _key(args.api_key_env), _key(args.upstream_api_key_env)
     try:
         seal = ReasoningSeal.from_env(args.reasoning_key_env)
