@@ -74,31 +74,26 @@ def _llguidance(job: dict[str, Any], kind: str) -> dict[str, Any]:
     return {"verdicts": verdicts}
 
 
-def _xgrammar_ebnf(job: dict[str, Any]) -> dict[str, Any]:
+def _xgrammar(job: dict[str, Any], tag: bool) -> dict[str, Any]:
+    """An EBNF grammar matched as text, or a structural tag matched id by id over o200k_harmony
+    (a stop id ends it there, so no early termination without one)."""
     import xgrammar
 
     try:
-        compiled = _xgrammar_compiler("text").compile_grammar(job["grammar"])
+        if tag:
+            compiled = _xgrammar_compiler("harmony").compile_structural_tag(job["grammar"])
+        else:
+            compiled = _xgrammar_compiler("text").compile_grammar(job["grammar"])
     except Exception as exc:  # the library's refusal, reported as its message
         return {"error": f"{type(exc).__name__}: {exc}"}
     verdicts = []
     for sample in job["samples"]:
-        matcher = xgrammar.GrammarMatcher(compiled, terminate_without_stop_token=True)
-        verdicts.append(bool(matcher.accept_string(sample)) and matcher.is_terminated())
-    return {"verdicts": verdicts}
-
-
-def _xgrammar_tag(job: dict[str, Any]) -> dict[str, Any]:
-    import xgrammar
-
-    try:
-        compiled = _xgrammar_compiler("harmony").compile_structural_tag(job["grammar"])
-    except Exception as exc:  # the library's refusal, reported as its message
-        return {"error": f"{type(exc).__name__}: {exc}"}
-    verdicts = []
-    for ids in job["samples"]:
-        matcher = xgrammar.GrammarMatcher(compiled)
-        verdicts.append(all(matcher.accept_token(i) for i in ids) and matcher.is_terminated())
+        matcher = xgrammar.GrammarMatcher(compiled, terminate_without_stop_token=not tag)
+        if tag:
+            accepted = all(matcher.accept_token(i) for i in sample)
+        else:
+            accepted = bool(matcher.accept_string(sample))
+        verdicts.append(accepted and matcher.is_terminated())
     return {"verdicts": verdicts}
 
 
@@ -109,10 +104,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         return _llguidance(job, "bytes")
     if engine == "llguidance-harmony":
         return _llguidance(job, "harmony")
-    if engine == "xgrammar-ebnf":
-        return _xgrammar_ebnf(job)
-    if engine == "xgrammar-tag":
-        return _xgrammar_tag(job)
+    if engine in ("xgrammar-ebnf", "xgrammar-tag"):
+        return _xgrammar(job, tag=engine == "xgrammar-tag")
     raise ValueError(f"unknown engine {engine!r}")
 
 
