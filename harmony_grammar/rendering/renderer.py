@@ -220,7 +220,8 @@ def rendered_messages(
     )
     dropped: set[int] = set()
     if profile.standard_drop and opts.drops_analysis:
-        dropped = _dropped([item for _, item in arranged], opts.rule)
+        rule = DropRule(profile.drop_rule) if profile.drop_rule is not None else opts.rule
+        dropped = _dropped([item for _, item in arranged], rule)
     last = len(arranged) - 1
     out: list[Message] = []
     for position, (index, item) in enumerate(arranged):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from .emit_common import RulePrinter
-from .ir import Chars, Expr, Grammar, Repeat, has_both
+from .emit_common import RulePrinter, reachable_rules
+from .ir import Alt, Chars, Expr, Grammar, Repeat, Seq, Token, has_both
 from .render_regex import render_regex
 
-__all__ = ["emit_lark"]
+__all__ = ["emit_lark", "writes_bounded_ranges"]
 
 
 def _regex(expr: Expr) -> str:
@@ -66,3 +66,24 @@ def emit_lark(grammar: Grammar) -> str:
     one digit. Rules over single-character terminals leave every choice to the parser.
     """
     return _LarkPrinter().emit(grammar)
+
+
+def writes_bounded_ranges(grammar: Grammar) -> bool:
+    """Whether :func:`emit_lark` writes Lark's bounded repetition ``x ~ m..n`` for
+    ``grammar``: a form llguidance reads only from 1.9 on (:mod:`.versions`)."""
+    seen: set[int] = set()
+    todo = [grammar.rules[name] for name in reachable_rules(grammar)]
+    while todo:
+        expr = todo.pop()
+        if id(expr) in seen or has_both(expr):  # a Both token is one regex, no `~`
+            continue
+        seen.add(id(expr))
+        if isinstance(expr, Repeat):
+            if expr.max is not None and (expr.min, expr.max) != (0, 1):
+                return True
+            todo.append(expr.item)
+        elif isinstance(expr, (Seq, Alt)):
+            todo.extend(expr.items)
+        elif isinstance(expr, Token):
+            todo.append(expr.item)
+    return False
