@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -464,7 +463,13 @@ def test_engine_request_and_reading(engine: str) -> None:
         assert params["max_new_tokens"] == 64 and params["skip_special_tokens"] is False
     elif engine == "llamacpp":
         assert sent["prompt"] == prompt and sent["return_tokens"] is True
-        assert sent["grammar"].startswith("%llguidance") and sent["n_predict"] == 64
+        # GBNF with special tokens by id (stock builds have no llguidance), ending before
+        # the stop token; the named special ids the turn never writes are banned.
+        assert sent["grammar"].startswith("root ::= ") and "<[200005]>" in sent["grammar"]
+        assert "<[200012]>" not in sent["grammar"] and sent["n_predict"] == 64
+        banned = {i for i, allowed in sent["logit_bias"] if allowed is False}
+        assert 199999 in banned and not banned & {200002, 200012, 200005, 200006, 200007, 200008}
+        assert sent["top_k"] == 0 and sent["min_p"] == 0.0 and sent["top_p"] == 1.0
     else:
         from harmony_grammar.format.vocabulary import load_encoding
 
@@ -487,12 +492,26 @@ def test_sglang_and_vllm_structural_tag_form() -> None:
     assert json.loads(sglang["sampling_params"]["structural_tag"]) == tag
 
 
-@pytest.mark.skipif(shutil.which("llama-server") is None, reason="no llama-server on PATH")
 def test_llamacpp_real_server() -> None:
-    model = os.environ.get("HARMONY_LLAMACPP_MODEL")
-    if not model:
-        pytest.skip("llama-server is on PATH but HARMONY_LLAMACPP_MODEL names no gpt-oss GGUF file")
-    pytest.skip("a real llama-server run needs a gpt-oss GGUF model; none ships offline")
+    """One forced call through a stock llama-server (scripts/engines/llama-server.sh); the
+    whole suite against it is tests/test_engines_real.py."""
+    from .real_engines import llama_server
+
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    tools = [{"type": "function", "function": {"name": "check", "parameters": schema}}]
+    with llama_server() as engine, serving(build_backend("llamacpp", upstream=engine.url, timeout=600)) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=600, max_retries=0)
+        finishes = []
+        for seed in range(8):
+            completion = client.chat.completions.create(
+                model=engine.model, messages=ASK, tools=tools, tool_choice="required", seed=seed, max_tokens=48
+            )
+            choice = completion.choices[0]
+            finishes.append(choice.finish_reason)
+            assert choice.finish_reason in ("tool_calls", "length")
+            for call in choice.message.tool_calls or []:
+                jsonschema.validate(json.loads(call.function.arguments), schema)
+        assert "tool_calls" in finishes, finishes
 
 
 # -- faults ------------------------------------------------------------------------------------

@@ -53,10 +53,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--grammar",
-        default="llguidance",
-        choices=("llguidance", "structural-tag"),
+        choices=("llguidance", "structural-tag", "gbnf"),
         help="vllm/sglang: send the llguidance grammar (exact; the engine's guidance "
-        "backend) or the xgrammar structural tag (default llguidance)",
+        "backend; the default) or the xgrammar structural tag; llamacpp: GBNF with special "
+        "tokens by id (any build; the default) or llguidance (a LLAMA_LLGUIDANCE build)",
     )
     parser.add_argument(
         "--upstream-timeout",

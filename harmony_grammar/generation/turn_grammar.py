@@ -74,22 +74,30 @@ def completion_grammar(
     :func:`harmony_grammar.schema.schema_to_grammar`; schemas it refuses raise
     :class:`~harmony_grammar.schema.UnsupportedSchemaError`.
 
-    ``target``: ``llguidance`` (a Lark-style llguidance grammar, the default) or ``xgrammar``:
+    ``target``: ``llguidance`` (a Lark-style llguidance grammar, the default), ``xgrammar``:
     the JSON text of :func:`~harmony_grammar.generation.xgrammar_structural_tag` for the same
-    tools and options (one function, the tag as a dict there and as text here).
+    tools and options (one function, the tag as a dict there and as text here), or ``gbnf``:
+    llama.cpp's GBNF with control tokens by id, ending before the stop token
+    (:mod:`.turn_gbnf` says how it differs).
 
     Objects that leave ``additionalProperties`` unset get only their declared properties by
     default (as OpenAI's strict function calling does): every output is still valid, and the
     grammar stays small enough for llguidance's per-token budget (an open object must exclude
     every declared name from the names it may add, which on ten tools exceeded it).
     """
-    if target not in ("llguidance", "xgrammar"):
-        raise TurnGrammarError(f"completion_grammar targets llguidance or xgrammar; not {target!r}")
+    if target not in ("llguidance", "xgrammar", "gbnf"):
+        raise TurnGrammarError(
+            f"completion_grammar targets llguidance, xgrammar or gbnf; not {target!r}"
+        )
     options = turn_options(options, **changes)
     if target == "xgrammar":
         from .xgrammar_tag import xgrammar_structural_tag
 
         return json.dumps(xgrammar_structural_tag(tools, options), ensure_ascii=False)
+    if target == "gbnf":
+        from .turn_gbnf import gbnf_turn_grammar
+
+        return gbnf_turn_grammar(tools, options)
     plan = turn_plan(tools, options)
     whitespace, undeclared_properties = options.whitespace, options.undeclared_properties
 

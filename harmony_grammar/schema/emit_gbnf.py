@@ -7,7 +7,7 @@ from .errors import UnsupportedSchemaError
 from .ir import Alt, Both, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
 from .regex import complement
 
-__all__ = ["emit_gbnf"]
+__all__ = ["emit_gbnf", "gbnf_literal", "gbnf_rules"]
 
 _LITERAL_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -43,6 +43,11 @@ def _chars(cps: list[int], in_class: bool) -> list[str]:
     return written
 
 
+def gbnf_literal(text: str) -> str:
+    """``text`` as a GBNF string literal."""
+    return '"' + "".join(_chars([ord(c) for c in text], False)) + '"'
+
+
 def _class(ranges: tuple[tuple[int, int], ...]) -> str:
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
         return '"' + _char(ranges[0][0], False) + '"'
@@ -61,39 +66,42 @@ class _Helpers:
     """Rules ``rep0``... for repetitions that are themselves repeated: GBNF readers refuse
     stacked quantifiers (``x{1,4}?``) and some drop the parentheses of ``(x{1,4})?``."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "rep") -> None:
+        self.prefix = prefix
         self.rules: dict[str, str] = {}
 
     def __call__(self, body: str) -> str:
         name = self.rules.get(body)
         if name is None:
-            name = self.rules[body] = f"rep{len(self.rules)}"
+            name = self.rules[body] = f"{self.prefix}{len(self.rules)}"
         return name
 
 
-def _expr(expr: Expr, tokens: TokenNames, helpers: _Helpers, nested: bool = False) -> str:
+def _expr(
+    expr: Expr, tokens: TokenNames, helpers: _Helpers, prefix: str, nested: bool = False
+) -> str:
     if isinstance(expr, Both):
         raise UnsupportedSchemaError(
             expr.keyword, expr.pointer, "GBNF has no intersection or complement of languages"
         )
     if isinstance(expr, Lit):
-        return '"' + "".join(_chars([ord(c) for c in expr.text], False)) + '"'
+        return gbnf_literal(expr.text)
     if isinstance(expr, Chars):
         return _class(expr.ranges)
     if isinstance(expr, Token):
         return tokens(expr)
     if isinstance(expr, Ref):
-        return expr.name
+        return prefix + expr.name
     if isinstance(expr, Seq):
         if not expr.items:
             return '""'
-        text = " ".join(_expr(i, tokens, helpers, True) for i in expr.items)
+        text = " ".join(_expr(i, tokens, helpers, prefix, True) for i in expr.items)
         return f"({text})" if nested and len(expr.items) > 1 else text
     if isinstance(expr, Alt):
-        text = " | ".join(_expr(i, tokens, helpers) for i in expr.items)
+        text = " | ".join(_expr(i, tokens, helpers, prefix) for i in expr.items)
         return f"({text})" if nested else text
     if isinstance(expr, Repeat):
-        inner = _expr(expr.item, tokens, helpers, True)
+        inner = _expr(expr.item, tokens, helpers, prefix, True)
         if isinstance(expr.item, Repeat):
             inner = helpers(inner)
         lo, hi = expr.min, expr.max
@@ -105,20 +113,26 @@ def _expr(expr: Expr, tokens: TokenNames, helpers: _Helpers, nested: bool = Fals
     raise TypeError(expr)
 
 
-def emit_gbnf(grammar: Grammar) -> str:
-    """GBNF text with ``root ::= start``; each token becomes a rule ``tok0`` ..."""
-    tokens = TokenNames("tok")
-    helpers = _Helpers()
-    lines = ["root ::= start"]
+def gbnf_rules(grammar: Grammar, prefix: str = "") -> list[str]:
+    """The rule lines of ``grammar`` (its start rule is ``{prefix}start``), every name
+    prefixed, to embed several grammars in one (the whole-turn GBNF does)."""
+    tokens = TokenNames(f"{prefix}tok")
+    helpers = _Helpers(f"{prefix}rep")
+    lines = []
     for name in reachable_rules(grammar):
-        lines.append(f"{name} ::= {_expr(grammar.rules[name], tokens, helpers)}")
+        lines.append(f"{prefix}{name} ::= {_expr(grammar.rules[name], tokens, helpers, prefix)}")
     # Token bodies never hold tokens, but stay safe: a token named while writing one is
     # written too. Copying the dict once per token here was quadratic in the token count.
     done = 0
     while done < len(tokens.names):
         batch = list(tokens.names.items())[done:]
         for body, tname in batch:
-            lines.append(f"{tname} ::= {_expr(body, tokens, helpers)}")
+            lines.append(f"{tname} ::= {_expr(body, tokens, helpers, prefix)}")
         done += len(batch)
     lines.extend(f"{name} ::= {body}" for body, name in helpers.rules.items())
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def emit_gbnf(grammar: Grammar) -> str:
+    """GBNF text with ``root ::= start``; each token becomes a rule ``tok0`` ..."""
+    return "\n".join(["root ::= start", *gbnf_rules(grammar)]) + "\n"
