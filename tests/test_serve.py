@@ -479,6 +479,23 @@ def test_engine_request_and_reading(engine: str) -> None:
         assert completion.usage.completion_tokens == len(CALL_IDS)  # Ollama's eval_count
 
 
+@pytest.mark.parametrize("engine", ["vllm", "ollama"])
+def test_model_names_the_engines_model(engine: str) -> None:
+    """--model is the engine's name for the model, sent whatever the client called it;
+    /v1/models lists it and the gateway's alias (--served-model-name)."""
+    script = Script()
+    config = GatewayConfig(model="gpt-oss", engine_model="openai/gpt-oss-20b")
+    with serving_app(peer_app(script)) as peer, serving(
+        build_backend(engine, upstream=peer, model="openai/gpt-oss-20b", timeout=10), config
+    ) as url:
+        models = httpx2.get(url + "/v1/models", timeout=10).json()
+        for name in ("gpt-oss", "openai/gpt-oss-20b"):
+            answer = httpx2.post(url + "/v1/chat/completions", json={"model": name, "messages": ASK}, timeout=30)
+            assert answer.status_code == 200
+    assert [m["id"] for m in models["data"]] == ["openai/gpt-oss-20b", "gpt-oss"]
+    assert [sent["model"] for sent in script.requests] == ["openai/gpt-oss-20b"] * 2
+
+
 def test_sglang_and_vllm_structural_tag_form() -> None:
     script = Script()
     with serving_app(peer_app(script)) as peer:
