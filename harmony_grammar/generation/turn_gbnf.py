@@ -51,7 +51,7 @@ from ..schema.ir import (
 )
 from ..tools.arguments import ToolsArgument
 from .options import TurnOptions
-from .turn_plan import CONTROL_TERMINALS, MessageKind, body_grammar, turn_plan
+from .turn_plan import CONTROL_TERMINALS, MessageKind, body_grammar, message_text, turn_plan
 
 __all__ = [
     "FREE_TEXT_RULES",
@@ -108,21 +108,13 @@ def _name(key: str) -> str:
     return key.replace("_", "-")
 
 
+def _token(token: ControlToken) -> str | None:
+    # The stop tokens are left out: the engine stops on them by id (the module docstring).
+    return None if token in _STOPS else f"<[{token.id}]>"
+
+
 def _message(kind: MessageKind, body: str, *, first: bool) -> str:
-    parts = []
-    for terminal in kind.shape(first=first):
-        if terminal in CONTROL_TERMINALS:
-            token = CONTROL_TERMINALS[terminal]
-            if token in _STOPS:
-                continue  # the engine stops on it by id (see the module docstring)
-            parts.append(f"<[{token.id}]>")
-        elif terminal == "CONTENT":
-            parts.append(body)
-        elif terminal == "AUTHOR":
-            parts.append(gbnf_literal("assistant"))
-        else:
-            parts.append(gbnf_literal(kind.values[terminal]))
-    return " ".join(parts)
+    return message_text(kind, body, first=first, control=_token, literal=gbnf_literal)
 
 
 def _escape_lt(expr: Expr) -> Expr:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..tools.arguments import ToolsArgument
 from .options import TurnGrammarError, TurnOptions, turn_options
-from .turn_plan import CONTROL_TERMINALS, MessageKind, body_grammar, message_shape, turn_plan
+from .turn_plan import MessageKind, body_grammar, message_shape, message_text, turn_plan
 
 __all__ = ["TurnGrammarError", "TurnOptions", "completion_grammar", "message_shape"]
 
@@ -26,17 +26,8 @@ def _literal(text: str) -> str:
 
 
 def _emit_message(kind: MessageKind, body: str, *, first: bool) -> str:
-    parts = []
-    for terminal in kind.shape(first=first):
-        if terminal in CONTROL_TERMINALS:
-            parts.append(CONTROL_TERMINALS[terminal].value)  # a special token, unquoted
-        elif terminal == "CONTENT":
-            parts.append(body)
-        elif terminal == "AUTHOR":
-            parts.append(_literal("assistant"))
-        else:
-            parts.append(_literal(kind.values[terminal]))
-    return " ".join(parts)
+    # A special token unquoted: quoted, it would be its spelling as text.
+    return message_text(kind, body, first=first, control=lambda t: t.value, literal=_literal)
 
 
 def _schema_rules(schema: Any, prefix: str, whitespace: str, closed: bool) -> tuple[str, list[str]]:
