@@ -50,7 +50,8 @@ from ..schema.ir import (
     seq,
 )
 from ..tools.arguments import ToolsArgument
-from .options import TurnOptions
+from ..tools.custom import CustomBody
+from .options import TurnGrammarError, TurnOptions
 from .turn_plan import CONTROL_TERMINALS, MessageKind, body_grammar, message_text, turn_plan
 
 __all__ = [
@@ -165,6 +166,11 @@ def gbnf_turn_grammar(tools: ToolsArgument, options: TurnOptions) -> str:
     bodies = {"text": "text"}
     body_rules: list[str] = []
     for prefix, schema in plan.schemas.items():
+        if isinstance(schema, CustomBody):
+            raise TurnGrammarError(
+                "a custom tool with a grammar needs the llguidance grammar (a llama.cpp build "
+                "with llguidance, --grammar llguidance): GBNF here writes JSON and free text"
+            )
         closed = not options.undeclared_properties
         start, rules = _body_rules(json.dumps(schema), _name(prefix), options.whitespace, closed)
         bodies[prefix] = start
