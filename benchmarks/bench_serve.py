@@ -1,6 +1,7 @@
 """The gateway under load: 1, 8 and 64 concurrent streaming clients, against the upstream direct.
 
-    python benchmarks/bench_serve.py [--clients 1,8,64] [--max-tokens 200] [--shape long|call]
+    python benchmarks/bench_serve.py [--clients 1,8,64] [--max-tokens 200] [--shape long|call|text]
+    python benchmarks/bench_serve.py --upstream URL --backend llamacpp|vllm --model NAME ...
 
 Two real servers on 127.0.0.1, each its own process: the upstream, an embedded
 ``harmony-grammar serve --model prior`` (the torch-free sampler: the fastest engine this
@@ -25,6 +26,13 @@ figure's median and the median of the run-by-run throughput ratios.
 ``--shape long`` (the default) asks for an answer that cannot end before ``max_tokens``, so
 every request streams the same number of tokens and the figures are per token; ``--shape
 call`` asks for a tool call, a few tens of tokens, where per-request costs dominate.
+
+``--upstream URL`` measures a running engine instead (``--backend`` names its kind,
+``--model`` the model it serves): no embedded upstream is started, the gateway is ``serve
+--backend B --upstream URL --model NAME``, and "direct" sends the exact body the backend
+would send to the engine's own endpoint. ``--shape text`` asks for a free-text answer (for
+llama.cpp, whose GBNF reader refuses the long shape's 20,000-character string); the random
+model may end it early, and the figures per token divide by the tokens each request got.
 
 A fourth figure isolates the gateway's own CPU per token: the parse and serialisation of one
 token (``ChatRun.feed`` and ``json.dumps``), timed in this process, p50 and p99.
@@ -56,7 +64,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harmony_grammar.gateway.backend import Output  # noqa: E402
-from harmony_grammar.gateway.engines import VllmBackend  # noqa: E402
+from harmony_grammar.gateway.engines import BACKENDS, HttpBackend  # noqa: E402
 from harmony_grammar.gateway.planning import Limits, plan_chat  # noqa: E402
 from harmony_grammar.gateway.runs import ChatRun  # noqa: E402
 
@@ -106,13 +114,13 @@ def _start(args: list[str]) -> tuple[subprocess.Popen[bytes], str]:
 #: ``long``: an answer that cannot end before max_tokens (a JSON string of at least 20,000
 #: characters), so every request streams exactly max_tokens tokens and the figures are per
 #: token; ``call``: a tool call, which ends after a few tens of tokens (per-request costs).
-SHAPES = ("long", "call")
+SHAPES = ("long", "call", "text")
 LONG = {"type": "json_schema", "json_schema": {"name": "long", "schema": {"type": "string", "minLength": 20000}}}
 
 
-def _request(seed: int, max_tokens: int, shape: str = "long") -> dict[str, Any]:
+def _request(seed: int, max_tokens: int, shape: str = "long", model: str = "prior") -> dict[str, Any]:
     body: dict[str, Any] = {
-        "model": "prior",
+        "model": model,
         "messages": [{"role": "user", "content": f"What is the weather in city number {seed}?"}],
         "seed": seed,
         "max_tokens": max_tokens,
@@ -121,13 +129,13 @@ def _request(seed: int, max_tokens: int, shape: str = "long") -> dict[str, Any]:
     }
     if shape == "call":
         body["tools"] = TOOLS
-    else:
+    elif shape == "long":
         body["response_format"] = LONG
     return body
 
 
 async def _stream(
-    client: httpx2.AsyncClient, path: str, body: dict[str, Any], gateway: bool
+    client: httpx2.AsyncClient, path: str, body: dict[str, Any], gateway: bool, engine: HttpBackend
 ) -> tuple[list[float], int, float]:
     """Arrival times of the pieces, completion tokens, and the start time."""
     started = time.perf_counter()
@@ -144,15 +152,17 @@ async def _stream(
                 tokens = record["usage"]["completion_tokens"]
                 continue
             choices = record.get("choices") or []
-            if not choices:
+            if gateway and not choices:
                 continue
             if gateway:
                 delta = choices[0]["delta"]
                 if delta.get("content") or delta.get("reasoning_content") or delta.get("tool_calls"):
                     arrivals.append(time.perf_counter())
-            elif choices[0].get("token_ids"):
-                arrivals.append(time.perf_counter())
-                tokens += len(choices[0]["token_ids"])
+            else:
+                output = engine.read(record)
+                if output is not None and output.ids:
+                    arrivals.append(time.perf_counter())
+                    tokens += len(output.ids)
     return arrivals, tokens, started
 
 
@@ -170,18 +180,20 @@ async def _level(
     gateway_url: str,
     gateway_pid: int,
     shape: str = "long",
+    engine: str = "vllm",
+    model: str = "prior",
 ) -> dict[str, Any]:
-    bodies = [_request(1000 * clients + i, max_tokens, shape) for i in range(clients)]
-    backend = VllmBackend(direct_url)
+    bodies = [_request(1000 * clients + i, max_tokens, shape, model) for i in range(clients)]
+    backend = BACKENDS[engine](direct_url, model="" if model == "prior" else model)
     direct_bodies = [
-        backend.body(plan_chat(b, model="prior", limits=Limits())) for b in bodies
+        backend.body(plan_chat(b, model=model, limits=Limits())) for b in bodies
     ]
     await backend.aclose()
     process = psutil.Process(gateway_pid)
     results: dict[str, Any] = {"clients": clients}
     limits = httpx2.Limits(max_connections=clients + 4)
     for name, url, path, payloads, gateway in (
-        ("direct", direct_url, "/v1/completions", direct_bodies, False),
+        ("direct", direct_url, backend.path, direct_bodies, False),
         ("gateway", gateway_url, "/v1/chat/completions", bodies, True),
     ):
         idle = process.memory_info().rss
@@ -199,7 +211,7 @@ async def _level(
         async with httpx2.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
             began = time.perf_counter()
             runs = await asyncio.gather(
-                *(_stream(client, path, body, gateway) for body in payloads)
+                *(_stream(client, path, body, gateway, backend) for body in payloads)
             )
             elapsed = time.perf_counter() - began
         stop.set()
@@ -266,18 +278,28 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="runs per level; the table shows each figure's median"
     )
+    parser.add_argument("--upstream", metavar="URL", help="a running engine to measure instead")
+    parser.add_argument("--backend", default="vllm", choices=sorted(BACKENDS), help="its kind")
+    parser.add_argument("--model", default="prior", help="the model the engine serves")
     args = parser.parse_args()
-    upstream, direct_url = _start(["--model", "prior", "--workers", "64"])
+    upstream = None
+    if args.upstream:
+        direct_url = args.upstream.rstrip("/")
+    else:
+        upstream, direct_url = _start(["--model", "prior", "--workers", "64"])
     gateway = None
+    options = (args.shape, args.backend, args.model)
     try:
-        gateway, gateway_url = _start(["--backend", "vllm", "--upstream", direct_url])
+        gateway, gateway_url = _start(
+            ["--backend", args.backend, "--upstream", direct_url, "--model", args.model]
+        )
         # Warm both paths (grammar and schema caches, connection pools) before measuring.
-        asyncio.run(_level(2, args.max_tokens, direct_url, gateway_url, gateway.pid, args.shape))
+        asyncio.run(_level(2, args.max_tokens, direct_url, gateway_url, gateway.pid, *options))
         rows = []
         for n in args.clients.split(","):
             runs = [
                 asyncio.run(
-                    _level(int(n), args.max_tokens, direct_url, gateway_url, gateway.pid, args.shape)
+                    _level(int(n), args.max_tokens, direct_url, gateway_url, gateway.pid, *options)
                 )
                 for _ in range(args.repeat)
             ]
@@ -288,7 +310,8 @@ def main() -> None:
                 process.kill()
                 process.wait(timeout=10)
     cpu50, cpu99 = _cpu_per_token(args.max_tokens)
-    print(f"bench_serve: gateway (vllm backend) vs its upstream (embedded, --model prior) direct;"
+    upstream_name = args.upstream or "embedded, --model prior"
+    print(f"bench_serve: gateway ({args.backend} backend) vs its upstream ({upstream_name}) direct;"
           f" max_tokens {args.max_tokens}, {os.cpu_count()} cores shared by client, gateway, upstream;"
           f" medians of {args.repeat} runs per level; requests shaped {args.shape!r}")
     print()

@@ -463,7 +463,13 @@ def test_engine_request_and_reading(engine: str) -> None:
         assert params["max_new_tokens"] == 64 and params["skip_special_tokens"] is False
     elif engine == "llamacpp":
         assert sent["prompt"] == prompt and sent["return_tokens"] is True
-        assert sent["grammar"].startswith("%llguidance") and sent["n_predict"] == 64
+        # GBNF with special tokens by id (stock builds have no llguidance), ending before
+        # the stop token; the named special ids the turn never writes are banned.
+        assert sent["grammar"].startswith("root ::= ") and "<[200005]>" in sent["grammar"]
+        assert "<[200012]>" not in sent["grammar"] and sent["n_predict"] == 64
+        banned = {i for i, allowed in sent["logit_bias"] if allowed is False}
+        assert 199999 in banned and not banned & {200002, 200012, 200005, 200006, 200007, 200008}
+        assert sent["top_k"] == 0 and sent["min_p"] == 0.0 and sent["top_p"] == 1.0
     else:
         from harmony_grammar.format.vocabulary import load_encoding
 
@@ -471,6 +477,23 @@ def test_engine_request_and_reading(engine: str) -> None:
         assert sent["options"]["stop"] == ["<|call|>", "<|return|>"]
         assert sent["options"]["num_predict"] == 64 and sent["model"] == "gpt-oss-20b"
         assert completion.usage.completion_tokens == len(CALL_IDS)  # Ollama's eval_count
+
+
+@pytest.mark.parametrize("engine", ["vllm", "ollama"])
+def test_model_names_the_engines_model(engine: str) -> None:
+    """--model is the engine's name for the model, sent whatever the client called it;
+    /v1/models lists it and the gateway's alias (--served-model-name)."""
+    script = Script()
+    config = GatewayConfig(model="gpt-oss", engine_model="openai/gpt-oss-20b")
+    with serving_app(peer_app(script)) as peer, serving(
+        build_backend(engine, upstream=peer, model="openai/gpt-oss-20b", timeout=10), config
+    ) as url:
+        models = httpx2.get(url + "/v1/models", timeout=10).json()
+        for name in ("gpt-oss", "openai/gpt-oss-20b"):
+            answer = httpx2.post(url + "/v1/chat/completions", json={"model": name, "messages": ASK}, timeout=30)
+            assert answer.status_code == 200
+    assert [m["id"] for m in models["data"]] == ["openai/gpt-oss-20b", "gpt-oss"]
+    assert [sent["model"] for sent in script.requests] == ["openai/gpt-oss-20b"] * 2
 
 
 def test_sglang_and_vllm_structural_tag_form() -> None:
@@ -484,6 +507,28 @@ def test_sglang_and_vllm_structural_tag_form() -> None:
     tag = json.loads(vllm["structured_outputs"]["structural_tag"])
     assert tag["type"] == "structural_tag"
     assert json.loads(sglang["sampling_params"]["structural_tag"]) == tag
+
+
+def test_llamacpp_real_server() -> None:
+    """One forced call through a stock llama-server (scripts/engines/llama-server.sh); the
+    whole suite against it is tests/test_engines_real.py."""
+    from .real_engines import llama_server
+
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    tools = [{"type": "function", "function": {"name": "check", "parameters": schema}}]
+    with llama_server() as engine, serving(build_backend("llamacpp", upstream=engine.url, timeout=600)) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=600, max_retries=0)
+        finishes = []
+        for seed in range(8):
+            completion = client.chat.completions.create(
+                model=engine.model, messages=ASK, tools=tools, tool_choice="required", seed=seed, max_tokens=48
+            )
+            choice = completion.choices[0]
+            finishes.append(choice.finish_reason)
+            assert choice.finish_reason in ("tool_calls", "length")
+            for call in choice.message.tool_calls or []:
+                jsonschema.validate(json.loads(call.function.arguments), schema)
+        assert "tool_calls" in finishes, finishes
 
 
 # -- faults ------------------------------------------------------------------------------------

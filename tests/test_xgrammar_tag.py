@@ -61,7 +61,7 @@ def test_completion_grammar_dispatches_to_the_tag() -> None:
     assert tag["type"] == "structural_tag"
     assert "json_schema" not in text  # bodies are our grammars, not xgrammar's converter
     with pytest.raises(TurnGrammarError):
-        completion_grammar(TOOLS, target="gbnf")
+        completion_grammar(TOOLS, target="ebnf")
 
 
 @pytest.mark.parametrize("text", WELL_FORMED)

@@ -44,7 +44,14 @@ def register(subparsers: Any) -> None:
         default="tiny",
         metavar="NAME_OR_PATH",
         help="embedded: tiny (default: a random gpt-oss), prior (no model: the sampler's "
-        "prior) or a local model directory; engines: the model name they serve",
+        "prior) or a local model directory; engines: the model name the engine serves, "
+        "sent with every request whatever name the client used",
+    )
+    parser.add_argument(
+        "--served-model-name",
+        metavar="ALIAS",
+        help="engines: another name clients may send for the model (listed by /v1/models "
+        "after the engine's own --model name)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="default 8000")
@@ -62,10 +69,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--grammar",
-        default="llguidance",
-        choices=("llguidance", "structural-tag"),
+        choices=("llguidance", "structural-tag", "gbnf"),
         help="vllm/sglang: send the llguidance grammar (exact; the engine's guidance "
-        "backend) or the xgrammar structural tag (default llguidance)",
+        "backend; the default) or the xgrammar structural tag; llamacpp: GBNF with special "
+        "tokens by id (any build; the default) or llguidance (a LLAMA_LLGUIDANCE build)",
     )
     parser.add_argument(
         "--upstream-timeout",
@@ -162,10 +169,14 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, GatewayError) as exc:
         sock.close()
         raise CliError(str(exc)) from None
+    engine = args.backend != "embedded"
+    if args.served_model_name is not None and not engine:
+        raise CliError("--served-model-name is for the engine backends; embedded serves --model")
     config = GatewayConfig(
-        model=args.model
-        if args.backend != "embedded" or args.model in ("tiny", "prior")
+        model=args.served_model_name or args.model
+        if engine or args.model in ("tiny", "prior")
         else os.path.basename(os.path.normpath(args.model)),
+        engine_model=args.model if engine and args.model != "tiny" else None,
         api_key=api_key,
         max_request_bytes=args.max_request_bytes,
         limits=Limits(default_max_tokens=args.max_tokens, context_tokens=args.context_tokens),

@@ -56,14 +56,27 @@ _CLOSE_SECONDS = 5.0
 
 @dataclass(frozen=True)
 class GatewayConfig:
-    """The gateway's settings (``harmony-grammar serve``'s options)."""
+    """The gateway's settings (``harmony-grammar serve``'s options).
+
+    ``model`` is the gateway's own name for its model (its alias); ``engine_model`` the name
+    the engine serves it under (``--model`` of an engine backend), which the backend always
+    sends. :attr:`served_models` is the one list of names a client may send.
+    """
 
     model: str = "tiny"
+    engine_model: str | None = None
     api_key: str | None = None
     max_request_bytes: int = 4 * 1024 * 1024
     limits: Limits = field(default_factory=Limits)
     #: Seals Responses reasoning for the client to send back (a random key by default).
     reasoning_seal: ReasoningSeal = field(default_factory=ReasoningSeal)
+
+    @property
+    def served_models(self) -> tuple[str, ...]:
+        """Every name this gateway answers to: the engine's model first, then the alias.
+        ``GET /v1/models`` lists them; a request may name any of them."""
+        names = (self.engine_model, self.model) if self.engine_model else (self.model,)
+        return tuple(dict.fromkeys(names))
 
 
 class Gateway:
@@ -204,15 +217,13 @@ class Gateway:
         return JSONResponse(run.response(), headers=headers)
 
     async def models(self, request: Request) -> Response:
-        """``GET /v1/models``: the one model this gateway serves."""
+        """``GET /v1/models``: the names of the model this gateway serves."""
         self.check_key(request)
-        model = {
-            "id": self.config.model,
-            "object": "model",
-            "created": self.created,
-            "owned_by": "harmony-grammar",
-        }
-        return JSONResponse({"object": "list", "data": [model]})
+        models = [
+            {"id": name, "object": "model", "created": self.created, "owned_by": "harmony-grammar"}
+            for name in self.config.served_models
+        ]
+        return JSONResponse({"object": "list", "data": models})
 
     async def health(self, request: Request) -> Response:
         """``GET /health``: 200 once the backend answers (no key needed: load balancers)."""

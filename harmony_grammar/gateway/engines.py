@@ -14,8 +14,11 @@ vLLM       ``/v1/completions``   ``structured_outputs.grammar`` (llguidance)  to
                                  or ``.structural_tag`` (xgrammar)
 SGLang     ``/generate``         ``sampling_params.ebnf`` (llguidance text)   token ids
                                  or ``.structural_tag`` (xgrammar)
-llama.cpp  ``/completion``       ``grammar`` (llguidance text; needs a        token ids
-                                 ``LLAMA_LLGUIDANCE`` build)
+llama.cpp  ``/completion``       ``grammar``: GBNF with special tokens by     token ids
+                                 id (any build), and ``logit_bias`` banning
+                                 the special ids the turn never writes; or
+                                 llguidance text (``--grammar llguidance``,
+                                 a ``LLAMA_LLGUIDANCE`` build)
 Ollama     ``/api/generate``     none (``raw: true``; no token-level           text
                                  grammar), read leniently
 =========  ====================  ==========================================  ============
@@ -51,8 +54,9 @@ STOP_SPELLINGS = sorted(token.value for token in STOP_TOKENS)
 class HttpBackend:
     """The shared driver of an engine's streaming HTTP endpoint.
 
-    ``grammar`` picks the form of the turn's grammar for engines that take two
-    (``llguidance`` text, exact, or an xgrammar ``structural-tag``). ``timeout`` bounds the
+    ``grammar`` picks the form of the turn's grammar for engines that take more than one
+    (one of :attr:`grammars`; None is the first: ``llguidance`` text, exact, or an xgrammar
+    ``structural-tag``; llama.cpp: ``gbnf`` or ``llguidance``). ``timeout`` bounds the
     connection and every wait for the next piece of output (a slow or hung engine is a 504,
     or an ended stream once output has started).
     """
@@ -62,18 +66,24 @@ class HttpBackend:
     health_path: ClassVar[str] = "/health"
     #: ``sse`` (``data: {...}`` lines) or ``ndjson`` (one JSON object a line).
     framing: ClassVar[str] = "sse"
+    #: The grammar forms the engine takes (``--grammar``); the first is the default.
+    grammars: ClassVar[tuple[str, ...]] = ("llguidance", "structural-tag")
 
     def __init__(
         self,
         upstream: str,
         *,
         model: str = "",
-        grammar: str = "llguidance",
+        grammar: str | None = None,
         timeout: float = 60.0,
         api_key: str | None = None,
     ) -> None:
-        if grammar not in ("llguidance", "structural-tag"):
-            raise ValueError("grammar must be llguidance or structural-tag")
+        grammar = grammar or self.grammars[0]
+        if grammar not in self.grammars:
+            raise ValueError(
+                f"--grammar for --backend {self.name} must be one of {', '.join(self.grammars)};"
+                f" not {grammar}"
+            )
         self.upstream = upstream.rstrip("/")
         self.model = model
         self.grammar = grammar
@@ -294,13 +304,19 @@ class SGLangBackend(HttpBackend):
 
 
 class LlamaCppBackend(HttpBackend):
-    """llama.cpp server's ``/completion`` with a token prompt, a grammar and ``return_tokens``."""
+    """llama.cpp server's ``/completion`` with a token prompt, a grammar and ``return_tokens``.
+
+    The grammar is GBNF with special tokens by id by default (stock builds have no
+    llguidance); ``--grammar llguidance`` sends the llguidance text to a build that has it.
+    """
 
     name = "llamacpp"
     path = "/completion"
+    grammars = ("gbnf", "llguidance")
 
     def body(self, plan: Plan) -> dict[str, Any]:
-        """``prompt`` as ids, ``grammar`` (llguidance text), ``return_tokens``, streaming."""
+        """``prompt`` as ids, ``grammar``, ``return_tokens``, streaming; with GBNF, the
+        special ids the turn never writes banned by ``logit_bias`` (``turn_gbnf``)."""
         body: dict[str, Any] = {
             "prompt": list(plan.prompt_ids),
             "n_predict": plan.max_tokens,
@@ -308,12 +324,19 @@ class LlamaCppBackend(HttpBackend):
             "stream": True,
             "return_tokens": True,
             "cache_prompt": True,
-            "grammar": plan.grammar,
+            # llama-server's own defaults (top_k 40, top_p 0.95, min_p 0.05) would narrow
+            # the draw behind the request's back: an OpenAI request samples from all of it.
+            "top_k": 0,
+            "top_p": 1.0 if plan.top_p is None else plan.top_p,
+            "min_p": 0.0,
         }
+        if self.grammar == "gbnf":
+            body["grammar"] = plan.gbnf
+            body["logit_bias"] = [[i, False] for i in plan.banned_ids]
+        else:
+            body["grammar"] = plan.grammar
         if plan.seed is not None:
             body["seed"] = plan.seed
-        if plan.top_p is not None:
-            body["top_p"] = plan.top_p
         return body
 
     def read(self, record: Mapping[str, Any]) -> Output | None:

@@ -111,6 +111,38 @@ class Plan:
                 ) from None
         return self._cache["tag"]
 
+    @property
+    def gbnf(self) -> str:
+        """The same turn as llama.cpp GBNF (control tokens by id, ending before the stop
+        token: ``generation/turn_gbnf.py``), compiled on first use; 400 where GBNF cannot
+        express a schema or a tool."""
+        if "gbnf" not in self._cache:
+            try:
+                self._cache["gbnf"] = completion_grammar(
+                    self._grammar_tools,
+                    target="gbnf",
+                    tool_choice=self.tool_choice,
+                    response_format=self.response_format,
+                )
+            except (TurnGrammarError, UnsupportedSchemaError) as exc:
+                raise bad_request(f"the turn's GBNF cannot be built: {exc}", "tools") from None
+        return self._cache["gbnf"]
+
+    @property
+    def banned_ids(self) -> tuple[int, ...]:
+        """The special ids the turn never writes (``turn_gbnf.banned_ids``): an engine that
+        ends generation on any such id wherever its grammar may end must never sample them."""
+        from ..generation.turn_gbnf import banned_ids
+        from ..generation.turn_grammar import TurnOptions
+
+        options = TurnOptions(tool_choice=self.tool_choice, response_format=self.response_format)
+        return banned_ids(self._grammar_tools, options)
+
+    @property
+    def _grammar_tools(self) -> Any:
+        """What the turn grammars are written from: the callables, none for ``none``."""
+        return list(self.callables) if self.tool_choice != "none" else {}
+
 
 # -- reading the sampling fields -----------------------------------------------------------
 

@@ -63,7 +63,7 @@ def build_backend(
     *,
     upstream: str | None = None,
     model: str = "tiny",
-    grammar: str = "llguidance",
+    grammar: str | None = None,
     timeout: float = 60.0,
     upstream_api_key: str | None = None,
     workers: int = 4,

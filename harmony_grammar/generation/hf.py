@@ -174,12 +174,15 @@ def tiny_model(
     return cast("transformers.LlamaForCausalLM", model)
 
 
-def tiny_gpt_oss(*, seed: int = 0) -> Any:
+def tiny_gpt_oss(*, seed: int = 0, untie: bool = False, head_dim: int = 16) -> Any:
     """A randomly initialised ``GptOssForCausalLM`` (attention sinks, both of gpt-oss's layer
     kinds, experts) over the o200k_harmony vocabulary: 2 layers, small enough for a CPU.
 
-    Seeded and stopping like :func:`tiny_model`. Raises ``ImportError`` where the installed
-    transformers has no gpt-oss.
+    Seeded and stopping like :func:`tiny_model`. ``untie=True`` gives the model an output
+    layer of its own instead of reusing the embeddings (llama.cpp's gpt-oss loader needs
+    ``output.weight``); ``head_dim`` is each attention head's width (vLLM's CPU attention
+    refuses 16: give it 64). Raises ``ImportError`` where the installed transformers has no
+    gpt-oss.
     """
     import torch
     from transformers import GptOssConfig, GptOssForCausalLM
@@ -193,12 +196,12 @@ def tiny_gpt_oss(*, seed: int = 0) -> Any:
         num_hidden_layers=2,
         num_attention_heads=2,
         num_key_value_heads=1,
-        head_dim=16,
+        head_dim=head_dim,
         num_local_experts=2,
         num_experts_per_tok=1,
         sliding_window=128,
         layer_types=["sliding_attention", "full_attention"],
-        tie_word_embeddings=True,
+        tie_word_embeddings=not untie,
         pad_token_id=pad_id,
         eos_token_id=stop_token_ids(),
         bos_token_id=None,

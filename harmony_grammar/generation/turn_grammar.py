@@ -18,7 +18,7 @@ from ..tools.arguments import ToolsArgument
 from ..tools.custom import CustomBody
 from .custom_grammar import custom_body_rules
 from .options import TurnGrammarError, TurnOptions, turn_options
-from .turn_plan import CONTROL_TERMINALS, MessageKind, body_grammar, message_shape, turn_plan
+from .turn_plan import MessageKind, body_grammar, message_shape, message_text, turn_plan
 
 __all__ = ["TurnGrammarError", "TurnOptions", "completion_grammar", "message_shape"]
 
@@ -28,17 +28,8 @@ def _literal(text: str) -> str:
 
 
 def _emit_message(kind: MessageKind, body: str, *, first: bool) -> str:
-    parts = []
-    for terminal in kind.shape(first=first):
-        if terminal in CONTROL_TERMINALS:
-            parts.append(CONTROL_TERMINALS[terminal].value)  # a special token, unquoted
-        elif terminal == "CONTENT":
-            parts.append(body)
-        elif terminal == "AUTHOR":
-            parts.append(_literal("assistant"))
-        else:
-            parts.append(_literal(kind.values[terminal]))
-    return " ".join(parts)
+    # A special token unquoted: quoted, it would be its spelling as text.
+    return message_text(kind, body, first=first, control=lambda t: t.value, literal=_literal)
 
 
 def _schema_rules(schema: Any, prefix: str, whitespace: str, closed: bool) -> tuple[str, list[str]]:
@@ -77,23 +68,31 @@ def completion_grammar(
     :func:`harmony_grammar.schema.schema_to_grammar`; schemas it refuses raise
     :class:`~harmony_grammar.schema.UnsupportedSchemaError`.
 
-    ``target``: ``llguidance`` (a Lark-style llguidance grammar, the default) or ``xgrammar``:
+    ``target``: ``llguidance`` (a Lark-style llguidance grammar, the default), ``xgrammar``:
     the JSON text of :func:`~harmony_grammar.generation.xgrammar_structural_tag` for the same
-    tools and options (one function, the tag as a dict there and as text here).
+    tools and options (one function, the tag as a dict there and as text here), or ``gbnf``:
+    llama.cpp's GBNF with control tokens by id, ending before the stop token
+    (:mod:`.turn_gbnf` says how it differs).
 
     Objects that leave ``additionalProperties`` unset get only their declared properties by
     default (as OpenAI's strict function calling does): every output is still valid, and the
     grammar stays small enough for llguidance's per-token budget (an open object must exclude
     every declared name from the names it may add, which on ten tools exceeded it).
     """
-    if target not in ("llguidance", "xgrammar"):
-        raise TurnGrammarError(f"completion_grammar targets llguidance or xgrammar; not {target!r}")
+    if target not in ("llguidance", "xgrammar", "gbnf"):
+        raise TurnGrammarError(
+            f"completion_grammar targets llguidance, xgrammar or gbnf; not {target!r}"
+        )
     options = turn_options(options, **changes)
     if target == "xgrammar":
         from .xgrammar_tag import xgrammar_structural_tag
 
         tag = xgrammar_structural_tag(tools, options, target_version=target_version)
         return json.dumps(tag, ensure_ascii=False)
+    if target == "gbnf":
+        from .turn_gbnf import gbnf_turn_grammar
+
+        return gbnf_turn_grammar(tools, options)
     plan = turn_plan(tools, options)
     whitespace, undeclared_properties = options.whitespace, options.undeclared_properties
 

@@ -19,7 +19,7 @@ their target's syntax.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -37,6 +37,7 @@ __all__ = [
     "TurnPlan",
     "body_grammar",
     "message_shape",
+    "message_text",
     "response_schema",
     "turn_plan",
 ]
@@ -178,6 +179,32 @@ class Opening(NamedTuple):
     first: str
     preambles: bool
     end: bool
+
+
+def message_text(
+    kind: MessageKind,
+    body: str,
+    *,
+    first: bool,
+    control: Callable[[ControlToken], str | None],
+    literal: Callable[[str], str],
+) -> str:
+    """One message of ``kind`` in a grammar target's syntax: each control token as
+    ``control`` writes it (None leaves it out), the author and header values as ``literal``
+    writes them, the content as the rule ``body``, joined by spaces."""
+    parts = []
+    for terminal in kind.shape(first=first):
+        if terminal in CONTROL_TERMINALS:
+            written = control(CONTROL_TERMINALS[terminal])
+            if written is not None:
+                parts.append(written)
+        elif terminal == "CONTENT":
+            parts.append(body)
+        elif terminal == "AUTHOR":
+            parts.append(literal("assistant"))
+        else:
+            parts.append(literal(kind.values[terminal]))
+    return " ".join(parts)
 
 
 def response_schema(response_format: Mapping[str, Any]) -> Any:

@@ -111,15 +111,18 @@ class RulePrinter:
     #: The lines before the rules (GBNF's ``root ::= start``).
     HEADER: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self) -> None:
-        self.tokens = TokenNames(self.TOKEN_PREFIX)
+    def __init__(self, prefix: str = "") -> None:
+        # ``prefix`` goes before every name the grammar writes (rules, tokens, helpers), so
+        # several grammars can be embedded in one (the whole-turn GBNF embeds each schema's).
+        self.prefix = prefix
+        self.tokens = TokenNames(prefix + self.TOKEN_PREFIX)
         self.helpers: dict[str, str] = {}  # body -> name, in order of creation
 
     def helper(self, body: str, prefix: str) -> str:
         """The helper rule whose body is ``body`` (one per distinct body), by name."""
         name = self.helpers.get(body)
         if name is None:
-            name = self.helpers[body] = f"{prefix}{len(self.helpers)}"
+            name = self.helpers[body] = f"{self.prefix}{prefix}{len(self.helpers)}"
         return name
 
     def expr(self, expr: Expr, nested: bool = False) -> str:
@@ -134,7 +137,7 @@ class RulePrinter:
         if isinstance(expr, Chars):
             return self.chars(expr)
         if isinstance(expr, Ref):
-            return expr.name
+            return self.prefix + expr.name
         if isinstance(expr, Seq):
             if not expr.items:
                 return self.EMPTY
@@ -149,19 +152,24 @@ class RulePrinter:
 
     def emit(self, grammar: Grammar) -> str:
         """The grammar's text: the header, the rules, the tokens, the helpers."""
-        lines = list(self.HEADER)
+        return "\n".join([*self.HEADER, *self.rules(grammar)]) + "\n"
+
+    def rules(self, grammar: Grammar) -> list[str]:
+        """The rule lines alone (no header): the rules, the tokens, the helpers."""
+        lines = []
         for name in reachable_rules(grammar):
-            lines.append(f"{name}{self.DEFINES}{self.expr(grammar.rules[name])}".rstrip())
+            text = self.expr(grammar.rules[name])
+            lines.append(f"{self.prefix}{name}{self.DEFINES}{text}".rstrip())
         # Printing a token may name more (at the end): print in batches, not by indexing a
         # fresh copy of the table per token (quadratic in the token count).
         done = 0
         while done < len(self.tokens.names):
             batch = list(self.tokens.names.items())[done:]
-            for body, name in batch:
-                lines.append(f"{name}{self.DEFINES}{self.expr(body)}")
+            for token, name in batch:
+                lines.append(f"{name}{self.DEFINES}{self.expr(token)}")
             done += len(batch)
         lines.extend(f"{name}{self.DEFINES}{body}" for body, name in self.helpers.items())
-        return "\n".join(lines) + "\n"
+        return lines
 
     # -- what a target supplies
     def both(self, expr: Expr) -> str | None:

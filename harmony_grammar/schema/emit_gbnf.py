@@ -7,7 +7,7 @@ from .errors import UnsupportedSchemaError
 from .ir import Both, Chars, Expr, Grammar, Repeat
 from .regex import complement
 
-__all__ = ["emit_gbnf"]
+__all__ = ["emit_gbnf", "gbnf_literal", "gbnf_rules"]
 
 _LITERAL_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -43,6 +43,11 @@ def _chars(cps: list[int], in_class: bool) -> list[str]:
     return written
 
 
+def gbnf_literal(text: str) -> str:
+    """``text`` as a GBNF string literal."""
+    return '"' + "".join(_chars([ord(c) for c in text], False)) + '"'
+
+
 def _class(ranges: tuple[tuple[int, int], ...]) -> str:
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
         return '"' + _char(ranges[0][0], False) + '"'
@@ -75,7 +80,7 @@ class _GbnfPrinter(RulePrinter):
         return None
 
     def literal(self, text: str) -> str:
-        return '"' + "".join(_chars([ord(c) for c in text], False)) + '"'
+        return gbnf_literal(text)
 
     def chars(self, expr: Chars) -> str:
         return _class(expr.ranges)
@@ -93,6 +98,12 @@ class _GbnfPrinter(RulePrinter):
         if hi is None and lo <= 1:
             return inner + ("*" if lo == 0 else "+")
         return f"{inner}{{{lo},{'' if hi is None else hi}}}"
+
+
+def gbnf_rules(grammar: Grammar, prefix: str = "") -> list[str]:
+    """The rule lines of ``grammar`` (its start rule is ``{prefix}start``), every name
+    prefixed, to embed several grammars in one (the whole-turn GBNF does)."""
+    return _GbnfPrinter(prefix).rules(grammar)
 
 
 def emit_gbnf(grammar: Grammar) -> str:
