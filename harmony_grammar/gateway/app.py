@@ -1,7 +1,8 @@
 """The ASGI app: OpenAI's HTTP surface over a :class:`~.backend.Backend`.
 
 Routes: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (whole, or streamed as
-server-sent events with ``stream: true``), ``GET /v1/models``, ``GET /health`` (200 once the
+server-sent events with ``stream: true``), ``GET /v1/models`` and ``/v1/models/{id}`` (a
+``model`` other than the one served is 404 ``model_not_found``), ``GET /health`` (200 once the
 backend answers, with the number of open generations), and, on the embedded backend, the
 vLLM-style ``POST /v1/completions`` with token ids (:mod:`.completions`), so that a gateway
 can front another.
@@ -14,10 +15,11 @@ handling are the same either way.
 
 Every failure is an OpenAI error object with its status: 400 for a request the planner
 rejects, 401 for a missing or wrong key, 404 for an unknown route, 413 past
-``max_request_bytes``, 502 / 504 when the engine fails before any output. Once a stream has
-started, an engine fault ends it properly instead (a ``finish_reason`` chunk, or
-``response.failed``). A client that disconnects cancels the engine request: Starlette
-cancels the response's body, whose ``finally`` closes the backend's generator.
+``max_request_bytes``, 502 / 504 when the engine fails (a whole Chat Completions answer also
+when it fails midway). Once a stream has started, an engine fault ends it properly instead
+(an error chunk, or ``response.failed``). A client that disconnects cancels the engine
+request: Starlette cancels the response's body, whose ``finally`` closes the backend's
+generator.
 """
 
 from __future__ import annotations
@@ -112,6 +114,19 @@ class Gateway:
         except ValueError as exc:
             raise bad_request(f"the body is not JSON: {exc}") from None
 
+    def check_model(self, body: Any) -> None:
+        """404 ``model_not_found`` unless the body names the model served (or none)."""
+        if not isinstance(body, dict) or "model" not in body:
+            return
+        if body["model"] != self.config.model:
+            raise GatewayError(
+                404,
+                f"the model {body['model']!r} does not exist here: this gateway serves "
+                f"{self.config.model!r} (GET /v1/models)",
+                param="model",
+                code="model_not_found",
+            )
+
     async def start(self, plan: Plan) -> tuple[AsyncIterator[Output], Output | None]:
         """The backend's generator and its first output (None when it wrote nothing).
 
@@ -163,24 +178,27 @@ class Gateway:
     async def chat(self, request: Request) -> Response:
         """``POST /v1/chat/completions``."""
         self.check_key(request)
-        plan = plan_chat(
-            await self.body(request), model=self.config.model, limits=self.config.limits
-        )
+        body = await self.body(request)
+        self.check_model(body)
+        plan = plan_chat(body, model=self.config.model, limits=self.config.limits)
         outputs, first = await self.start(plan)
-        payloads = self.payloads(ChatRun(plan), outputs, first)
+        run = ChatRun(plan)
+        payloads = self.payloads(run, outputs, first)
         if plan.stream:
             return _sse(payloads, named=False)
         chunks = await _collect(request, payloads)
         if chunks is None:
             return Response(status_code=499)  # nobody is listening any more
+        if run.fault is not None:  # a whole answer the engine failed inside: an HTTP error
+            raise run.fault
         return JSONResponse(chat_completion(chunks))
 
     async def responses(self, request: Request) -> Response:
         """``POST /v1/responses``."""
         self.check_key(request)
-        plan = plan_responses(
-            await self.body(request), model=self.config.model, limits=self.config.limits
-        )
+        body = await self.body(request)
+        self.check_model(body)
+        plan = plan_responses(body, model=self.config.model, limits=self.config.limits)
         outputs, first = await self.start(plan)
         run = ResponsesRun(plan)
         payloads = self.payloads(run, outputs, first)
@@ -190,16 +208,24 @@ class Gateway:
             return Response(status_code=499)
         return JSONResponse(run.response())
 
-    async def models(self, request: Request) -> Response:
-        """``GET /v1/models``: the one model this gateway serves."""
-        self.check_key(request)
-        model = {
+    def _model(self) -> dict[str, Any]:
+        return {
             "id": self.config.model,
             "object": "model",
             "created": self.created,
             "owned_by": "harmony-grammar",
         }
-        return JSONResponse({"object": "list", "data": [model]})
+
+    async def models(self, request: Request) -> Response:
+        """``GET /v1/models``: the one model this gateway serves."""
+        self.check_key(request)
+        return JSONResponse({"object": "list", "data": [self._model()]})
+
+    async def model(self, request: Request) -> Response:
+        """``GET /v1/models/{id}``: the model served, or 404 ``model_not_found``."""
+        self.check_key(request)
+        self.check_model({"model": request.path_params["model"]})
+        return JSONResponse(self._model())
 
     async def health(self, request: Request) -> Response:
         """``GET /health``: 200 once the backend answers (no key needed: load balancers)."""
@@ -309,6 +335,7 @@ def create_app(
         Route("/v1/chat/completions", _errors(gateway.chat), methods=["POST"]),
         Route("/v1/responses", _errors(gateway.responses), methods=["POST"]),
         Route("/v1/models", _errors(gateway.models), methods=["GET"]),
+        Route("/v1/models/{model:path}", _errors(gateway.model), methods=["GET"]),
         Route("/health", _errors(gateway.health), methods=["GET"]),
         *(extra_routes or []),
     ]
