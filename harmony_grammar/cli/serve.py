@@ -88,6 +88,20 @@ def register(subparsers: Any) -> None:
         "--workers", type=int, default=4, metavar="N", help="embedded: generations at once"
     )
     parser.add_argument(
+        "--max-queue",
+        type=int,
+        metavar="N",
+        help="hold at most N generation requests at once (waiting for the engine or "
+        "streaming); the next gets 429 with Retry-After (default: no bound)",
+    )
+    parser.add_argument(
+        "--drain-seconds",
+        type=int,
+        default=5,
+        metavar="SECONDS",
+        help="on SIGTERM / SIGINT, let open requests finish for this long (default 5)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=("critical", "error", "warning", "info", "debug")
     )
     parser.set_defaults(func=run)
@@ -116,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     if args.max_request_bytes < 1 or args.max_tokens < 1:
         raise CliError("--max-request-bytes and --max-tokens must be positive")
+    if (args.max_queue is not None and args.max_queue < 1) or args.drain_seconds < 0:
+        raise CliError("--max-queue must be positive and --drain-seconds not negative")
     try:
         backend = build_backend(
             args.backend,
@@ -136,6 +152,14 @@ def run(args: argparse.Namespace) -> int:
         api_key=_key(args.api_key_env),
         max_request_bytes=args.max_request_bytes,
         limits=Limits(default_max_tokens=args.max_tokens, context_tokens=args.context_tokens),
+        max_queue=args.max_queue,
     )
-    serve(backend, config, host=args.host, port=args.port, log_level=args.log_level)
+    serve(
+        backend,
+        config,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        drain_seconds=args.drain_seconds,
+    )
     return 0

@@ -2,10 +2,11 @@
 
 Routes: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (whole, or streamed as
 server-sent events with ``stream: true``), ``GET /v1/models`` and ``/v1/models/{id}`` (a
-``model`` other than the one served is 404 ``model_not_found``), ``GET /health`` (200 once the
-backend answers, with the number of open generations), and, on the embedded backend, the
-vLLM-style ``POST /v1/completions`` with token ids (:mod:`.completions`), so that a gateway
-can front another.
+``model`` other than the one served is 404 ``model_not_found``), ``GET /metrics``
+(Prometheus text, :mod:`.metrics`), ``GET /health`` (200 once the backend answers, with the
+number of open generations), and, on the embedded and replay backends, the vLLM-style
+``POST /v1/completions`` with token ids (:mod:`.completions`), so that a gateway can front
+another. Every response carries an ``x-request-id``.
 
 Starlette, not FastAPI: the gateway has five routes whose bodies are OpenAI's JSON, checked
 field by field by the bridges with paths in the errors; FastAPI's value is pydantic models
@@ -35,6 +36,7 @@ from typing import Any
 
 import anyio
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -43,9 +45,11 @@ from .backend import Backend, Output
 from .completions import completions_endpoint
 from .embedded import EmbeddedBackend
 from .errors import GatewayError, UpstreamError, bad_request
+from .metrics import Metrics, RequestLayer
 from .planning import Limits, Plan, plan_chat, plan_responses
 from .replay import ReplayBackend
 from .runs import ChatRun, ResponsesRun, chat_completion
+from .unsupported import check_honoured
 
 __all__ = ["GatewayConfig", "create_app"]
 
@@ -61,6 +65,8 @@ class GatewayConfig:
     api_key: str | None = None
     max_request_bytes: int = 4 * 1024 * 1024
     limits: Limits = field(default_factory=Limits)
+    #: At most this many generation requests held at once; the next gets 429 (None: no bound).
+    max_queue: int | None = None
 
 
 class Gateway:
@@ -71,6 +77,8 @@ class Gateway:
         self.config = config
         self.open_streams = 0  # generations in flight (tests check it returns to 0)
         self.created = int(time.time())
+        self.metrics = Metrics()
+        self.held = 0  # generation requests admitted and not yet finished (--max-queue)
 
     # -- request plumbing ----------------------------------------------------------------
 
@@ -127,20 +135,47 @@ class Gateway:
                 code="model_not_found",
             )
 
+    def admit(self, body: Any, api: str) -> None:
+        """The checks before planning: the model, the fields the backend cannot honour, and
+        room in the queue (429 with ``Retry-After`` when ``max_queue`` requests are held)."""
+        self.check_model(body)
+        check_honoured(body, api, self.backend.name)
+        limit = self.config.max_queue
+        if limit is not None and self.held >= limit:
+            error = GatewayError(
+                429,
+                f"the gateway holds {self.held} requests, its --max-queue: retry shortly",
+                type="rate_limit_error",
+                code="queue_full",
+            )
+            error.headers = {"Retry-After": "1"}
+            raise error
+
     async def start(self, plan: Plan) -> tuple[AsyncIterator[Output], Output | None]:
         """The backend's generator and its first output (None when it wrote nothing).
 
         Waiting for the first piece before answering means an engine that refuses, fails or
-        times out up front is an HTTP error (502 / 504), not a stream that dies at once.
+        times out up front is an HTTP error (502 / 504), not a stream that dies at once. The
+        request is held (``max_queue``) from here until :meth:`payloads` ends, or until this
+        fails.
         """
+        arrived = time.monotonic()
+        self.held += 1
+        self.metrics.queued.inc()
         outputs = self.backend.generate(plan)
         try:
             first = await anext(outputs)
         except StopAsyncIteration:
             return outputs, None
-        except BaseException:
+        except BaseException as exc:
+            self.held -= 1
+            if isinstance(exc, UpstreamError):
+                self.metrics.upstream_errors.labels(exc.code or "upstream_error").inc()
             await _close(outputs)
             raise
+        finally:
+            self.metrics.queued.dec()
+        self.metrics.time_to_first_token.observe(time.monotonic() - arrived)
         return outputs, first
 
     # -- one generation --------------------------------------------------------------------
@@ -150,7 +185,9 @@ class Gateway:
     ) -> AsyncGenerator[dict[str, Any], None]:
         """Every payload of the run; the engine is closed at the turn's end or on a fault."""
         self.open_streams += 1
+        self.metrics.open_streams.inc()
         fault: UpstreamError | None = None
+        began = time.monotonic()
         try:
             try:
                 if first is not None:
@@ -167,11 +204,20 @@ class Gateway:
                 fault = exc
             except GatewayError as exc:  # a malformed engine answer the backend caught
                 fault = UpstreamError(exc.message)
+            if fault is not None:
+                self.metrics.upstream_errors.labels(fault.code or "upstream_error").inc()
             for payload in run.close(fault):
                 yield payload
         finally:
             await _close(outputs)
             self.open_streams -= 1
+            self.held -= 1
+            self.metrics.open_streams.dec()
+            self.metrics.prompt_tokens.inc(run.prompt_tokens)
+            self.metrics.completion_tokens.inc(run.output_tokens)
+            if run.output_tokens > 1:
+                spent = time.monotonic() - began
+                self.metrics.time_per_output_token.observe(spent / (run.output_tokens - 1))
 
     # -- endpoints -------------------------------------------------------------------------
 
@@ -179,7 +225,7 @@ class Gateway:
         """``POST /v1/chat/completions``."""
         self.check_key(request)
         body = await self.body(request)
-        self.check_model(body)
+        self.admit(body, "chat")
         plan = plan_chat(body, model=self.config.model, limits=self.config.limits)
         outputs, first = await self.start(plan)
         run = ChatRun(plan)
@@ -197,7 +243,7 @@ class Gateway:
         """``POST /v1/responses``."""
         self.check_key(request)
         body = await self.body(request)
-        self.check_model(body)
+        self.admit(body, "responses")
         plan = plan_responses(body, model=self.config.model, limits=self.config.limits)
         outputs, first = await self.start(plan)
         run = ResponsesRun(plan)
@@ -226,6 +272,11 @@ class Gateway:
         self.check_key(request)
         self.check_model({"model": request.path_params["model"]})
         return JSONResponse(self._model())
+
+    async def metrics_text(self, request: Request) -> Response:
+        """``GET /metrics``: Prometheus text (no key needed, as ``/health``)."""
+        body, content_type = self.metrics.exposition()
+        return Response(body, media_type=content_type)
 
     async def health(self, request: Request) -> Response:
         """``GET /health``: 200 once the backend answers (no key needed: load balancers)."""
@@ -318,7 +369,7 @@ def _errors(
         try:
             return await handler(request)
         except GatewayError as exc:
-            return JSONResponse(exc.body(), status_code=exc.status)
+            return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
 
     return wrapped
 
@@ -337,6 +388,7 @@ def create_app(
         Route("/v1/models", _errors(gateway.models), methods=["GET"]),
         Route("/v1/models/{model:path}", _errors(gateway.model), methods=["GET"]),
         Route("/health", _errors(gateway.health), methods=["GET"]),
+        Route("/metrics", _errors(gateway.metrics_text), methods=["GET"]),
         *(extra_routes or []),
     ]
     if isinstance(backend, (EmbeddedBackend, ReplayBackend)):
@@ -371,6 +423,8 @@ def create_app(
         routes=routes,
         exception_handlers={404: not_found, 405: not_found, 500: crashed},
         lifespan=lifespan,
+        # Outermost: every response, errors and 404s included, gets its x-request-id.
+        middleware=[Middleware(RequestLayer, metrics=gateway.metrics)],
     )
     app.state.gateway = gateway
     return app

@@ -35,6 +35,8 @@ class GatewayError(Exception):
         self.type = type
         self.param = param
         self.code = code
+        #: Extra response headers (``Retry-After`` on a 429).
+        self.headers: dict[str, str] | None = None
 
     def body(self) -> dict[str, Any]:
         """The JSON body: ``{"error": {...}}``, as OpenAI sends it."""

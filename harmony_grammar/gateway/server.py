@@ -63,14 +63,18 @@ def build_backend(
     )
 
 
-def _config(app: Any, host: str, port: int, log_level: str) -> uvicorn.Config:
+def _config(
+    app: Any, host: str, port: int, log_level: str, drain_seconds: int = 5
+) -> uvicorn.Config:
     return uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level=log_level,
         # The gateway's own limit answers 413 with an OpenAI error; uvicorn's defaults stay.
-        timeout_graceful_shutdown=5,
+        # On SIGTERM uvicorn stops accepting, lets open requests finish for this long, then
+        # closes what is left (each open stream's engine request is cancelled then).
+        timeout_graceful_shutdown=drain_seconds,
         lifespan="on",
     )
 
@@ -82,9 +86,12 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "info",
+    drain_seconds: int = 5,
 ) -> None:
-    """Run the gateway in the foreground until interrupted."""
-    uvicorn.Server(_config(create_app(backend, config), host, port, log_level)).run()
+    """Run the gateway in the foreground until interrupted (SIGINT / SIGTERM drain open
+    requests for up to ``drain_seconds``)."""
+    app = create_app(backend, config)
+    uvicorn.Server(_config(app, host, port, log_level, drain_seconds)).run()
 
 
 @contextmanager
