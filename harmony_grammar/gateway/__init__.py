@@ -9,12 +9,14 @@ HTTP, :mod:`.engines`, or recorded completions, :mod:`.replay`), and the output 
 through the stream bridges (:mod:`.runs`), whole or streamed, by the Starlette app
 (:mod:`.app`) that :mod:`.server` runs on uvicorn. The embedded and replay servers also
 answer a vLLM-style ``/v1/completions`` (:mod:`.completions`). Errors are OpenAI error
-objects (:mod:`.errors`).
+objects (:mod:`.errors`). Responses reasoning is sealed for stateless round trips
+(:mod:`.reasoning_seal`), and ``/render`` twins of both APIs show the prompt without
+generating (:mod:`.render_endpoints`).
 
 Imports: this package may use every layer up to :mod:`harmony_grammar.generation`
 (rendering's bridges, the format's parser, the turn grammars and the sampler); only the CLI
-stands on it. It needs the ``serve`` extra (starlette, uvicorn, httpx2) and, for the
-embedded engine, the ``generate`` extra.
+stands on it. It needs the ``serve`` extra (starlette, uvicorn, httpx2, cryptography) and,
+for the embedded engine, the ``generate`` extra.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The ASGI app: OpenAI's HTTP surface over a :class:`~.backend.Backend`.
 
 Routes: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (whole, or streamed as
-server-sent events with ``stream: true``), ``GET /v1/models`` and ``/v1/models/{id}`` (a
+server-sent events with ``stream: true``), their ``/render`` twins (the prompt, not
+generated: :mod:`.render_endpoints`), ``GET /v1/models`` and ``/v1/models/{id}`` (a
 ``model`` other than the one served is 404 ``model_not_found``), ``GET /metrics``
 (Prometheus text, :mod:`.metrics`), ``GET /health`` (200 once the backend answers, with the
 number of open generations), and, on the embedded and replay backends, the vLLM-style
@@ -29,7 +30,7 @@ import contextlib
 import hmac
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,8 @@ from .embedded import EmbeddedBackend
 from .errors import GatewayError, UpstreamError, bad_request
 from .metrics import Metrics, RequestLayer
 from .planning import Limits, Plan, plan_chat, plan_responses
+from .reasoning_seal import ReasoningSeal
+from .render_endpoints import hosted_tools_header, render_routes
 from .replay import ReplayBackend
 from .runs import ChatRun, ResponsesRun, chat_completion
 from .unsupported import check_honoured
@@ -67,6 +70,8 @@ class GatewayConfig:
     limits: Limits = field(default_factory=Limits)
     #: At most this many generation requests held at once; the next gets 429 (None: no bound).
     max_queue: int | None = None
+    #: Seals Responses reasoning for the client to send back (a random key by default).
+    reasoning_seal: ReasoningSeal = field(default_factory=ReasoningSeal)
 
 
 class Gateway:
@@ -226,7 +231,7 @@ class Gateway:
         self.check_key(request)
         body = await self.body(request)
         self.admit(body, "chat")
-        plan = plan_chat(body, model=self.config.model, limits=self.config.limits)
+        plan = self.plan_chat(body)
         outputs, first = await self.start(plan)
         run = ChatRun(plan)
         payloads = self.payloads(run, outputs, first)
@@ -239,20 +244,32 @@ class Gateway:
             raise run.fault
         return JSONResponse(chat_completion(chunks))
 
+    def plan_chat(self, body: Any) -> Plan:
+        """The plan of a Chat Completions body."""
+        return plan_chat(body, model=self.config.model, limits=self.config.limits)
+
+    def plan_responses(self, body: Any) -> Plan:
+        """The plan of a Responses body, sealed reasoning opened under the gateway's key."""
+        config = self.config
+        return plan_responses(
+            body, model=config.model, limits=config.limits, seal=config.reasoning_seal
+        )
+
     async def responses(self, request: Request) -> Response:
         """``POST /v1/responses``."""
         self.check_key(request)
         body = await self.body(request)
         self.admit(body, "responses")
-        plan = plan_responses(body, model=self.config.model, limits=self.config.limits)
+        plan = self.plan_responses(body)
         outputs, first = await self.start(plan)
-        run = ResponsesRun(plan)
+        run = ResponsesRun(plan, seal=self.config.reasoning_seal)
         payloads = self.payloads(run, outputs, first)
+        headers = hosted_tools_header(plan)
         if plan.stream:
-            return _sse(payloads, named=True)
+            return _sse(payloads, named=True, headers=headers)
         if await _collect(request, payloads) is None:
             return Response(status_code=499)
-        return JSONResponse(run.response())
+        return JSONResponse(run.response(), headers=headers)
 
     def _model(self) -> dict[str, Any]:
         return {
@@ -342,7 +359,12 @@ async def _close(outputs: AsyncIterator[Output]) -> None:
         await aclose()
 
 
-def _sse(payloads: AsyncIterator[dict[str, Any]], *, named: bool) -> StreamingResponse:
+def _sse(
+    payloads: AsyncIterator[dict[str, Any]],
+    *,
+    named: bool,
+    headers: Mapping[str, str] | None = None,
+) -> StreamingResponse:
     """Server-sent events: ``data:`` lines and ``[DONE]`` (Chat), or named events (Responses)."""
 
     async def body() -> AsyncIterator[bytes]:
@@ -358,7 +380,7 @@ def _sse(payloads: AsyncIterator[dict[str, Any]], *, named: bool) -> StreamingRe
     return StreamingResponse(
         body(),
         media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(headers or {})},
     )
 
 
@@ -387,6 +409,7 @@ def create_app(
         Route("/v1/responses", _errors(gateway.responses), methods=["POST"]),
         Route("/v1/models", _errors(gateway.models), methods=["GET"]),
         Route("/v1/models/{model:path}", _errors(gateway.model), methods=["GET"]),
+        *render_routes(gateway, _errors),
         Route("/health", _errors(gateway.health), methods=["GET"]),
         Route("/metrics", _errors(gateway.metrics_text), methods=["GET"]),
         *(extra_routes or []),
