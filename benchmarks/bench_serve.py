@@ -18,7 +18,10 @@ tokens) twice: straight from the upstream's ``/v1/completions``, and through the
   (the added latency per token); and the p99 gap between consecutive pieces;
 * per request: time to first piece and total time, p50, and the gateway's addition;
 * memory: the gateway process's peak resident memory during the level, less its resident
-  memory idle, divided by the open streams.
+  memory idle, divided by the open streams;
+* the gateway's CPU: its process's user and system seconds during the level's gateway phase
+  over the tokens it sent (ms per token), and its inverse, the tokens per second one core of
+  gateway sustains: the figure that sizes a deployment (how many gateway cores per engine).
 
 Each level runs ``--repeat`` times (direct, then gateway, each time); the table shows each
 figure's median and the median of the run-by-run throughput ratios.
@@ -208,6 +211,7 @@ async def _level(
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
+        cpu_before = sum(process.cpu_times()[:2])  # the gateway's user + system seconds
         async with httpx2.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
             began = time.perf_counter()
             runs = await asyncio.gather(
@@ -216,6 +220,8 @@ async def _level(
             elapsed = time.perf_counter() - began
         stop.set()
         watcher.join()
+        # Only the gateway phase is charged: the gateway process is idle while direct runs.
+        cpu = sum(process.cpu_times()[:2]) - cpu_before
         gaps = [b - a for arrivals, _, _ in runs for a, b in itertools.pairwise(arrivals)]
         tokens = sum(count for _, count, _ in runs)
         # Per token, per request: from the first piece to the last, over the tokens after
@@ -231,6 +237,10 @@ async def _level(
             "first_p50_ms": 1000 * statistics.median(a[0] - s for a, _, s in runs if a),
             "total_p50_ms": 1000 * statistics.median(a[-1] - s for a, _, s in runs if a),
             "memory_per_stream_kib": (peak - idle) / 1024 / clients if gateway else None,
+            # The gateway process's CPU per token it sent, and so the tokens per second one
+            # core of it sustains: the figure that sizes a deployment (the engine is apart).
+            "cpu_ms_per_token": 1000 * cpu / tokens if gateway and tokens else None,
+            "tokens_per_core_s": tokens / cpu if gateway and cpu > 0 else None,
         }
     return results
 
@@ -318,8 +328,9 @@ def main() -> None:
     print("| clients | direct tok/s | gateway tok/s | ratio | per token p50 direct / gateway (ms) | "
           "per token p99 direct / gateway (ms) | added per token p50 / p99 (ms) | "
           "piece gap p99 direct / gateway (ms) | "
-          "TTFT p50 direct / gateway (ms) | total p50 direct / gateway (ms) | memory / stream (KiB) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "TTFT p50 direct / gateway (ms) | total p50 direct / gateway (ms) | memory / stream (KiB) | "
+          "gateway CPU / token (ms) | tok/s per gateway core |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         d, g = row["direct"], row["gateway"]
         print(
@@ -332,7 +343,8 @@ def main() -> None:
             f"{d['gap_p99_ms']:.2f} / {g['gap_p99_ms']:.2f} | "
             f"{d['first_p50_ms']:.0f} / {g['first_p50_ms']:.0f} | "
             f"{d['total_p50_ms']:.0f} / {g['total_p50_ms']:.0f} | "
-            f"{g['memory_per_stream_kib']:.0f} |"
+            f"{g['memory_per_stream_kib']:.0f} | "
+            f"{g['cpu_ms_per_token']:.3f} | {g['tokens_per_core_s']:.0f} |"
         )
         if d["tokens"] != g["tokens"]:
             print(f"  note: {row['clients']} clients: {d['tokens']} tokens direct, {g['tokens']} "

@@ -2,8 +2,8 @@
 
 The SDK's models allow unknown keys (``extra="allow"``), so ``model_validate`` alone would
 pass a misspelt field. :func:`check` validates and then walks the model: every key must be
-one the SDK declares, apart from the named extensions (``diagnostics``, ours;
-``reasoning_content``, vLLM's).
+one the SDK declares, apart from the named extensions (``diagnostics`` and
+``cut_tool_call``, ours; ``reasoning`` and ``reasoning_content``, vLLM's new and old names).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from openai.types.chat import ChatCompletionChunk  # noqa: E402
 from openai.types.responses import Response, ResponseStreamEvent  # noqa: E402
 from pydantic import BaseModel, TypeAdapter  # noqa: E402
 
-EXTENSIONS = frozenset({"diagnostics", "reasoning_content"})
+EXTENSIONS = frozenset({"diagnostics", "cut_tool_call", "reasoning", "reasoning_content"})
 _EVENTS: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
 
 

@@ -41,13 +41,17 @@ class Dropped(Exception):
 
 @dataclass
 class Script:
-    """How the peer answers: ``mode`` is ``ok``, ``slow``, ``drop``, ``garbage`` or ``500``."""
+    """How the peer answers: ``mode`` is ``ok``, ``slow``, ``drop``, ``garbage``, ``500`` or
+    ``nodone`` (the stream ends cleanly without its end marker). ``finish`` is the engine's
+    own finish word its last record carries (``stop`` by default, as real engines send at a
+    stop token; ``length``; or none at all when None)."""
 
     mode: str = "ok"
     ids: list[int] = field(default_factory=lambda: list(CALL_IDS))
     text: str = CALL_TEXT
     delay: float = 0.0  # seconds before each piece after the first
     drop_after: int = 3  # pieces sent before a dropped connection
+    finish: str | None = "stop"
     requests: list[dict[str, Any]] = field(default_factory=list)
     closed_early: int = 0  # streams whose client went away before the end
 
@@ -70,7 +74,7 @@ def peer_app(script: Script) -> Starlette:
                 if script.delay and i > 0:  # the first piece comes at once
                     await asyncio.sleep(script.delay)
                 yield record
-            if trailer is not None:
+            if trailer is not None and script.mode != "nodone":
                 yield trailer
             finished = True
         finally:
@@ -94,14 +98,19 @@ def peer_app(script: Script) -> Starlette:
             _sse({"choices": [{"index": 0, "text": "", "token_ids": [i], "finish_reason": None}]})
             for i in script.ids
         ]
+        if script.finish is not None:
+            end = {"index": 0, "text": "", "token_ids": [], "finish_reason": script.finish}
+            records.append(_sse({"choices": [end]}))
         return StreamingResponse(pieces(records, b"data: [DONE]\n\n"), media_type="text/event-stream")
 
     async def sglang(request: Request) -> Response:
         body = await read(request)
         if isinstance(body, Response):
             return body
+        last = len(script.ids) - 1
         records = [
-            _sse({"text": "", "output_ids": script.ids[: n + 1], "meta_info": {}})
+            _sse({"text": "", "output_ids": script.ids[: n + 1], "meta_info": {
+                "finish_reason": {"type": script.finish} if n == last and script.finish else None}})
             for n in range(len(script.ids))
         ]
         return StreamingResponse(pieces(records, b"data: [DONE]\n\n"), media_type="text/event-stream")
@@ -111,7 +120,9 @@ def peer_app(script: Script) -> Starlette:
         if isinstance(body, Response):
             return body
         records = [_sse({"content": "", "tokens": [i], "stop": False}) for i in script.ids]
-        trailer = _sse({"content": "", "tokens": [], "stop": True, "tokens_predicted": len(script.ids)})
+        stop_type = {"length": "limit", "stop": "eos"}.get(script.finish or "", "none")
+        trailer = _sse({"content": "", "tokens": [], "stop": True, "stop_type": stop_type,
+                        "tokens_predicted": len(script.ids)})
         return StreamingResponse(pieces(records, trailer), media_type="text/event-stream")
 
     async def ollama(request: Request) -> Response:
@@ -122,7 +133,10 @@ def peer_app(script: Script) -> Starlette:
         text = script.text.removesuffix("<|call|>")
         words = [text[i : i + 7] for i in range(0, len(text), 7)]
         records = [(json.dumps({"response": w, "done": False}) + "\n").encode() for w in words]
-        trailer = (json.dumps({"response": "", "done": True, "eval_count": len(script.ids)}) + "\n").encode()
+        end = {"response": "", "done": True, "eval_count": len(script.ids)}
+        if script.finish is not None:
+            end["done_reason"] = script.finish
+        trailer = (json.dumps(end) + "\n").encode()
         return StreamingResponse(pieces(records, trailer), media_type="application/x-ndjson")
 
     async def ok(request: Request) -> Response:

@@ -248,9 +248,9 @@ def test_chat_stop_string_cuts_the_answer(stop: Any) -> None:
     script = Script(ids=encode_harmony(answer))
     with serving_app(peer_app(script)) as peer, serving(build_backend("vllm", upstream=peer, timeout=10)) as url:
         client = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=30, max_retries=0)
-        cut = client.chat.completions.create(model="m", messages=ASK, stop=stop)
-        streamed = _whole_from_stream(list(client.chat.completions.create(model="m", messages=ASK, stop=stop, stream=True)))
-        plain = client.chat.completions.create(model="m", messages=ASK)
+        cut = client.chat.completions.create(model="tiny", messages=ASK, stop=stop)
+        streamed = _whole_from_stream(list(client.chat.completions.create(model="tiny", messages=ASK, stop=stop, stream=True)))
+        plain = client.chat.completions.create(model="tiny", messages=ASK)
     text = "Hello world, it is sunny today."
     first = min(text.find(s) for s in ([stop] if isinstance(stop, str) else stop) if s in text)
     assert cut.choices[0].message.content == (text[:first] or None)
@@ -429,7 +429,7 @@ def test_api_key_and_request_size() -> None:
 def test_engine_request_and_reading(engine: str) -> None:
     script = Script()
     with serving_app(peer_app(script)) as peer, serving(
-        build_backend(engine, upstream=peer, model="gpt-oss-20b", timeout=10)
+        build_backend(engine, upstream=peer, model="gpt-oss-20b", timeout=10), GatewayConfig(model="gpt-oss-20b")
     ) as url:
         client = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=30, max_retries=0)
         completion = client.chat.completions.create(
@@ -542,14 +542,21 @@ def _stream_raw(url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines[:-1]]
 
 
-@pytest.mark.parametrize("mode", ["drop", "garbage"])
+@pytest.mark.parametrize("mode", ["drop", "garbage", "nodone"])
 def test_upstream_fault_mid_stream_ends_the_stream(mode: str) -> None:
-    script = Script(mode=mode, drop_after=6)
+    # A fault once output has begun is an error, never a short answer: Chat ends with an
+    # error chunk (the SDK raises it), Responses with response.failed, a whole Chat answer
+    # is a 502. "nodone": the engine closes the stream cleanly, before the turn's end,
+    # without [DONE].
+    script = Script(mode=mode, drop_after=6, ids=list(CALL_IDS[:12]) if mode == "nodone" else list(CALL_IDS))
     with serving_app(peer_app(script)) as peer, serving(build_backend("vllm", upstream=peer, timeout=10)) as url:
         chunks = _stream_raw(url, {"messages": ASK, "tools": TOOLS})
-        final = chunks[-1]
-        assert final["choices"][0]["finish_reason"] == "length"  # cut before any stop token
-        assert final["upstream_error"]["code"] == "upstream_error"
+        assert chunks[-1]["error"]["code"] == "upstream_error"
+        assert all(c["choices"][0]["finish_reason"] is None for c in chunks[:-1])  # never "length"
+        assert not any(c["choices"][0]["delta"].get("tool_calls") for c in chunks[:-1])
+        client = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=30, max_retries=0)
+        with pytest.raises(openai.APIError):
+            list(client.chat.completions.create(model="tiny", messages=ASK, stream=True))
         events = []
         with httpx2.stream(
             "POST", url + "/v1/responses", json={"input": "hi", "tools": RESPONSES_TOOLS, "stream": True}, timeout=30
@@ -557,9 +564,11 @@ def test_upstream_fault_mid_stream_ends_the_stream(mode: str) -> None:
             events = [json.loads(line[6:]) for line in answer.iter_lines() if line.startswith("data: ")]
         assert events[-1]["type"] == "response.failed"
         assert events[-1]["response"]["error"]["code"] == "server_error"
-        assert events[-1]["response"]["output"]  # the items streamed before the fault
+        output = events[-1]["response"]["output"]
+        assert output  # the items streamed before the fault
+        assert output[-1]["status"] == "incomplete"  # the one it was cut inside: never completed
         whole = httpx2.post(url + "/v1/chat/completions", json={"messages": ASK}, timeout=30)
-        assert whole.status_code == 200 and whole.json()["upstream_error"]  # output had begun
+        assert whole.status_code == 502 and whole.json()["error"]["code"] == "upstream_error"
         _settled(url)
 
 
@@ -568,7 +577,7 @@ def test_upstream_5xx_and_refused_are_502() -> None:
     with serving_app(peer_app(script)) as peer, serving(build_backend("vllm", upstream=peer, timeout=10)) as url:
         client = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=30, max_retries=0)
         with pytest.raises(openai.APIStatusError) as caught:
-            client.chat.completions.create(model="m", messages=ASK, stream=True)
+            client.chat.completions.create(model="tiny", messages=ASK, stream=True)
         assert caught.value.status_code == 502 and "500" in caught.value.body["message"]
     with serving(build_backend("vllm", upstream="http://127.0.0.1:9", timeout=5)) as url:
         answer = httpx2.post(url + "/v1/responses", json={"input": "hi"}, timeout=30)
@@ -583,12 +592,11 @@ def test_slow_upstream_times_out() -> None:
         answer = httpx2.post(url + "/v1/chat/completions", json={"messages": ASK}, timeout=30)
         assert answer.status_code == 504 and answer.json()["error"]["code"] == "upstream_timeout"
         assert time.monotonic() - started < 10
-    # Slow between pieces, once output has started: the stream ends with finish_reason.
+    # Slow between pieces, once output has started: the stream ends with an error chunk.
     script = Script(mode="ok", delay=2.0)
     with serving_app(peer_app(script)) as peer, serving(build_backend("vllm", upstream=peer, timeout=1)) as url:
         chunks = _stream_raw(url, {"messages": ASK})
-        assert chunks[-1]["choices"][0]["finish_reason"] == "length"
-        assert chunks[-1]["upstream_error"]["code"] == "upstream_timeout"
+        assert chunks[-1]["error"]["code"] == "upstream_timeout"
 
 
 def test_client_disconnect_cancels_the_upstream(embedded: tuple[str, EmbeddedBackend]) -> None:
@@ -639,8 +647,8 @@ def test_upstream_process_killed_mid_stream(tmp_path: Any) -> None:
                         chunks.append(json.loads(line[6:]))
                         if len(chunks) == 5:
                             process.kill()
-            assert chunks[-1]["choices"][0]["finish_reason"] == "length"
-            assert chunks[-1]["upstream_error"]["code"] == "upstream_error"
+            assert chunks[-1]["error"]["code"] == "upstream_error"  # an error, never "length"
+            assert all(c["choices"][0]["finish_reason"] is None for c in chunks[:-1])
             _settled(url)
     finally:
         process.kill()

@@ -37,7 +37,7 @@ OBJECT = {"type": "object", "properties": {"cmd": {"type": "string"}}, "required
 # Codex's request, in small (harmony-format.md §10): function, namespace, hosted tools and
 # the fields a stateless client sends.
 CODEX_BODY: dict[str, Any] = {
-    "model": "gpt-oss",
+    "model": "tiny",
     "input": [
         {
             "type": "message",
@@ -250,7 +250,7 @@ def test_what_needs_state_is_a_400_that_says_so(
 def test_the_render_endpoints_show_the_prompt_without_generating(tmp_path: Path) -> None:
     backend = _replay(tmp_path, ANSWER)
     chat = {
-        "model": "gpt-oss",
+        "model": "tiny",
         "messages": [{"role": "user", "content": "hi"}],
         "tools": [{"type": "function", "function": {"name": "ns.run", "parameters": OBJECT}}],
     }
@@ -277,7 +277,7 @@ def test_the_render_endpoints_show_the_prompt_without_generating(tmp_path: Path)
 
 def test_chat_calls_a_namespaced_function_by_its_full_name(tmp_path: Path) -> None:
     body = {
-        "model": "gpt-oss",
+        "model": "tiny",
         "messages": [{"role": "user", "content": "close it"}],
         "tools": [
             {
@@ -287,7 +287,7 @@ def test_chat_calls_a_namespaced_function_by_its_full_name(tmp_path: Path) -> No
         ],
         "stream": True,
     }
-    with serving(_replay(tmp_path, NAMESPACED), GatewayConfig(model="gpt-oss")) as url:
+    with serving(_replay(tmp_path, NAMESPACED), GatewayConfig(model="tiny")) as url:
         answer = _post(url, "/v1/chat/completions", body)
         assert answer.status_code == 200, answer.text
         chunks = _events(answer)

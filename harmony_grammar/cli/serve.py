@@ -103,6 +103,20 @@ def register(subparsers: Any) -> None:
         "in this variable, so every replica opens it (default: a random key per process)",
     )
     parser.add_argument(
+        "--max-queue",
+        type=int,
+        metavar="N",
+        help="hold at most N generation requests at once (waiting for the engine or "
+        "streaming); the next gets 429 with Retry-After (default: no bound)",
+    )
+    parser.add_argument(
+        "--drain-seconds",
+        type=int,
+        default=5,
+        metavar="SECONDS",
+        help="on SIGTERM / SIGINT, let open requests finish for this long (default 5)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=("critical", "error", "warning", "info", "debug")
     )
     parser.set_defaults(func=run)
@@ -137,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     if args.max_request_bytes < 1 or args.max_tokens < 1:
         raise CliError("--max-request-bytes and --max-tokens must be positive")
+    if (args.max_queue is not None and args.max_queue < 1) or args.drain_seconds < 0:
+        raise CliError("--max-queue must be positive and --drain-seconds not negative")
     problem = backend_options_problem(args.backend, upstream=args.upstream, replay=args.replay)
     if problem:
         raise CliError(problem)
@@ -180,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
         api_key=api_key,
         max_request_bytes=args.max_request_bytes,
         limits=Limits(default_max_tokens=args.max_tokens, context_tokens=args.context_tokens),
+        max_queue=args.max_queue,
         reasoning_seal=seal,
     )
     address = f"http://{_url_host(args.host)}:{sock.getsockname()[1]}"
@@ -192,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         sock=sock,
         on_ready=lambda: _say(ready),
+        drain_seconds=args.drain_seconds,
     )
     return 0
 

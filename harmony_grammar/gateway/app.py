@@ -2,10 +2,12 @@
 
 Routes: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (whole, or streamed as
 server-sent events with ``stream: true``), their ``/render`` twins (the prompt, not
-generated: :mod:`.render_endpoints`), ``GET /v1/models``, ``GET /health`` (200 once the
-backend answers, with the number of open generations), and, on the embedded backend, the
-vLLM-style ``POST /v1/completions`` with token ids (:mod:`.completions`), so that a gateway
-can front another.
+generated: :mod:`.render_endpoints`), ``GET /v1/models`` and ``/v1/models/{id}`` (a
+``model`` other than the one served is 404 ``model_not_found``), ``GET /metrics``
+(Prometheus text, :mod:`.metrics`), ``GET /health`` (200 once the backend answers, with the
+number of open generations), and, on the embedded and replay backends, the vLLM-style
+``POST /v1/completions`` with token ids (:mod:`.completions`), so that a gateway can front
+another. Every response carries an ``x-request-id``.
 
 Starlette, not FastAPI: the gateway has five routes whose bodies are OpenAI's JSON, checked
 field by field by the bridges with paths in the errors; FastAPI's value is pydantic models
@@ -15,10 +17,11 @@ handling are the same either way.
 
 Every failure is an OpenAI error object with its status: 400 for a request the planner
 rejects, 401 for a missing or wrong key, 404 for an unknown route, 413 past
-``max_request_bytes``, 502 / 504 when the engine fails before any output. Once a stream has
-started, an engine fault ends it properly instead (a ``finish_reason`` chunk, or
-``response.failed``). A client that disconnects cancels the engine request: Starlette
-cancels the response's body, whose ``finally`` closes the backend's generator.
+``max_request_bytes``, 502 / 504 when the engine fails (a whole Chat Completions answer also
+when it fails midway). Once a stream has started, an engine fault ends it properly instead
+(an error chunk, or ``response.failed``). A client that disconnects cancels the engine
+request: Starlette cancels the response's body, whose ``finally`` closes the backend's
+generator.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 
 import anyio
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -42,11 +46,13 @@ from .backend import Backend, Output
 from .completions import completions_endpoint
 from .embedded import EmbeddedBackend
 from .errors import GatewayError, UpstreamError, bad_request
+from .metrics import Metrics, RequestLayer
 from .planning import Limits, Plan, plan_chat, plan_responses
 from .reasoning_seal import ReasoningSeal
 from .render_endpoints import hosted_tools_header, render_routes
 from .replay import ReplayBackend
 from .runs import ChatRun, ResponsesRun, chat_completion
+from .unsupported import check_honoured
 
 __all__ = ["GatewayConfig", "create_app"]
 
@@ -68,6 +74,8 @@ class GatewayConfig:
     api_key: str | None = None
     max_request_bytes: int = 4 * 1024 * 1024
     limits: Limits = field(default_factory=Limits)
+    #: At most this many generation requests held at once; the next gets 429 (None: no bound).
+    max_queue: int | None = None
     #: Seals Responses reasoning for the client to send back (a random key by default).
     reasoning_seal: ReasoningSeal = field(default_factory=ReasoningSeal)
 
@@ -87,6 +95,8 @@ class Gateway:
         self.config = config
         self.open_streams = 0  # generations in flight (tests check it returns to 0)
         self.created = int(time.time())
+        self.metrics = Metrics()
+        self.held = 0  # generation requests admitted and not yet finished (--max-queue)
 
     # -- request plumbing ----------------------------------------------------------------
 
@@ -130,20 +140,60 @@ class Gateway:
         except ValueError as exc:
             raise bad_request(f"the body is not JSON: {exc}") from None
 
+    def check_model(self, body: Any) -> None:
+        """404 ``model_not_found`` unless the body names the model served (or none)."""
+        if not isinstance(body, dict) or "model" not in body:
+            return
+        if body["model"] not in self.config.served_models:
+            raise GatewayError(
+                404,
+                f"the model {body['model']!r} does not exist here: this gateway serves "
+                f"{' or '.join(map(repr, self.config.served_models))} (GET /v1/models)",
+                param="model",
+                code="model_not_found",
+            )
+
+    def admit(self, body: Any, api: str) -> None:
+        """The checks before planning: the model, the fields the backend cannot honour, and
+        room in the queue (429 with ``Retry-After`` when ``max_queue`` requests are held)."""
+        self.check_model(body)
+        check_honoured(body, api, self.backend.name)
+        limit = self.config.max_queue
+        if limit is not None and self.held >= limit:
+            error = GatewayError(
+                429,
+                f"the gateway holds {self.held} requests, its --max-queue: retry shortly",
+                type="rate_limit_error",
+                code="queue_full",
+            )
+            error.headers = {"Retry-After": "1"}
+            raise error
+
     async def start(self, plan: Plan) -> tuple[AsyncIterator[Output], Output | None]:
         """The backend's generator and its first output (None when it wrote nothing).
 
         Waiting for the first piece before answering means an engine that refuses, fails or
-        times out up front is an HTTP error (502 / 504), not a stream that dies at once.
+        times out up front is an HTTP error (502 / 504), not a stream that dies at once. The
+        request is held (``max_queue``) from here until :meth:`payloads` ends, or until this
+        fails.
         """
+        arrived = time.monotonic()
+        self.held += 1
+        self.metrics.queued.inc()
         outputs = self.backend.generate(plan)
         try:
             first = await anext(outputs)
         except StopAsyncIteration:
             return outputs, None
-        except BaseException:
+        except BaseException as exc:
+            self.held -= 1
+            if isinstance(exc, UpstreamError):
+                self.metrics.upstream_errors.labels(exc.code or "upstream_error").inc()
             await _close(outputs)
             raise
+        finally:
+            self.metrics.queued.dec()
+        self.metrics.time_to_first_token.observe(time.monotonic() - arrived)
         return outputs, first
 
     # -- one generation --------------------------------------------------------------------
@@ -153,7 +203,9 @@ class Gateway:
     ) -> AsyncGenerator[dict[str, Any], None]:
         """Every payload of the run; the engine is closed at the turn's end or on a fault."""
         self.open_streams += 1
+        self.metrics.open_streams.inc()
         fault: UpstreamError | None = None
+        began = time.monotonic()
         try:
             try:
                 if first is not None:
@@ -170,25 +222,39 @@ class Gateway:
                 fault = exc
             except GatewayError as exc:  # a malformed engine answer the backend caught
                 fault = UpstreamError(exc.message)
+            if fault is not None:
+                self.metrics.upstream_errors.labels(fault.code or "upstream_error").inc()
             for payload in run.close(fault):
                 yield payload
         finally:
             await _close(outputs)
             self.open_streams -= 1
+            self.held -= 1
+            self.metrics.open_streams.dec()
+            self.metrics.prompt_tokens.inc(run.prompt_tokens)
+            self.metrics.completion_tokens.inc(run.output_tokens)
+            if run.output_tokens > 1:
+                spent = time.monotonic() - began
+                self.metrics.time_per_output_token.observe(spent / (run.output_tokens - 1))
 
     # -- endpoints -------------------------------------------------------------------------
 
     async def chat(self, request: Request) -> Response:
         """``POST /v1/chat/completions``."""
         self.check_key(request)
-        plan = self.plan_chat(await self.body(request))
+        body = await self.body(request)
+        self.admit(body, "chat")
+        plan = self.plan_chat(body)
         outputs, first = await self.start(plan)
-        payloads = self.payloads(ChatRun(plan), outputs, first)
+        run = ChatRun(plan)
+        payloads = self.payloads(run, outputs, first)
         if plan.stream:
             return _sse(payloads, named=False)
         chunks = await _collect(request, payloads)
         if chunks is None:
             return Response(status_code=499)  # nobody is listening any more
+        if run.fault is not None:  # a whole answer the engine failed inside: an HTTP error
+            raise run.fault
         return JSONResponse(chat_completion(chunks))
 
     def plan_chat(self, body: Any) -> Plan:
@@ -205,7 +271,9 @@ class Gateway:
     async def responses(self, request: Request) -> Response:
         """``POST /v1/responses``."""
         self.check_key(request)
-        plan = self.plan_responses(await self.body(request))
+        body = await self.body(request)
+        self.admit(body, "responses")
+        plan = self.plan_responses(body)
         outputs, first = await self.start(plan)
         run = ResponsesRun(plan, seal=self.config.reasoning_seal)
         payloads = self.payloads(run, outputs, first)
@@ -216,14 +284,27 @@ class Gateway:
             return Response(status_code=499)
         return JSONResponse(run.response(), headers=headers)
 
+    def _model(self, name: str) -> dict[str, Any]:
+        owner = "harmony-grammar"
+        return {"id": name, "object": "model", "created": self.created, "owned_by": owner}
+
     async def models(self, request: Request) -> Response:
         """``GET /v1/models``: the names of the model this gateway serves."""
         self.check_key(request)
-        models = [
-            {"id": name, "object": "model", "created": self.created, "owned_by": "harmony-grammar"}
-            for name in self.config.served_models
-        ]
+        models = [self._model(name) for name in self.config.served_models]
         return JSONResponse({"object": "list", "data": models})
+
+    async def model(self, request: Request) -> Response:
+        """``GET /v1/models/{id}``: the model served, or 404 ``model_not_found``."""
+        self.check_key(request)
+        name = request.path_params["model"]
+        self.check_model({"model": name})
+        return JSONResponse(self._model(name))
+
+    async def metrics_text(self, request: Request) -> Response:
+        """``GET /metrics``: Prometheus text (no key needed, as ``/health``)."""
+        body, content_type = self.metrics.exposition()
+        return Response(body, media_type=content_type)
 
     async def health(self, request: Request) -> Response:
         """``GET /health``: 200 once the backend answers (no key needed: load balancers)."""
@@ -321,7 +402,7 @@ def _errors(
         try:
             return await handler(request)
         except GatewayError as exc:
-            return JSONResponse(exc.body(), status_code=exc.status)
+            return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
 
     return wrapped
 
@@ -338,8 +419,10 @@ def create_app(
         Route("/v1/chat/completions", _errors(gateway.chat), methods=["POST"]),
         Route("/v1/responses", _errors(gateway.responses), methods=["POST"]),
         Route("/v1/models", _errors(gateway.models), methods=["GET"]),
+        Route("/v1/models/{model:path}", _errors(gateway.model), methods=["GET"]),
         *render_routes(gateway, _errors),
         Route("/health", _errors(gateway.health), methods=["GET"]),
+        Route("/metrics", _errors(gateway.metrics_text), methods=["GET"]),
         *(extra_routes or []),
     ]
     if isinstance(backend, (EmbeddedBackend, ReplayBackend)):
@@ -374,6 +457,8 @@ def create_app(
         routes=routes,
         exception_handlers={404: not_found, 405: not_found, 500: crashed},
         lifespan=lifespan,
+        # Outermost: every response, errors and 404s included, gets its x-request-id.
+        middleware=[Middleware(RequestLayer, metrics=gateway.metrics)],
     )
     app.state.gateway = gateway
     return app

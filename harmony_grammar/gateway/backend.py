@@ -3,9 +3,10 @@
 A backend turns a :class:`~.planning.Plan` into the engine's request and yields what the model
 wrote as it arrives. Engines that return token ids (vLLM, SGLang, llama.cpp, the embedded
 one) yield ``Output.ids``; Ollama returns text only and yields ``Output.text``, which the
-parser reads leniently. A backend raises :class:`~.errors.UpstreamError` for every engine
-fault, and stops its engine when the generator is closed early (the client went away, or the
-turn ended at ``<|call|>`` / ``<|return|>``).
+parser reads leniently. The last piece may carry the engine's own ``finish_reason``. A
+backend raises :class:`~.errors.UpstreamError` for every engine fault (a stream that ends
+without its end marker included), and stops its engine when the generator is closed early
+(the client went away, or the turn ended at ``<|call|>`` / ``<|return|>``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ class Output:
     """A piece of the model's output: token ids, or text where the engine gives no ids.
 
     ``completion_tokens`` is the engine's own count when it reports one (the text engines).
+    ``finish_reason`` is the engine's own word on why it stopped, where it says: ``length``
+    (its token limit) or ``stop`` (a stop token or string, which it may have dropped).
     """
 
     ids: tuple[int, ...] = ()
     text: str = ""
     completion_tokens: int | None = None
+    finish_reason: str | None = None
 
 
 class Backend(Protocol):

@@ -111,9 +111,18 @@ def completions_endpoint(backend: TokenSource, check: Any, read_body: Any, model
                 "total_tokens": len(prompt) + count,
             }
 
+        def finished(count: int, last: int | None) -> str:
+            # vLLM's words, honestly: "stop" at a stop id (or a grammar that ended, when none
+            # were given), "length" at the limit, "abort" for output that just ended.
+            if last is not None and last in stops:
+                return "stop"
+            if count >= max_tokens:
+                return "length"
+            return "abort" if stops else "stop"
+
         if not body.get("stream"):
             ids = [token async for token in tokens]
-            finish = "length" if len(ids) >= max_tokens else "stop"
+            finish = finished(len(ids), ids[-1] if ids else None)
             return JSONResponse(
                 {**base, "choices": [choice(ids, finish)], "usage": usage(len(ids))}
             )
@@ -123,8 +132,10 @@ def completions_endpoint(backend: TokenSource, check: Any, read_body: Any, model
 
         async def events() -> AsyncIterator[bytes]:
             count = 0
+            last = None
             try:
                 async for token in tokens:
+                    last = token
                     chunk = {**base, "choices": [choice([token], None)]}
                     if count == 0:
                         chunk["prompt_token_ids"] = prompt
@@ -135,9 +146,8 @@ def completions_endpoint(backend: TokenSource, check: Any, read_body: Any, model
                 return
             finally:
                 await tokens.aclose()
-            finish = "length" if count >= max_tokens else "stop"
-            last = {**base, "choices": [choice([], finish)]}
-            yield f"data: {json.dumps(last)}\n\n".encode()
+            end = {**base, "choices": [choice([], finished(count, last))]}
+            yield f"data: {json.dumps(end)}\n\n".encode()
             if with_usage:
                 counts: dict[str, Any] = {**base, "choices": [], "usage": usage(count)}
                 yield f"data: {json.dumps(counts)}\n\n".encode()

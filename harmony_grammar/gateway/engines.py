@@ -49,6 +49,8 @@ __all__ = [
 #: ``<|call|>`` and ``<|return|>``: every engine is told to stop at them.
 STOP_IDS = sorted(token.id for token in STOP_TOKENS)
 STOP_SPELLINGS = sorted(token.value for token in STOP_TOKENS)
+#: The ``data: [DONE]`` line, read as a record.
+_DONE: Mapping[str, Any] = {}
 
 
 class HttpBackend:
@@ -68,6 +70,8 @@ class HttpBackend:
     framing: ClassVar[str] = "sse"
     #: The grammar forms the engine takes (``--grammar``); the first is the default.
     grammars: ClassVar[tuple[str, ...]] = ("llguidance", "structural-tag")
+    #: What ends a whole stream; one that ends without it was cut (an UpstreamError).
+    end_marker: ClassVar[str] = "data: [DONE]"
 
     def __init__(
         self,
@@ -154,17 +158,31 @@ class HttpBackend:
             # one chunk for all of them is what keeps the gateway's cost per token low. A
             # lone token still goes out the moment it arrives.
             pending = ""
+            ended = False
             async for text in response.aiter_text():
                 lines = (pending + text).split("\n")
                 pending = lines.pop()
-                outputs = [self._output(line, where) for line in lines]
-                merged = self.merge([o for o in outputs if o is not None])
+                outputs = []
+                for line in lines:
+                    output, end = self._line(line, where)
+                    ended = ended or end
+                    if output is not None:
+                        outputs.append(output)
+                merged = self.merge(outputs)
                 if merged is not None:
                     yield merged
             if pending.strip():
-                output = self._output(pending, where)
+                output, end = self._line(pending, where)
+                ended = ended or end
                 if output is not None:
                     yield output
+            if not ended:
+                # A connection closed cleanly mid-answer (a proxy's timeout, an engine that
+                # died between records) is a fault, never a short answer.
+                raise UpstreamError(
+                    f"{where} ended its stream without its end marker ({self.end_marker}): "
+                    "the output was cut"
+                )
 
     def merge(self, outputs: list[Output]) -> Output | None:
         """The records of one read as one output (ids and text joined); None if empty."""
@@ -173,19 +191,28 @@ class HttpBackend:
         if len(outputs) == 1:
             return outputs[0]
         counts = [o.completion_tokens for o in outputs if o.completion_tokens is not None]
+        finishes = [o.finish_reason for o in outputs if o.finish_reason is not None]
         return Output(
             ids=tuple(i for o in outputs for i in o.ids),
             text="".join(o.text for o in outputs),
             completion_tokens=counts[-1] if counts else None,
+            finish_reason=finishes[-1] if finishes else None,
         )
 
-    def _output(self, line: str, where: str) -> Output | None:
+    def ends(self, record: Mapping[str, Any]) -> bool:
+        """Whether ``record`` is the stream's last (engines without a ``[DONE]`` line)."""
+        return False
+
+    def _line(self, line: str, where: str) -> tuple[Output | None, bool]:
+        """One line's output, and whether it ends the stream."""
         record = self._record(line.rstrip("\r"), where)
         if record is None:
-            return None
+            return None, False
+        if record is _DONE:
+            return None, True
         if isinstance(record.get("error"), (Mapping, str)):
             raise UpstreamError(f"{where} reported an error: {record['error']}")
-        return self.read(record)
+        return self.read(record), self.ends(record)
 
     def _record(self, line: str, where: str) -> Mapping[str, Any] | None:
         if self.framing == "sse":
@@ -193,7 +220,7 @@ class HttpBackend:
                 return None  # blank separators, comments, event names
             line = line[5:].strip()
             if line == "[DONE]":
-                return None
+                return _DONE
         elif not line.strip():
             return None
         try:
@@ -216,6 +243,11 @@ def _ids(value: Any, where: str) -> tuple[int, ...]:
     ):
         raise UpstreamError(f"{where}: token ids must be a list of o200k_harmony ids")
     return tuple(value)
+
+
+def _finish(value: Any) -> str | None:
+    """An engine's finish word as the gateway reads it: ``length``, ``stop`` or None."""
+    return value if value in ("length", "stop") else None
 
 
 class VllmBackend(HttpBackend):
@@ -247,7 +279,7 @@ class VllmBackend(HttpBackend):
         return body
 
     def read(self, record: Mapping[str, Any]) -> Output | None:
-        """``choices[0].token_ids`` of one chunk."""
+        """``choices[0].token_ids`` of one chunk, and its ``finish_reason``."""
         choices = record.get("choices")
         if not isinstance(choices, list) or not choices:
             return None  # the usage chunk
@@ -255,7 +287,8 @@ class VllmBackend(HttpBackend):
         if not isinstance(choice, Mapping) or "token_ids" not in choice:
             raise UpstreamError("vllm sent a chunk without token_ids (is return_token_ids on?)")
         ids = _ids(choice["token_ids"], "vllm")
-        return Output(ids=ids) if ids else None
+        finish = _finish(choice.get("finish_reason"))
+        return Output(ids=ids, finish_reason=finish) if ids or finish else None
 
 
 class SGLangBackend(HttpBackend):
@@ -289,18 +322,21 @@ class SGLangBackend(HttpBackend):
         async for output in super().generate(plan):
             new = output.ids[seen:]
             seen = len(output.ids)
-            if new:
-                yield Output(ids=new)
+            if new or output.finish_reason:
+                yield Output(ids=new, finish_reason=output.finish_reason)
 
     def merge(self, outputs: list[Output]) -> Output | None:
         """The last record of a read: each holds all of the output so far."""
         return outputs[-1] if outputs else None
 
     def read(self, record: Mapping[str, Any]) -> Output | None:
-        """``output_ids`` (all of the output so far)."""
+        """``output_ids`` (all of the output so far), and ``meta_info.finish_reason.type``."""
         if "output_ids" not in record:
             raise UpstreamError("sglang sent a record without output_ids")
-        return Output(ids=_ids(record["output_ids"], "sglang"))
+        meta = record.get("meta_info")
+        reason = meta.get("finish_reason") if isinstance(meta, Mapping) else None
+        finish = _finish(reason.get("type") if isinstance(reason, Mapping) else None)
+        return Output(ids=_ids(record["output_ids"], "sglang"), finish_reason=finish)
 
 
 class LlamaCppBackend(HttpBackend):
@@ -313,6 +349,7 @@ class LlamaCppBackend(HttpBackend):
     name = "llamacpp"
     path = "/completion"
     grammars = ("gbnf", "llguidance")
+    end_marker = 'a record with "stop": true'
 
     def body(self, plan: Plan) -> dict[str, Any]:
         """``prompt`` as ids, ``grammar``, ``return_tokens``, streaming; with GBNF, the
@@ -340,9 +377,19 @@ class LlamaCppBackend(HttpBackend):
         return body
 
     def read(self, record: Mapping[str, Any]) -> Output | None:
-        """``tokens`` of one record (the last one, ``stop: true``, may carry none)."""
+        """``tokens`` of one record (the last one, ``stop: true``, may carry none) and, on the
+        last, ``stop_type``: ``limit`` is the token limit, ``eos`` and ``word`` a stop."""
         ids = _ids(record.get("tokens", []), "llamacpp")
-        return Output(ids=ids) if ids else None
+        finish = None
+        if record.get("stop") is True:
+            finish = {"limit": "length", "eos": "stop", "word": "stop"}.get(
+                str(record.get("stop_type"))
+            )
+        return Output(ids=ids, finish_reason=finish) if ids or finish else None
+
+    def ends(self, record: Mapping[str, Any]) -> bool:
+        """The record with ``stop: true`` is the last."""
+        return record.get("stop") is True
 
 
 class OllamaBackend(HttpBackend):
@@ -352,6 +399,7 @@ class OllamaBackend(HttpBackend):
     path = "/api/generate"
     health_path = "/api/version"
     framing = "ndjson"
+    end_marker = 'a record with "done": true'
 
     def body(self, plan: Plan) -> dict[str, Any]:
         """The rendered prompt as text, ``raw: true``, options; no grammar (see the table)."""
@@ -373,14 +421,25 @@ class OllamaBackend(HttpBackend):
         }
 
     def read(self, record: Mapping[str, Any]) -> Output | None:
-        """``response`` text; the last record's ``eval_count`` is the token count."""
+        """``response`` text; the last record's ``eval_count`` is the token count and its
+        ``done_reason`` (``length`` or ``stop``) the engine's finish."""
         text = record.get("response", "")
         if not isinstance(text, str):
             raise UpstreamError("ollama sent a response that is not text")
-        count = record.get("eval_count") if record.get("done") else None
-        if not text and count is None:
+        done = record.get("done") is True
+        count = record.get("eval_count") if done else None
+        finish = _finish(record.get("done_reason")) if done else None
+        if not text and count is None and finish is None:
             return None
-        return Output(text=text, completion_tokens=count if isinstance(count, int) else None)
+        return Output(
+            text=text,
+            completion_tokens=count if isinstance(count, int) else None,
+            finish_reason=finish,
+        )
+
+    def ends(self, record: Mapping[str, Any]) -> bool:
+        """The record with ``done: true`` is the last."""
+        return record.get("done") is True
 
 
 #: ``--backend`` name -> class (``embedded`` is built separately: it has no upstream).

@@ -37,6 +37,8 @@ class GatewayError(HarmonyGrammarError):
         self.type = type
         self.param = param
         self.code = code
+        #: Extra response headers (``Retry-After`` on a 429).
+        self.headers: dict[str, str] | None = None
 
     def body(self) -> dict[str, Any]:
         """The JSON body: ``{"error": {...}}``, as OpenAI sends it."""

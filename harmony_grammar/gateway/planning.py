@@ -15,7 +15,11 @@ Decisions the APIs leave open (docs/serving.md, "The gateway"):
   ``parallel_tool_calls`` is accepted and echoed, and a turn never has two calls;
 * ``temperature: 0`` is greedy (the allowed id with the highest score), so the same request
   gives the same output; ``seed`` fixes the draw otherwise;
-* ``stop`` strings cut the final answer's text (never a header or a call's arguments).
+* ``stop`` strings cut the final answer's text (never a header or a call's arguments);
+* an answer bound to ``response_format`` has no preambles (its content is exactly the JSON),
+  and where the turn is forced (a required or named call, or a format) under a token limit
+  the request set, the analysis gets a budget (:func:`reasoning_budget`) and no preamble
+  may follow it.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from ..tools.arguments import tool_schemas
 from .errors import GatewayError, bad_request
 from .reasoning_seal import ReasoningSeal, open_reasoning
 
-__all__ = ["Limits", "Plan", "plan_chat", "plan_responses"]
+__all__ = ["REASONING_SHARE", "Limits", "Plan", "plan_chat", "plan_responses", "reasoning_budget"]
 
 Api = Literal["chat", "responses"]
 #: OpenAI allows up to four stop sequences.
@@ -104,6 +108,7 @@ class Plan:
                     target="xgrammar",
                     tool_choice=self.tool_choice,
                     response_format=self.response_format,
+                    allow_preamble=self.response_format is None,
                 )
             except TurnGrammarError as exc:  # what the tag cannot say (a Lark custom tool)
                 raise bad_request(
@@ -171,6 +176,10 @@ def _max_tokens(request: Mapping[str, Any], keys: Sequence[str], limits: Limits)
         if value is not None:
             return value
     return limits.default_max_tokens
+
+
+def _given(request: Mapping[str, Any], *keys: str) -> bool:
+    return any(request.get(key) is not None for key in keys)
 
 
 def _stop(request: Mapping[str, Any]) -> tuple[str, ...]:
@@ -294,10 +303,45 @@ def _responses_format(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _grammar(tools_json: str, tool_choice: str, format_json: str) -> str:
+def _grammar(tools_json: str, tool_choice: str, format_json: str, budget: int | None) -> str:
     # A server sees the same tools and formats request after request: write each grammar once.
     fmt = json.loads(format_json)
-    return completion_grammar(json.loads(tools_json), tool_choice=tool_choice, response_format=fmt)
+    return completion_grammar(
+        json.loads(tools_json),
+        tool_choice=tool_choice,
+        response_format=fmt,
+        # An answer bound to a format is exactly the JSON: no preamble joins its content;
+        # and under a budget none may spend the tokens the call or the answer needs.
+        allow_preamble=fmt is None and budget is None,
+        reasoning_budget=budget,
+    )
+
+
+#: The share of ``max_tokens`` the analysis may take, by reasoning effort (docs/serving.md).
+REASONING_SHARE = {"low": 0.25, "medium": 0.5, "high": 0.75}
+
+
+def _effort(request: Mapping[str, Any]) -> str:
+    reasoning = request.get("reasoning")
+    effort = request.get("reasoning_effort")
+    if effort is None and isinstance(reasoning, Mapping):
+        effort = reasoning.get("effort")
+    return effort if isinstance(effort, str) and effort in REASONING_SHARE else "medium"
+
+
+def reasoning_budget(
+    request: Mapping[str, Any], max_tokens: int, *, forced: bool, limit_given: bool
+) -> int | None:
+    """The analysis's token budget: the request's ``reasoning_budget`` (an extension field,
+    0 to ``max_tokens``), else, where the turn must end in a call or a formatted answer
+    (``forced``) and the request set its token limit, ``REASONING_SHARE[effort]`` of it
+    (low a quarter, medium half, high three quarters), else None (unbounded)."""
+    explicit = _integer(request, "reasoning_budget", 0, max_tokens)
+    if explicit is not None:
+        return explicit
+    if not forced or not limit_given:
+        return None
+    return int(max_tokens * REASONING_SHARE[_effort(request)])
 
 
 def _plan(
@@ -311,17 +355,25 @@ def _plan(
     limits: Limits,
     stop: tuple[str, ...] = (),
     include_usage: bool = True,
+    limit_given: bool = False,
 ) -> Plan:
     callables = _callables(api, request)
     tool_choice = _tool_choice(request.get("tool_choice"))
     if not callables and tool_choice == "auto":
         tool_choice = "none"
+    budget = reasoning_budget(
+        request,
+        max_tokens,
+        forced=tool_choice not in ("auto", "none") or response_format is not None,
+        limit_given=limit_given,
+    )
     try:
         tools = _tools(callables)
         grammar = _grammar(
             json.dumps(list(callables) if tool_choice != "none" else {}),
             tool_choice,
             json.dumps(response_format),
+            budget,
         )
     except (TurnGrammarError, UnsupportedSchemaError, ValueError) as exc:
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
@@ -392,6 +444,7 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
         limits=limits,
         stop=_stop(request),
         include_usage=include_usage or not request.get("stream", False),
+        limit_given=_given(request, "max_completion_tokens", "max_tokens"),
     )
 
 
@@ -431,4 +484,5 @@ def plan_responses(
         _max_tokens(request, ("max_output_tokens",), limits),
         model=model,
         limits=limits,
+        limit_given=_given(request, "max_output_tokens"),
     )

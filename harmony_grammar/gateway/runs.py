@@ -12,14 +12,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import regex  # tiktoken's own dependency, for its pre-tokenizer's pattern
+
 from ..bridges import ChatCompletionStream, ResponsesStream
+from ..format.bounded_encode import EncodeLimitError
+from ..format.harmony_ids import encode_harmony
+from ..format.lexer import split_text
+from ..format.tokens import CONTROL_SPELLINGS
 from ..format.vocabulary import load_encoding
+from ..rendering.chat import FUNCTIONS_PREFIX
 from .backend import Output
 from .errors import UpstreamError
 from .planning import Plan
 from .reasoning_seal import INCLUDE_KEY, ReasoningSeal
 
-__all__ = ["ChatRun", "ResponsesRun", "StopFilter", "chat_completion"]
+__all__ = ["ChatRun", "ResponsesRun", "StopFilter", "TextCount", "chat_completion"]
 
 
 class StopFilter:
@@ -55,37 +62,156 @@ class StopFilter:
         return out
 
 
+class TextCount:
+    """A text engine's output counted as the model's ids (control tokens as one id each).
+
+    Incremental and exact: the text before the last whole control token is counted once;
+    the text after it (the message being written) is encoded again with each piece, since
+    its ids can change as it grows. A control token's spelling split across pieces (``<|mes``
+    now, ``sage|>`` next) would count as several ordinary ids for a moment, so its start is
+    held back until the next piece (or :meth:`end`) says what it is. :meth:`take` returns
+    the text that fits in ``limit`` ids; at exactly ``limit`` more text is still taken while
+    the count stays there (the last id's text may come in two pieces), past it the rest is
+    cut off (:attr:`full`).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        #: Text past the limit arrived and was cut off: nothing more is taken.
+        self.full = False
+        self._fixed = 0  # ids of the text before the tail: final
+        self._tail = ""  # counted and returned, after the last whole control token
+        self._held = ""  # a control token's possible start: neither counted nor returned
+
+    def take(self, text: str) -> str:
+        """The part of what arrived (``text`` after any held start) within the limit."""
+        if self.full:
+            return ""
+        current = self._tail + self._held + text
+        start = current.rfind("<|")
+        if start < 0 or not _control_prefix(current[start:]):
+            start = len(current)
+        # The last pre-tokenizer match can still grow (" worl" + "d" is one id, not two):
+        # it waits too, so a count past the limit is never a word split across pieces.
+        segment = 0
+        for control, _, _, end in split_text(current[:start]):
+            if control is not None:
+                segment = end
+        matches = regex.findall(load_encoding()._pat_str, current[segment:start])
+        if matches:  # (never back into the tail: that text has been returned already)
+            start = max(start - len(matches[-1]), len(self._tail))
+        return self._count(current[:start], current[start:])
+
+    def end(self) -> str:
+        """The text is over: a held start is ordinary text after all; returns what of it fits."""
+        if self.full or not self._held:
+            return ""
+        return self._count(self._tail + self._held, "")
+
+    def _count(self, counted: str, held: str) -> str:
+        old = self._tail
+        ids = encode_harmony(counted)
+        room = self.limit - self._fixed
+        if len(ids) > room:
+            kept = load_encoding().decode(ids[:room])
+            self.count, self.full, self._held = self.limit, True, ""
+            return kept[len(old) :] if kept.startswith(old) else ""
+        self.count = self._fixed + len(ids)
+        cut = 0
+        for control, _, _, end in split_text(counted):
+            if control is not None:
+                cut = end  # a whole control token ends a run of text for the encoder
+        if cut:
+            self._fixed += len(encode_harmony(counted[:cut]))
+        self._tail, self._held = counted[cut:], held
+        return counted[len(old) :]
+
+
+def _control_prefix(text: str) -> bool:
+    """Whether ``text`` is a proper start of a control token's spelling."""
+    return any(s.startswith(text) and s != text for s in CONTROL_SPELLINGS)
+
+
 class _Run:
-    """What both APIs' runs share: feeding output and counting tokens."""
+    """What both APIs' runs share: feeding output, counting tokens, and how the turn ended.
+
+    The gateway counts the tokens itself and takes none past ``max_tokens``, whatever the
+    engine does; the turn was cut (:attr:`truncated`) when it did not reach its stop token
+    and the gateway's count or the engine's own word says a limit ended it.
+    """
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.prompt_tokens = len(plan.prompt_ids)
         self.completion_tokens = 0
         self._engine_count: int | None = None
-        self._text = False
+        self._text: TextCount | None = None  # set once a text engine's output arrives
         #: Ids that arrived inside analysis (or a built-in tool's call): reasoning tokens.
         self.reasoning_tokens = 0
+        #: The gateway's own count reached ``max_tokens``: nothing more is taken.
+        self.exhausted = False
+        #: The engine's own finish word (``length`` / ``stop``), where it gave one.
+        self.engine_finish: str | None = None
+        #: The fault that ended the run, if one did (after :meth:`close`).
+        self.fault: UpstreamError | None = None
+
+    @property
+    def turn_ended(self) -> bool:
+        """True once the turn reached its own end (``<|call|>``, ``<|return|>``, a stop)."""
+        raise NotImplementedError
 
     @property
     def should_stop(self) -> bool:
-        """True once the turn is over (the engine should stop now)."""
-        raise NotImplementedError
+        """True once the turn is over or the token limit is reached (stop the engine now)."""
+        return self.turn_ended or self.exhausted
 
-    def _count(self, output: Output) -> None:
-        if output.ids:
-            self.completion_tokens += len(output.ids)
-        elif output.text:
-            self._text = True
-            # An engine that returns text only: our count, unless it reports its own.
-            self.completion_tokens += len(load_encoding().encode_ordinary(output.text))
+    @property
+    def truncated(self) -> bool:
+        """Whether the turn was cut before its end: at the gateway's count of ``max_tokens``,
+        or where the engine stopped without saying it met a stop token."""
+        if self.turn_ended:
+            return False
+        return self.exhausted or self.engine_finish != "stop"
+
+    def _take(self, output: Output) -> Output:
+        """``output`` up to ``max_tokens`` (counted here), the engine's words noted."""
+        if output.finish_reason is not None:
+            self.engine_finish = output.finish_reason
         if output.completion_tokens is not None:
             self._engine_count = output.completion_tokens
+        room = self.plan.max_tokens - self.completion_tokens
+        if output.ids:
+            ids = output.ids[:room]
+            self.completion_tokens += len(ids)
+            output = Output(ids=ids)
+        elif output.text:
+            if self._text is None:
+                self._text = TextCount(self.plan.max_tokens)
+            try:
+                text = self._text.take(output.text)
+            except EncodeLimitError:
+                raise UpstreamError("the engine sent text too long to count") from None
+            self.completion_tokens = self._text.count
+            self.exhausted = self._text.full
+            return Output(text=text)
+        self.exhausted = self.completion_tokens >= self.plan.max_tokens
+        return output
+
+    def _settle(self, fault: UpstreamError | None) -> str:
+        """Notes the fault; returns a text engine's held last characters (see TextCount)."""
+        self.fault = fault
+        if self._text is None:
+            return ""
+        rest = self._text.end()
+        self.completion_tokens = self._text.count
+        return rest
 
     @property
     def output_tokens(self) -> int:
-        """Completion tokens: the ids received, or the engine's count for a text engine."""
-        if self._text and self._engine_count is not None:
+        """Completion tokens: the ids taken, or a text engine's own count (unless the
+        gateway cut its output: then what the client got)."""
+        if self._text is not None and self._engine_count is not None and not self.exhausted:
             return self._engine_count
         return self.completion_tokens
 
@@ -101,39 +227,51 @@ class ChatRun(_Run):
         self.stop = StopFilter(plan.stop) if plan.stop else None
 
     @property
-    def should_stop(self) -> bool:
+    def turn_ended(self) -> bool:
         """The bridge's stop (``<|call|>``, ``<|return|>``), or a ``stop`` string matched."""
         return self.bridge.should_stop or (self.stop is not None and self.stop.stopped)
 
     def feed(self, output: Output) -> list[dict[str, Any]]:
-        """The chunks that ``output`` completes."""
-        self._count(output)
+        """The chunks that ``output`` completes (none past ``max_tokens``)."""
+        output = self._take(output)
+        if not output.ids and not output.text:
+            return []
         chunks = (
             self.bridge.feed_tokens(output.ids) if output.ids else self.bridge.feed(output.text)
         )
         if self.bridge.kind == "reasoning":
             self.reasoning_tokens += len(output.ids)
-        return self._filtered(chunks)
+        return _named(self._filtered(chunks))
 
     def close(self, fault: UpstreamError | None = None) -> list[dict[str, Any]]:
         """The last chunks: the bridge's rest, the ``finish_reason`` chunk, usage if asked.
 
-        A fault (the engine died, timed out or sent garbage) still ends with
-        ``finish_reason`` (what the output so far reads as: ``length`` for a cut answer) and
-        says what happened under ``upstream_error`` (our addition; OpenAI has no such key).
+        A turn cut before its stop token (:attr:`truncated`) ends with ``length``, and a call
+        it was cut inside is never sent as a call: its partial name and arguments go under
+        ``cut_tool_call`` (our addition) so that nothing the model wrote is hidden. A fault
+        (the engine died, timed out, sent garbage or ended its stream early) ends the stream
+        with an error chunk, ``{"error": {...}}`` as vLLM sends one, after the text read so
+        far; the openai SDK raises it. :attr:`fault` is set for a whole answer (an HTTP error).
         """
+        rest = self._settle(fault)
+        early = self._filtered(self.bridge.feed(rest)) if rest else []
+        truncated = fault is not None or self.truncated
         stopped = self.stop is not None and self.stop.stopped
-        chunks = self.bridge.close()
+        chunks = self.bridge.close(truncated=truncated)
         finish = chunks.pop()
-        chunks = self._filtered(chunks)
+        chunks = _named(early + self._filtered(chunks))
         if self.stop is not None and not stopped:
             rest = self.stop.flush()
             if rest:
                 chunks.append(self._content_chunk(finish, rest))
+        if fault is not None:
+            chunks.append({"error": fault.body()["error"]})
+            return chunks
         if self.stop is not None and self.stop.stopped:
             finish["choices"][0]["finish_reason"] = "stop"
-        if fault is not None:
-            finish["upstream_error"] = fault.body()["error"]
+        cut_call = self._cut_call() if truncated else None
+        if cut_call is not None:
+            finish["cut_tool_call"] = cut_call
         diagnostics = self.bridge.diagnostics
         if diagnostics:
             finish["diagnostics"] = diagnostics
@@ -141,9 +279,20 @@ class ChatRun(_Run):
         if self.plan.include_usage:
             usage = {**finish, "choices": [], "usage": self.usage()}
             usage.pop("diagnostics", None)
-            usage.pop("upstream_error", None)
+            usage.pop("cut_tool_call", None)
             chunks.append(usage)
         return chunks
+
+    def _cut_call(self) -> dict[str, str] | None:
+        """The call the output was cut inside: its name and arguments so far, or None."""
+        messages = self.bridge.parser.result().messages
+        last = messages[-1] if messages else None
+        if last is None or self.bridge.last_cut is not True:
+            return None
+        recipient = last.recipient or ""
+        if not recipient.startswith(FUNCTIONS_PREFIX):
+            return None
+        return {"name": recipient[len(FUNCTIONS_PREFIX) :], "arguments": last.content}
 
     def usage(self) -> dict[str, Any]:
         """``usage`` from the token counts."""
@@ -176,6 +325,17 @@ class ChatRun(_Run):
         return {**template, "choices": [choice]}
 
 
+def _named(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reasoning under both names: ``reasoning`` (vLLM 0.31 on, most gateways) and
+    ``reasoning_content`` (older clients, DeepSeek's name), the same text in each."""
+    for chunk in chunks:
+        for choice in chunk.get("choices") or ():
+            delta = choice["delta"]
+            if "reasoning_content" in delta:
+                delta["reasoning"] = delta["reasoning_content"]
+    return chunks
+
+
 def chat_completion(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The ``chat.completion`` object that a run's chunks add up to."""
     first = chunks[0]
@@ -188,7 +348,7 @@ def chat_completion(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for chunk in chunks:
         if chunk.get("usage"):
             usage = chunk["usage"]
-        for key in ("diagnostics", "upstream_error"):
+        for key in ("diagnostics", "cut_tool_call"):
             if key in chunk:
                 extra[key] = chunk[key]
         for choice in chunk["choices"]:
@@ -207,6 +367,7 @@ def chat_completion(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     message = {
         "role": "assistant",
         "content": "".join(content) or None,
+        "reasoning": "".join(reasoning) or None,
         "reasoning_content": "".join(reasoning) or None,
         "tool_calls": [calls[i] for i in sorted(calls)] or None,
     }
@@ -238,13 +399,15 @@ class ResponsesRun(_Run):
         self._final: dict[str, Any] | None = None
 
     @property
-    def should_stop(self) -> bool:
+    def turn_ended(self) -> bool:
         """The bridge's stop (``<|call|>``, ``<|return|>``)."""
         return self.bridge.should_stop
 
     def feed(self, output: Output) -> list[dict[str, Any]]:
-        """The events that ``output`` completes."""
-        self._count(output)
+        """The events that ``output`` completes (none past ``max_output_tokens``)."""
+        output = self._take(output)
+        if not output.ids and not output.text:
+            return []
         if not output.ids:
             return self.bridge.feed(output.text)
         events = self.bridge.feed_tokens(output.ids)
@@ -255,13 +418,26 @@ class ResponsesRun(_Run):
     def close(self, fault: UpstreamError | None = None) -> list[dict[str, Any]]:
         """The last events; the final one carries the whole response, usage included.
 
-        A fault makes it ``response.failed`` with the fault as ``error`` and the items
-        written so far as ``output``.
+        A turn cut before its stop token (:attr:`truncated`) is ``incomplete``
+        (``incomplete_details.reason`` ``max_output_tokens``), the item it was cut inside too
+        (a call included: never ``completed``). A fault makes it ``response.failed`` with
+        the fault as ``error`` and the items written so far as ``output``, the cut one
+        ``incomplete``.
         """
-        events = self.bridge.close()
+        rest = self._settle(fault)
+        early = self.bridge.feed(rest) if rest else []
+        truncated = fault is not None or self.truncated
+        events = early + self.bridge.close(truncated=truncated)
         final = events[-1]
         response = final["response"]
         response["usage"] = self.usage()
+        if truncated and fault is None and response["status"] == "failed":
+            # What the cut broke (a call's name cut to one no tool has) is the cut, told as
+            # such: incomplete, the diagnostics still listing what the parse found.
+            final["type"] = "response.incomplete"
+            response["status"] = "incomplete"
+            response["error"] = None
+            response["incomplete_details"] = {"reason": "max_output_tokens"}
         if fault is not None:
             final["type"] = "response.failed"
             response["status"] = "failed"

@@ -90,14 +90,18 @@ def build_backend(
     )
 
 
-def _config(app: Any, host: str, port: int, log_level: str) -> uvicorn.Config:
+def _config(
+    app: Any, host: str, port: int, log_level: str, drain_seconds: int = 5
+) -> uvicorn.Config:
     return uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level=log_level,
         # The gateway's own limit answers 413 with an OpenAI error; uvicorn's defaults stay.
-        timeout_graceful_shutdown=5,
+        # On SIGTERM uvicorn stops accepting, lets open requests finish for this long, then
+        # closes what is left (each open stream's engine request is cancelled then).
+        timeout_graceful_shutdown=drain_seconds,
         lifespan="on",
     )
 
@@ -143,10 +147,13 @@ def serve(
     log_level: str = "info",
     sock: socket.socket | None = None,
     on_ready: Callable[[], None] | None = None,
+    drain_seconds: int = 5,
 ) -> None:
     """Run the gateway in the foreground until interrupted: on ``sock`` when given (bound by
-    :func:`listening_socket`), else on ``host:port``; ``on_ready`` runs once it listens."""
-    server = _Server(_config(create_app(backend, config), host, port, log_level), on_ready)
+    :func:`listening_socket`), else on ``host:port``; ``on_ready`` runs once it listens.
+    SIGINT / SIGTERM drain open requests for up to ``drain_seconds``."""
+    app = create_app(backend, config)
+    server = _Server(_config(app, host, port, log_level, drain_seconds), on_ready)
     server.run(sockets=[sock] if sock is not None else None)
 
 

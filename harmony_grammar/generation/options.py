@@ -39,7 +39,10 @@ class TurnOptions:
     ``whitespace``: ``compact`` or ``flexible`` JSON in bodies. ``undeclared_properties``:
     False (the default, as OpenAI's strict function calling) gives objects that leave
     ``additionalProperties`` unset only their declared properties; True keeps the exact
-    language.
+    language. ``reasoning_budget``: at most this many tokens of analysis text (llguidance's
+    own ``max_tokens`` bound on the analysis lexeme: the text ends there and ``<|end|>``
+    follows), so a forced call or answer starts in time; 0 allows no analysis; None (the
+    default) leaves it unbounded. The xgrammar structural tag carries no such bound.
     """
 
     tool_choice: str = "auto"
@@ -50,6 +53,7 @@ class TurnOptions:
     response_format: Mapping[str, Any] | None = None
     whitespace: str = "compact"
     undeclared_properties: bool = False
+    reasoning_budget: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_choice, str):
@@ -60,6 +64,11 @@ class TurnOptions:
             raise TurnGrammarError("content_type must be '<|constrain|>json', 'json' or None")
         if self.whitespace not in ("compact", "flexible"):
             raise TurnGrammarError("whitespace must be compact or flexible")
+        budget = self.reasoning_budget
+        if budget is not None and (
+            not isinstance(budget, int) or isinstance(budget, bool) or budget < 0
+        ):
+            raise TurnGrammarError("reasoning_budget must be a non-negative integer or None")
 
 
 _FIELDS = frozenset(field.name for field in dataclasses.fields(TurnOptions))

@@ -115,7 +115,10 @@ class Sampler:
         error = llguidance.LLMatcher.validate_grammar(grammar, tokenizer)
         if error:
             raise GrammarError(error)
-        self._matcher = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
+        # Each run starts from a copy of the fresh matcher: llguidance cannot roll back
+        # (reset) a matcher whose grammar bounds a lexeme with max_tokens.
+        self._fresh = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
+        self._matcher = self._fresh
         self._eos = int(tokenizer.eos_token)
         self._vocab = int(tokenizer.vocab_size)
         self.max_tokens = max_tokens
@@ -172,8 +175,7 @@ class Sampler:
         time spent computing masks in this run. One run at a time per sampler (it owns one
         matcher).
         """
-        matcher = self._matcher
-        matcher.reset()
+        matcher = self._matcher = self._fresh.deep_copy()
         self.mask_seconds = 0.0
         self._so_far = []
         limit = self.max_tokens if max_tokens is None else max_tokens

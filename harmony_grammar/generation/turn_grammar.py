@@ -84,6 +84,8 @@ def completion_grammar(
             f"completion_grammar targets llguidance, xgrammar or gbnf; not {target!r}"
         )
     options = turn_options(options, **changes)
+    if options.reasoning_budget == 0:
+        options = turn_options(options, allow_analysis=False, reasoning_budget=None)
     if target == "xgrammar":
         from .xgrammar_tag import xgrammar_structural_tag
 
@@ -120,11 +122,15 @@ def completion_grammar(
     # Analysis can only come first, so it has no "_next" form.
     for key, kind in kinds.items():
         body = bodies[kind.body]
+        if key == "analysis" and options.reasoning_budget is not None:
+            body = "analysis_text"  # the same text, bounded by llguidance's max_tokens
         lines.append(f"{key}_first: {_emit_message(kind, body, first=True)}")
         if key != "analysis":
             lines.append(f"{key}_next: {_emit_message(kind, body, first=False)}")
     # Free text: any characters; special tokens are not characters, so none can slip in.
     lines.append("text: TEXT")
     lines.append("TEXT: /(?s:.*)/")
+    if options.reasoning_budget is not None and "analysis" in kinds:
+        lines.append(f"analysis_text[max_tokens={options.reasoning_budget}]: /(?s:.*)/")
     lines += body_rules
     return "\n".join(lines) + "\n"
