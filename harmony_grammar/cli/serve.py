@@ -8,7 +8,12 @@ from typing import Any
 
 from .errors import CliError
 
-__all__ = ["register"]
+__all__ = ["EMBEDDED_MAX_TOKENS", "ENGINE_MAX_TOKENS", "register"]
+
+#: ``--max-tokens-limit``'s defaults: the in-process engine runs on this machine's CPU, so a
+#: request may hold a worker for at most this many tokens; an engine's own context bounds it.
+EMBEDDED_MAX_TOKENS = 4096
+ENGINE_MAX_TOKENS = 32768
 
 
 def register(subparsers: Any) -> None:
@@ -72,6 +77,29 @@ def register(subparsers: Any) -> None:
         "--max-tokens", type=int, default=1024, metavar="N", help="default for max_tokens"
     )
     parser.add_argument(
+        "--max-tokens-limit",
+        type=int,
+        metavar="N",
+        help="the most tokens one request may ask for, on every route (400 above it; "
+        f"default {EMBEDDED_MAX_TOKENS} for embedded, {ENGINE_MAX_TOKENS} for the engines)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (repeatable; * for any). By "
+        "default only the bound address and localhost: DNS rebinding protection",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="serve browser requests from this web origin, with CORS (repeatable; * for "
+        "any). By default a request with a foreign Origin header is refused",
+    )
+    parser.add_argument(
         "--context-tokens",
         type=int,
         metavar="N",
@@ -107,8 +135,13 @@ def run(args: argparse.Namespace) -> int:
             f"serve needs the serve extra ({exc.name} is missing): "
             "pip install 'harmony-grammar[serve]'"
         ) from None
-    if args.max_request_bytes < 1 or args.max_tokens < 1:
-        raise CliError("--max-request-bytes and --max-tokens must be positive")
+    limit = args.max_tokens_limit
+    if limit is None:
+        limit = EMBEDDED_MAX_TOKENS if args.backend == "embedded" else ENGINE_MAX_TOKENS
+    if args.max_request_bytes < 1 or args.max_tokens < 1 or limit < 1:
+        raise CliError("--max-request-bytes, --max-tokens and --max-tokens-limit must be positive")
+    if args.max_tokens > limit:
+        raise CliError(f"--max-tokens {args.max_tokens} is above --max-tokens-limit {limit}")
     try:
         backend = build_backend(
             args.backend,
@@ -127,7 +160,14 @@ def run(args: argparse.Namespace) -> int:
         else os.path.basename(os.path.normpath(args.model)),
         api_key=_key(args.api_key_env),
         max_request_bytes=args.max_request_bytes,
-        limits=Limits(default_max_tokens=args.max_tokens, context_tokens=args.context_tokens),
+        limits=Limits(
+            default_max_tokens=args.max_tokens,
+            max_tokens=limit,
+            context_tokens=args.context_tokens,
+        ),
+        bound_host=args.host,
+        allow_hosts=tuple(args.allow_host),
+        allow_origins=tuple(args.allow_origin),
     )
     serve(backend, config, host=args.host, port=args.port, log_level=args.log_level)
     return 0

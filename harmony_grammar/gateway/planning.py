@@ -33,7 +33,9 @@ from ..rendering.conversation import Conversation, DeveloperContent, ResponseFor
 from ..rendering.renderer import DropRule, RenderError, render
 from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
+from ..tools.arguments import tool_schemas
 from .errors import GatewayError, bad_request
+from .validation import check_fields
 
 __all__ = ["Limits", "Plan", "plan_chat", "plan_responses"]
 
@@ -158,14 +160,18 @@ def _tool_choice(choice: Any) -> str:
 
 
 def _tools(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The function tools as ``{name: schema}``, read once and checked whatever
+    ``tool_choice`` says (the run's parser checks calls against every one of them)."""
     tools = request.get("tools") or []
-    schemas: dict[str, Any] = {}
-    for tool in tools:
-        spec = tool.get("function", tool) if isinstance(tool, Mapping) else {}
-        if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
-            parameters = spec.get("parameters")
-            schemas[spec["name"]] = parameters if parameters is not None else {"type": "object"}
-    return schemas
+    functions = [
+        tool
+        for tool in tools
+        if isinstance(tool, Mapping) and tool.get("type", "function") == "function"
+    ]
+    try:
+        return tool_schemas(functions)
+    except ValueError as exc:
+        raise bad_request(f"a tool cannot be used: {exc}", "tools") from None
 
 
 def _chat_format(
@@ -289,8 +295,7 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
     """The plan of a Chat Completions body; raises :class:`GatewayError` (400) naming the field."""
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
-    if request.get("n", 1) != 1:
-        raise bad_request("n must be 1 (one choice per request)", "n")
+    check_fields(request, "chat")
     try:
         conversation = from_chat_completions(request)
     except ChatCompletionError as exc:
@@ -317,6 +322,7 @@ def plan_responses(request: Any, *, model: str, limits: Limits) -> Plan:
     """The plan of a Responses body; raises :class:`GatewayError` (400) naming the field."""
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
+    check_fields(request, "responses")
     if request.get("previous_response_id") is not None:
         raise bad_request(
             "the gateway is stateless and stores no responses: send the earlier output items "

@@ -7,6 +7,7 @@ the foreground (the CLI); :func:`serving` runs it on a background thread for as 
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import threading
 import time
@@ -75,6 +76,7 @@ def serve(
     log_level: str = "info",
 ) -> None:
     """Run the gateway in the foreground until interrupted."""
+    config = dataclasses.replace(config, bound_host=host)  # the Host check's own address
     uvicorn.Server(_config(create_app(backend, config), host, port, log_level)).run()
 
 
@@ -90,7 +92,8 @@ def serving(
 
     The server is stopped (open streams closed, the backend released) when the block ends.
     """
-    app = create_app(backend, config or GatewayConfig())
+    config = dataclasses.replace(config or GatewayConfig(), bound_host=host)
+    app = create_app(backend, config)
     with serving_app(app, host=host, startup_seconds=startup_seconds) as url:
         yield url
 
