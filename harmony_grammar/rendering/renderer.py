@@ -27,7 +27,7 @@ from ..format.tokens import CONTROL_SPELLINGS, ControlToken
 from ..safety.escaping import encode_untrusted
 from ..tools.names import MAX_HEADER_LENGTH
 from ..tools.spec import ToolNamespace
-from ..tools.typescript import json_display, tools_section
+from ..tools.typescript import response_format_text, tools_section
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -124,10 +124,10 @@ def _labelled(label: str, value: str | None) -> str | None:
 
 
 def _response_formats_section(formats: Sequence[ResponseFormat]) -> str:
+    # Through the same escaping as the tools' text (tools/typescript.py): a name is checked
+    # as a tool name is, a description is comment lines, the schema is JSON.
     blocks = ["# Response Formats"]
-    for fmt in formats:
-        comment = f"// {fmt.description}\n" if fmt.description is not None else ""
-        blocks.append(f"## {fmt.name}\n\n{comment}{json_display(fmt.schema)}")
+    blocks += [response_format_text(fmt.name, fmt.description, fmt.schema) for fmt in formats]
     return "\n\n".join(blocks)
 
 
