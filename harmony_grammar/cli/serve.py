@@ -74,7 +74,10 @@ def register(subparsers: Any) -> None:
         "--upstream-api-key-env", metavar="VAR", help="send this variable's key to the engine"
     )
     parser.add_argument(
-        "--max-tokens", type=int, default=1024, metavar="N", help="default for max_tokens"
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="default for max_tokens (1024, or --max-tokens-limit when that is lower)",
     )
     parser.add_argument(
         "--max-tokens-limit",
@@ -138,10 +141,11 @@ def run(args: argparse.Namespace) -> int:
     limit = args.max_tokens_limit
     if limit is None:
         limit = EMBEDDED_MAX_TOKENS if args.backend == "embedded" else ENGINE_MAX_TOKENS
-    if args.max_request_bytes < 1 or args.max_tokens < 1 or limit < 1:
+    default = min(1024, limit) if args.max_tokens is None else args.max_tokens
+    if args.max_request_bytes < 1 or default < 1 or limit < 1:
         raise CliError("--max-request-bytes, --max-tokens and --max-tokens-limit must be positive")
-    if args.max_tokens > limit:
-        raise CliError(f"--max-tokens {args.max_tokens} is above --max-tokens-limit {limit}")
+    if default > limit:
+        raise CliError(f"--max-tokens {default} is above --max-tokens-limit {limit}; lower it")
     try:
         backend = build_backend(
             args.backend,
@@ -161,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         api_key=_key(args.api_key_env),
         max_request_bytes=args.max_request_bytes,
         limits=Limits(
-            default_max_tokens=args.max_tokens,
+            default_max_tokens=default,
             max_tokens=limit,
             context_tokens=args.context_tokens,
         ),

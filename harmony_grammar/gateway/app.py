@@ -71,6 +71,8 @@ class GatewayConfig:
     allow_hosts: tuple[str, ...] = ()
     #: Web origins whose requests are served, with CORS (``*``: any).
     allow_origins: tuple[str, ...] = ()
+    #: The longest wait for a request's whole body (408 after it).
+    body_seconds: float = 30.0
 
 
 class Gateway:
@@ -116,12 +118,21 @@ class Gateway:
             raise too_big
         data = bytearray()
         try:
-            async for chunk in request.stream():
-                data += chunk
-                if len(data) > limit:
-                    raise too_big
+            # Bounded in time too: a client that announces a body and never sends it all
+            # would hold the request (and its connection) for good.
+            with anyio.fail_after(self.config.body_seconds):
+                async for chunk in request.stream():
+                    data += chunk
+                    if len(data) > limit:
+                        raise too_big
         except ClientDisconnect:
             raise bad_request("the client closed the connection mid-body") from None
+        except TimeoutError:
+            raise GatewayError(
+                408,
+                f"the request body did not arrive within {self.config.body_seconds:g} s",
+                code="request_timeout",
+            ) from None
         try:
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from ..generation.sampling import GrammarError, Sampler, llg_tokenizer, token_prior
 from .backend import Output
-from .errors import GatewayError
+from .errors import GatewayError, UpstreamError
 from .planning import Plan
 
 __all__ = ["EmbeddedBackend", "Scorer", "load_scorer"]
@@ -209,6 +209,7 @@ class EmbeddedBackend:
 
         self.active += 1
         finished = False
+        drawn = 0
         try:
             self._pool.submit(run)
             while True:
@@ -218,9 +219,14 @@ class EmbeddedBackend:
                     return
                 if isinstance(item, BaseException):
                     finished = True
-                    raise GatewayError(
-                        500, f"generation failed: {item}", type="server_error"
-                    ) from item
+                    if isinstance(item, GrammarError) and not drawn:
+                        # The client's grammar cannot run (a limit llguidance meets at
+                        # run time), found before any output: the request's fault.
+                        raise GatewayError(
+                            400, f"llguidance cannot run the grammar: {item}"
+                        ) from item
+                    raise UpstreamError(f"generation failed: {item}") from item
+                drawn += 1
                 yield item
         finally:
             stop.set()

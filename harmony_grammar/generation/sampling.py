@@ -223,7 +223,9 @@ class Sampler:
                 complete = True
                 break
             if not matcher.consume_token(token):
-                raise RuntimeError(
+                # The grammar hit one of llguidance's run-time limits (an Earley row of more
+                # than 2,000 items, say): the grammar's fault, not the draw's.
+                raise GrammarError(
                     f"llguidance refused its own allowed token: {matcher.get_error()}"
                 )
             self._so_far.append(token)
@@ -232,7 +234,7 @@ class Sampler:
         else:
             complete = matcher.is_stopped()
         if matcher.is_error():
-            raise RuntimeError(f"llguidance matcher error: {matcher.get_error()}")
+            raise GrammarError(f"llguidance matcher error: {matcher.get_error()}")
         return complete
 
     def _allowed(self, mask: bytes) -> npt.NDArray[np.intp]:
