@@ -77,12 +77,12 @@ _OPEN = "([{"
 _CLOSE = ")]}"
 
 
-def _json_end(text: str, start: int) -> int:
-    """The index after the JSON value (object) that opens at ``start``, found without
-    recursion; its strings skipped. Unbalanced text ends at the end."""
-    depth = 0
-    i = start
-    n = len(text)
+def _json_span(text: str, start: int) -> tuple[int, int]:
+    """Where the JSON value opening at ``start`` ends (the index after its closing bracket,
+    or the text's end when unbalanced) and how deep its brackets nest; strings are skipped.
+    Iterative: a value ten thousand deep is an answer here, not a RecursionError."""
+    depth = deepest = 0
+    i, n = start, len(text)
     while i < n:
         c = text[i]
         if c == '"':
@@ -91,30 +91,13 @@ def _json_end(text: str, start: int) -> int:
                 i += 2 if text[i] == "\\" else 1
         elif c in "{[":
             depth += 1
-        elif c in "}]":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return n
-
-
-def _json_nesting(text: str, start: int, end: int) -> int:
-    depth = deepest = 0
-    i = start
-    while i < end:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < end and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c in "{[":
-            depth += 1
             deepest = max(deepest, depth)
         elif c in "}]":
             depth -= 1
+            if depth == 0:
+                return i + 1, deepest
         i += 1
-    return deepest
+    return n, deepest
 
 
 def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
@@ -125,8 +108,8 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
     directive = False
     while pos < len(text):
         if directive and text[pos] == "{":
-            end = _json_end(text, pos)
-            yield "skip", "", nesting + _json_nesting(text, pos, end)
+            end, deepest = _json_span(text, pos)
+            yield "skip", "", nesting + deepest
             pos, directive = end, False
             continue
         match = _TOKEN.match(text, pos)
@@ -210,7 +193,7 @@ def _lark_problem(text: str) -> GrammarLimitError | None:
 
 
 def _json_form_problem(text: str) -> GrammarLimitError | None:
-    nesting = _json_nesting(text, 0, len(text))
+    nesting = _json_span(text, text.index("{"))[1]
     if nesting > MAX_GRAMMAR_NESTING:
         return GrammarLimitError(
             "nesting",
