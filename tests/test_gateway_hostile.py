@@ -402,3 +402,24 @@ def test_allow_host_and_allow_origin() -> None:
         assert "POST" in preflight.headers["access-control-allow-methods"]
         other = _post(base, "/v1/chat/completions", body, origin="https://evil.example")
         assert _error(other, 403)["code"] == "origin_not_allowed"
+
+
+def test_the_turn_grammar_passes_the_gate_for_every_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schemas each within the compiler's limits can still add up to a turn grammar past the
+    gate (rule count); the planner refuses it for every backend, not only the embedded one.
+    The limit is lowered here so that the test stays small; the check is the same."""
+    from harmony_grammar.gateway import planning
+    from harmony_grammar.gateway.errors import GatewayError
+    from harmony_grammar.schema import grammar_gate
+
+    monkeypatch.setattr(grammar_gate, "MAX_GRAMMAR_RULES", 60)
+    planning._grammar.cache_clear()
+    schema = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(40)}}
+    tools = [{"type": "function", "function": {"name": f"t{j}", "parameters": schema}} for j in range(3)]
+    try:
+        with pytest.raises(GatewayError) as caught:
+            planning.plan_chat({"messages": ASK, "tools": tools}, model="m", limits=Limits())
+    finally:
+        planning._grammar.cache_clear()
+    assert caught.value.status == 400 and caught.value.code == "grammar_rule_count_exceeded"
+    assert caught.value.param == "tools"

@@ -33,6 +33,7 @@ from ..rendering.conversation import Conversation, DeveloperContent, ResponseFor
 from ..rendering.renderer import DropRule, RenderError, render
 from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
+from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.arguments import tool_schemas
 from .errors import GatewayError, bad_request
 from .validation import check_fields
@@ -227,7 +228,13 @@ def _responses_format(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def _grammar(tools_json: str, tool_choice: str, format_json: str) -> str:
     # A server sees the same tools and formats request after request: write each grammar once.
     fmt = json.loads(format_json)
-    return completion_grammar(json.loads(tools_json), tool_choice=tool_choice, response_format=fmt)
+    grammar = completion_grammar(
+        json.loads(tools_json), tool_choice=tool_choice, response_format=fmt
+    )
+    # The grammar gate, once per distinct grammar: every backend gets only grammars within
+    # its limits (the embedded sampler checks again; an engine over HTTP would not).
+    check_grammar(grammar)
+    return grammar
 
 
 def _plan(
@@ -252,6 +259,13 @@ def _plan(
             tool_choice,
             json.dumps(response_format),
         )
+    except GrammarLimitError as exc:
+        raise GatewayError(
+            400,
+            f"the turn's grammar is past the gateway's {exc.limit} limit: {exc}",
+            param="tools",
+            code=f"grammar_{exc.limit}_exceeded",
+        ) from None
     except (TurnGrammarError, UnsupportedSchemaError, ValueError) as exc:
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
     try:
