@@ -423,3 +423,38 @@ def test_the_turn_grammar_passes_the_gate_for_every_backend(monkeypatch: pytest.
         planning._grammar.cache_clear()
     assert caught.value.status == 400 and caught.value.code == "grammar_rule_count_exceeded"
     assert caught.value.param == "tools"
+
+
+class _FaultyEmbedded(EmbeddedBackend):
+    """The embedded engine, whose generation fails after three ids (a fault of no kind the
+    route knows)."""
+
+    async def tokens(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        async for i, token in _enumerate(super().tokens(*args, **kwargs)):
+            if i == 3:
+                raise RuntimeError("the engine broke")
+            yield token
+
+
+async def _enumerate(items: Any) -> Any:
+    i = 0
+    async for item in items:
+        yield i, item
+        i += 1
+
+
+def test_an_engine_fault_on_the_completions_route_is_a_502_or_an_ended_stream() -> None:
+    backend = _FaultyEmbedded("prior", workers=1)
+    endless = '%llguidance {}\nstart: %json {"type": "string", "minLength": 1000}\n'
+    body = {"prompt": "hi", "max_tokens": 50, "structured_outputs": {"grammar": endless}}
+    with serving(backend, GatewayConfig(model="prior")) as base:
+        whole = _post(base, "/v1/completions", body)
+        assert _error(whole, 502)["code"] == "upstream_error"
+        assert "RuntimeError" in whole.json()["error"]["message"]
+        assert "the engine broke" not in whole.text  # logged, not sent
+        with httpx2.stream("POST", base + "/v1/completions", json={**body, "stream": True}) as answer:
+            assert answer.status_code == 200
+            lines = [line[6:] for line in answer.iter_lines() if line.startswith("data: ")]
+        assert lines[-1] == "[DONE]"
+        assert json.loads(lines[-2])["error"]["code"] == "upstream_error"
+        _settled(base)

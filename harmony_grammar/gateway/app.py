@@ -275,22 +275,33 @@ class Gateway:
         except BaseException:
             await tokens.aclose()
             raise
-        payloads = self._counted(completion_payloads(plan, tokens, first), tokens)
+        faults: list[UpstreamError] | None = None if plan.stream else []
+        payloads = self._counted(completion_payloads(plan, tokens, first), tokens, faults)
         if plan.stream:
-            return _sse(payloads, named=False)
+            return _sse(payloads, named=False)  # a fault: an error event, then [DONE]
         chunks = await _collect(request, payloads)
         if chunks is None:
             return Response(status_code=499)
+        if faults:
+            return JSONResponse(faults[0].body(), status_code=faults[0].status)
         return JSONResponse(fold_completion(chunks))
 
     async def _counted(
-        self, payloads: AsyncGenerator[dict[str, Any], None], tokens: AsyncGenerator[int, None]
+        self,
+        payloads: AsyncGenerator[dict[str, Any], None],
+        tokens: AsyncGenerator[int, None],
+        faults: list[UpstreamError] | None,
     ) -> AsyncGenerator[dict[str, Any], None]:
-        # One open stream while it runs; the generation is closed however it ends.
+        # One open stream while it runs; the generation is closed however it ends. A fault
+        # goes to ``faults`` (a whole answer: a 502) or on to the SSE writer (a stream).
         self.open_streams += 1
         try:
             async for payload in payloads:
                 yield payload
+        except Exception as exc:
+            if faults is None:
+                raise
+            faults.append(_engine_fault(exc))
         finally:
             await _close(tokens)
             self.open_streams -= 1
