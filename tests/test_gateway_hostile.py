@@ -458,3 +458,21 @@ def test_an_engine_fault_on_the_completions_route_is_a_502_or_an_ended_stream() 
         assert lines[-1] == "[DONE]"
         assert json.loads(lines[-2])["error"]["code"] == "upstream_error"
         _settled(base)
+
+
+def test_a_body_that_never_arrives_is_a_408() -> None:
+    """A client that announces a body and stops sending holds nothing for good."""
+    import socket
+
+    config = GatewayConfig(model="prior", body_seconds=0.5)
+    with serving(EmbeddedBackend("prior", workers=1), config) as base:
+        host, port = base.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"messages\""
+            )
+            answer = sock.recv(65536).decode()
+        assert answer.startswith("HTTP/1.1 408")
+        assert '"code":"request_timeout"' in answer.replace(" ", "")
+        assert _health(base)["open_streams"] == 0

@@ -13,11 +13,15 @@ fields. Starlette is what FastAPI runs on, so the server, the streaming and the 
 handling are the same either way.
 
 Every failure is an OpenAI error object with its status: 400 for a request the planner
-rejects, 401 for a missing or wrong key, 404 for an unknown route, 413 past
-``max_request_bytes``, 502 / 504 when the engine fails before any output. Once a stream has
-started, an engine fault ends it properly instead (a ``finish_reason`` chunk, or
-``response.failed``). A client that disconnects cancels the engine request: Starlette
-cancels the response's body, whose ``finally`` closes the backend's generator.
+rejects, 401 for a missing or wrong key, 403 for a foreign Host or Origin and 415 for a body
+that is not ``application/json`` (:mod:`.security`), 404 for an unknown route, 408 for a
+body that does not arrive in time, 413 past ``max_request_bytes``, 502 / 504 when the engine
+fails before any output, or at any point of a whole answer. Once a stream has started, an
+engine fault of any kind ends it properly instead (a ``finish_reason`` chunk, or
+``response.failed``; the SSE writer's own guard for anything else). A bug of ours is a 500
+that names only a request id; the traceback is logged under it. A client that disconnects
+cancels the engine request: Starlette cancels the response's body, whose ``finally`` closes
+the backend's generator; a whole answer polls for the disconnect.
 """
 
 from __future__ import annotations
