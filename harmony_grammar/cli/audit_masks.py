@@ -33,6 +33,7 @@ from ..audit.summary import AuditSummary
 from ..rendering.renderer import DropRule
 from ..training.render import TrainOn
 from .errors import CliError
+from .input_kind import check_dataset
 
 __all__ = ["register"]
 
@@ -87,6 +88,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit the dataset; print the summary; 1 when any record has a finding."""
+    check_dataset(args.data, command="audit-masks", ids=args.ids)
     options = AuditOptions(args.ids, args.mask, TrainOn(args.train_on), DropRule(args.drop_rule))
     summary = AuditSummary()
     with ExitStack() as stack:

@@ -215,6 +215,8 @@ def run_dataset(args: argparse.Namespace, options: BatchOptions, summary: Summar
                     report.add(batch)
         except RayUnavailableError as exc:  # raised when the generator first runs
             raise CliError(str(exc)) from None
+        except BrokenPipeError:  # the reader went away (| head): main ends quietly
+            raise
         except (OSError, ValueError) as exc:  # a file that turns unreadable part way through
             raise CliError(
                 f"{getattr(exc, 'filename', None) or field}: {first_line(exc)}"

@@ -22,6 +22,7 @@ from ..training.render import DropScope, TrainOn
 from ..training.writers import OUTPUT_FORMATS
 from .display import shown_path
 from .errors import CliError
+from .input_kind import check_dataset
 from .inputs import note_skipped
 
 __all__ = ["register"]
@@ -125,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     """Prepare the dataset; report problems and a summary on stderr."""
     if args.truncate and args.max_length is None:
         raise CliError("--truncate needs --max-length")
+    check_dataset(args.source, command="prepare")
     own_rule = "auto_drop_analysis" in PROFILES[args.profile].fixed_options
     changed = (
         args.keep_analysis

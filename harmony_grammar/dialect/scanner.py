@@ -39,7 +39,7 @@ from ..format.events import (
 from ..format.model import Diagnostic, Message, Role
 from ..format.stream import StreamParser
 from ..tools.arguments import ToolsArgument
-from ..tools.json_limits import JsonLimitError, loads_bounded
+from ..tools.json_limits import JsonLimitError, json_message, loads_bounded
 from .events import (
     Aborted,
     DialectEvent,
@@ -67,7 +67,7 @@ def read_arguments(
     try:
         value = loads_bounded(body)
     except json.JSONDecodeError as exc:
-        why = f"not JSON ({exc.msg} at column {exc.colno})"
+        why = f"not JSON ({json_message(exc)} at column {exc.colno})"
     except JsonLimitError as exc:
         why = f"not readable ({exc.limit.message})"
     else:

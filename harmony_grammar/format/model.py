@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "Accounting",
@@ -25,6 +25,9 @@ __all__ = [
     "author_text",
     "is_tool_call",
 ]
+
+
+_E = TypeVar("_E", bound=enum.Enum)
 
 
 class Role(str, enum.Enum):
@@ -94,6 +97,21 @@ def is_tool_call(role: Role, recipient: str | None) -> bool:
     return role is Role.ASSISTANT and recipient is not None
 
 
+def _enum_field(kind: type[_E], name: str, value: object) -> _E:
+    """``value`` as a member of ``kind`` (its string accepted), or a TypeError/ValueError
+    that lists the accepted values."""
+    accepted = ", ".join(repr(member.value) for member in kind)
+    if not isinstance(value, str):
+        raise TypeError(
+            f"Message {name} must be a {kind.__name__} or one of {accepted},"
+            f" not {type(value).__name__}"
+        )
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"Message {name} {value!r} is not one of {accepted}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """A half-open range ``[start, end)``: characters of a text, or indexes of token ids."""
@@ -122,6 +140,36 @@ class Message:
     terminator: Terminator | None = None
     recipient_position: RecipientPosition | None = None
     span: Span | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        # Checked when made, not when rendered: Message(role="user", content="hi") works, and
+        # a wrong field fails here with the fix, not later as "'str' has no attribute 'value'".
+        # The common case (the parsers' own enums and strings) costs three type checks.
+        if type(self.role) is not Role:
+            object.__setattr__(self, "role", _enum_field(Role, "role", self.role))
+        if type(self.content) is not str:
+            raise TypeError(
+                f"Message content must be a str, not {type(self.content).__name__}"
+                " (a call's arguments are their JSON text: json.dumps(arguments))"
+            )
+        for name in ("name", "recipient", "channel", "content_type"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(
+                    f"Message {name} must be a str or None, not {type(value).__name__}"
+                )
+        if self.terminator is not None and type(self.terminator) is not Terminator:
+            object.__setattr__(
+                self, "terminator", _enum_field(Terminator, "terminator", self.terminator)
+            )
+        if self.recipient_position is not None and (
+            type(self.recipient_position) is not RecipientPosition
+        ):
+            object.__setattr__(
+                self,
+                "recipient_position",
+                _enum_field(RecipientPosition, "recipient_position", self.recipient_position),
+            )
 
     @property
     def author(self) -> str:

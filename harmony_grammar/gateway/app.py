@@ -1,7 +1,8 @@
 """The ASGI app: OpenAI's HTTP surface over a :class:`~.backend.Backend`.
 
 Routes: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (whole, or streamed as
-server-sent events with ``stream: true``), ``GET /v1/models``, ``GET /health`` (200 once the
+server-sent events with ``stream: true``), their ``/render`` twins (the prompt, not
+generated: :mod:`.render_endpoints`), ``GET /v1/models``, ``GET /health`` (200 once the
 backend answers, with the number of open generations), and, on the embedded backend, the
 vLLM-style ``POST /v1/completions`` with token ids (:mod:`.completions`), so that a gateway
 can front another.
@@ -33,7 +34,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,9 @@ from .completions import completion_payloads, fold_completion, plan_completion
 from .embedded import EmbeddedBackend
 from .errors import GatewayError, UpstreamError, bad_request
 from .planning import Limits, Plan, plan_chat, plan_responses
+from .reasoning_seal import ReasoningSeal
+from .render_endpoints import hosted_tools_header, render_routes
+from .replay import ReplayBackend
 from .runs import ChatRun, ResponsesRun, chat_completion
 from .security import RequestGuard, cors_middleware
 
@@ -69,6 +73,8 @@ class GatewayConfig:
     api_key: str | None = None
     max_request_bytes: int = 4 * 1024 * 1024
     limits: Limits = field(default_factory=Limits)
+    #: Seals Responses reasoning for the client to send back (a random key by default).
+    reasoning_seal: ReasoningSeal = field(default_factory=ReasoningSeal)
     #: The address the server listens on: a request's Host must name it, a loopback name or
     #: an ``allow_hosts`` entry (:mod:`.security`).
     bound_host: str = "127.0.0.1"
@@ -219,9 +225,7 @@ class Gateway:
     async def chat(self, request: Request) -> Response:
         """``POST /v1/chat/completions``."""
         self.check_key(request)
-        plan = plan_chat(
-            await self.body(request), model=self.config.model, limits=self.config.limits
-        )
+        plan = self.plan_chat(await self.body(request))
         outputs, first = await self.start(plan)
         faults: list[UpstreamError] = []
         payloads = self.payloads(ChatRun(plan), outputs, first, faults)
@@ -234,30 +238,40 @@ class Gateway:
             return JSONResponse(faults[0].body(), status_code=faults[0].status)
         return JSONResponse(chat_completion(chunks))
 
+    def plan_chat(self, body: Any) -> Plan:
+        """The plan of a Chat Completions body."""
+        return plan_chat(body, model=self.config.model, limits=self.config.limits)
+
+    def plan_responses(self, body: Any) -> Plan:
+        """The plan of a Responses body, sealed reasoning opened under the gateway's key."""
+        config = self.config
+        return plan_responses(
+            body, model=config.model, limits=config.limits, seal=config.reasoning_seal
+        )
+
     async def responses(self, request: Request) -> Response:
         """``POST /v1/responses``."""
         self.check_key(request)
-        plan = plan_responses(
-            await self.body(request), model=self.config.model, limits=self.config.limits
-        )
+        plan = self.plan_responses(await self.body(request))
         outputs, first = await self.start(plan)
-        run = ResponsesRun(plan)
+        run = ResponsesRun(plan, seal=self.config.reasoning_seal)
         faults: list[UpstreamError] = []
         payloads = self.payloads(run, outputs, first, faults)
+        headers = hosted_tools_header(plan)
         if plan.stream:
-            return _sse(payloads, named=True)
+            return _sse(payloads, named=True, headers=headers)
         if await _collect(request, payloads) is None:
             return Response(status_code=499)
         if faults:
             return JSONResponse(faults[0].body(), status_code=faults[0].status)
-        return JSONResponse(run.response())
+        return JSONResponse(run.response(), headers=headers)
 
     async def completions(self, request: Request) -> Response:
         """``POST /v1/completions`` (embedded backend only; :mod:`.completions`)."""
         self.check_key(request)
         backend = self.backend
-        if not isinstance(backend, EmbeddedBackend):  # pragma: no cover - not routed then
-            raise GatewayError(404, "/v1/completions is served by the embedded backend only")
+        if not isinstance(backend, (EmbeddedBackend, ReplayBackend)):  # pragma: no cover
+            raise GatewayError(404, "/v1/completions is served by a backend that draws ids")
         plan = plan_completion(
             await self.body(request), model=self.config.model, limits=self.config.limits
         )
@@ -403,7 +417,12 @@ def _event(payload: dict[str, Any], *, named: bool) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
-def _sse(payloads: AsyncGenerator[dict[str, Any], None], *, named: bool) -> StreamingResponse:
+def _sse(
+    payloads: AsyncGenerator[dict[str, Any], None],
+    *,
+    named: bool,
+    headers: Mapping[str, str] | None = None,
+) -> StreamingResponse:
     """Server-sent events: ``data:`` lines and ``[DONE]`` (Chat), or named events (Responses).
 
     The last line of defence for a stream: whatever fails after the ``200`` (a bug of ours,
@@ -431,7 +450,7 @@ def _sse(payloads: AsyncGenerator[dict[str, Any], None], *, named: bool) -> Stre
     return StreamingResponse(
         body(),
         media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(headers or {})},
     )
 
 
@@ -459,10 +478,11 @@ def create_app(
         Route("/v1/chat/completions", _errors(gateway.chat), methods=["POST"]),
         Route("/v1/responses", _errors(gateway.responses), methods=["POST"]),
         Route("/v1/models", _errors(gateway.models), methods=["GET"]),
+        *render_routes(gateway, _errors),
         Route("/health", _errors(gateway.health), methods=["GET"]),
         *(extra_routes or []),
     ]
-    if isinstance(backend, EmbeddedBackend):
+    if isinstance(backend, (EmbeddedBackend, ReplayBackend)):
         routes.append(Route("/v1/completions", _errors(gateway.completions), methods=["POST"]))
 
     async def not_found(request: Request, exc: Exception) -> Response:

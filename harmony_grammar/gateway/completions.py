@@ -1,4 +1,4 @@
-"""The embedded server's vLLM-style ``POST /v1/completions``: token ids in, token ids out.
+"""The vLLM-style ``POST /v1/completions`` of the embedded and replay servers: ids in, ids out.
 
 The subset of vLLM's request that the gateway's vLLM backend sends (``engines.VllmBackend``):
 ``prompt`` as a list of ids (or a string, whose control-token spellings become their ids, as a

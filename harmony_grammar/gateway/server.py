@@ -11,7 +11,7 @@ import dataclasses
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,10 +21,18 @@ from .app import GatewayConfig, create_app
 from .backend import Backend
 from .embedded import EmbeddedBackend
 from .engines import BACKENDS
+from .replay import ReplayBackend
 
-__all__ = ["BACKEND_NAMES", "build_backend", "serve", "serving", "serving_app"]
+__all__ = [
+    "BACKEND_NAMES",
+    "build_backend",
+    "listening_socket",
+    "serve",
+    "serving",
+    "serving_app",
+]
 
-BACKEND_NAMES = ("embedded", *BACKENDS)
+BACKEND_NAMES = ("embedded", "replay", *BACKENDS)
 
 
 def build_backend(
@@ -36,8 +44,16 @@ def build_backend(
     timeout: float = 60.0,
     upstream_api_key: str | None = None,
     workers: int = 4,
+    replay: str | None = None,
 ) -> Backend:
-    """The backend ``name`` (one of :data:`BACKEND_NAMES`); raises ``ValueError`` on bad options."""
+    """The backend ``name`` (one of :data:`BACKEND_NAMES`); raises ``ValueError`` on bad options.
+
+    ``replay`` is the JSON Lines file of ``--backend replay`` (:mod:`.replay`).
+    """
+    if name == "replay" or replay is not None:
+        if name != "replay" or upstream is not None or replay is None:
+            raise ValueError("--backend replay takes --replay FILE (JSON Lines) and no --upstream")
+        return ReplayBackend(replay)
     if name == "embedded":
         if upstream is not None:
             raise ValueError("--upstream is for the engine backends; embedded runs in-process")
@@ -67,6 +83,38 @@ def _config(app: Any, host: str, port: int, log_level: str) -> uvicorn.Config:
     )
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (port 0: a free one), for uvicorn to listen on.
+
+    Binding first is how a taken port is found before anything slow is built, and how
+    :func:`serving_app` gets a free port with no race for it. Raises ``OSError``
+    (``EADDRINUSE``, ``EACCES``) as ``bind`` does.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    # As uvicorn sets it: a port left in TIME_WAIT is reusable, one with a listener is not.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, calling ``on_ready`` once it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self._on_ready is not None:
+            self._on_ready()
+
+
 def serve(
     backend: Backend,
     config: GatewayConfig,
@@ -74,10 +122,14 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "info",
+    sock: socket.socket | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> None:
-    """Run the gateway in the foreground until interrupted."""
+    """Run the gateway in the foreground until interrupted: on ``sock`` when given (bound by
+    :func:`listening_socket`), else on ``host:port``; ``on_ready`` runs once it listens."""
     config = dataclasses.replace(config, bound_host=host)  # the Host check's own address
-    uvicorn.Server(_config(create_app(backend, config), host, port, log_level)).run()
+    server = _Server(_config(create_app(backend, config), host, port, log_level), on_ready)
+    server.run(sockets=[sock] if sock is not None else None)
 
 
 @contextmanager
@@ -104,8 +156,7 @@ def serving_app(
 ) -> Iterator[str]:
     """Run any ASGI app on a free port in a background thread; yields its base URL."""
     # Bound here and handed to uvicorn: port 0 picks a free port, with no race for it.
-    sock = socket.socket()
-    sock.bind((host, 0))
+    sock = listening_socket(host, 0)
     port = sock.getsockname()[1]
     server = uvicorn.Server(_config(app, host, port, "warning"))
     thread = threading.Thread(

@@ -15,6 +15,8 @@ import json
 from typing import Any
 
 from ..tools.arguments import ToolsArgument
+from ..tools.custom import CustomBody
+from .custom_grammar import custom_body_rules
 from .options import TurnGrammarError, TurnOptions, turn_options
 from .turn_plan import CONTROL_TERMINALS, MessageKind, body_grammar, message_shape, turn_plan
 
@@ -97,7 +99,12 @@ def completion_grammar(
     bodies = {"text": "text"}
     body_rules: list[str] = []
     for prefix, schema in plan.schemas.items():
-        bodies[prefix], rules = _schema_rules(schema, prefix, whitespace, not undeclared_properties)
+        if isinstance(schema, CustomBody):  # a custom tool's own grammar (custom_grammar.py)
+            bodies[prefix], rules = custom_body_rules(schema, prefix)
+        else:
+            bodies[prefix], rules = _schema_rules(
+                schema, prefix, whitespace, not undeclared_properties
+            )
         body_rules += rules
 
     # start: [analysis] preamble* end — the first message has no <|start|>assistant.

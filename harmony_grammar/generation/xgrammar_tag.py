@@ -30,7 +30,8 @@ from typing import Any
 
 from ..format.tokens import FIRST_SPECIAL_ID, LAST_SPECIAL_ID
 from ..tools.arguments import ToolsArgument
-from .options import TurnOptions, turn_options
+from ..tools.custom import CustomBody
+from .options import TurnGrammarError, TurnOptions, turn_options
 from .turn_plan import CONTROL_TERMINALS, MessageKind, TurnPlan, body_grammar, turn_plan
 
 __all__ = [
@@ -77,6 +78,16 @@ def _plan_structural_tag(plan: TurnPlan, whitespace: str, closed_objects: bool) 
         "text": {"type": "any_tokens", "exclude_tokens": list(SPECIAL_IDS)}
     }
     for key, schema in plan.schemas.items():
+        if isinstance(schema, CustomBody):
+            # xgrammar reads regexes, not llguidance's Lark: a Lark custom tool needs the
+            # llguidance grammar (serve --grammar llguidance).
+            if schema.syntax != "regex":
+                raise TurnGrammarError(
+                    "a custom tool with a Lark grammar needs the llguidance grammar, "
+                    "not an xgrammar structural tag"
+                )
+            bodies[key] = {"type": "regex", "pattern": schema.definition}
+            continue
         ebnf = _schema_ebnf(json.dumps(schema), whitespace, closed_objects)
         bodies[key] = {"type": "grammar", "grammar": ebnf}
 

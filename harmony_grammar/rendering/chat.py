@@ -18,6 +18,7 @@ from typing import Any
 
 from ..format.model import Message
 from ..tools.spec import ToolSpec
+from .agent_tools import chat_recipient, split_namespaced
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -127,23 +128,24 @@ def _assistant(
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):
             raise ChatCompletionError("function.arguments must be a JSON string", call_path)
+        to = chat_recipient(function["name"])  # NAMESPACE.fn names its namespace
         if isinstance(call.get("id"), str):
-            call_names[call["id"]] = function["name"]
-        out.append(tool_call_message(FUNCTIONS_PREFIX + function["name"], arguments))
+            call_names[call["id"]] = to
+        out.append(tool_call_message(to, arguments))
     return out
 
 
 def _tool_result(message: Mapping[str, Any], path: str, call_names: dict[str, str]) -> Message:
     call_id = message.get("tool_call_id")
     if call_id is None and isinstance(message.get("name"), str):
-        name = message["name"]  # the legacy form names the function instead
+        author = chat_recipient(message["name"])  # the legacy form names the function instead
     elif call_id in call_names:
-        name = call_names[call_id]
+        author = call_names[call_id]
     else:
         raise ChatCompletionError(
             f"tool_call_id {call_id!r} does not match any earlier assistant tool call", path
         )
-    return tool_result_message(FUNCTIONS_PREFIX + name, _text(message.get("content"), path))
+    return tool_result_message(author, _text(message.get("content"), path))
 
 
 def from_chat_completions(
@@ -157,7 +159,9 @@ def from_chat_completions(
     ``reasoning_content`` (or ``reasoning``) becomes analysis; ``content`` becomes final, or a
     commentary preamble next to ``tool_calls``; each call becomes a ``functions.*`` commentary
     call with its ``arguments`` string verbatim. A ``tool`` message becomes a result from the
-    function its ``tool_call_id`` names. Raises :class:`ChatCompletionError` with a path.
+    function its ``tool_call_id`` names. A tool named ``NAMESPACE.fn`` is the function ``fn``
+    of its own namespace (declared in a ``## NAMESPACE`` section, called ``to=NAMESPACE.fn``).
+    Raises :class:`ChatCompletionError` with a path.
     """
     if not isinstance(request, Mapping):
         raise ChatCompletionError("the request must be a JSON object")
@@ -189,4 +193,6 @@ def from_chat_completions(
             body.append(_tool_result(message, path, call_names))
         else:
             raise ChatCompletionError(f"role {role!r} is not supported", path)
-    return Conversation((*head_items(system_content, instructions, tools), *body))
+    functions, namespaces = split_namespaced(tools, ChatCompletionError)
+    head = head_items(system_content, instructions, functions, namespaces=namespaces)
+    return Conversation((*head, *body))

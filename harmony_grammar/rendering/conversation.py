@@ -148,8 +148,27 @@ class Conversation:
 
     @classmethod
     def from_messages(cls, messages: Iterable[ConversationItem]) -> Conversation:
-        """A conversation of these items, in order."""
-        return cls(tuple(messages))
+        """A conversation of these items, in order.
+
+        The items are :class:`Message` s (``user_message("hi")``, ``Message(role="user",
+        content="hi")``) or the structured system/developer contents. Chat Completions message
+        dicts are a request's, with its tools and defaults: read them with
+        ``from_chat_completions({"messages": [...]})``, or pass the request to ``render``.
+        """
+        items = tuple(messages)
+        for i, item in enumerate(items):
+            if not isinstance(item, (Message, SystemContent, DeveloperContent)):
+                hint = (
+                    "for Chat Completions message dicts use"
+                    " from_chat_completions({'messages': [...]}) (or render({'messages': [...]}))"
+                    if isinstance(item, Mapping)
+                    else "build each with Message(role=..., content=...) or user_message(...)"
+                )
+                raise TypeError(
+                    f"Conversation.from_messages: item {i} is a {type(item).__name__},"
+                    f" not a Message; {hint}"
+                )
+        return cls(items)
 
     def with_messages(self, *messages: ConversationItem) -> Conversation:
         """A copy with these items appended."""

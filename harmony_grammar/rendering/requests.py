@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..tools.spec import ToolSpec
+from ..tools.spec import ToolNamespace, ToolSpec
 from .conversation import (
     ConversationItem,
     DeveloperContent,
@@ -118,19 +118,22 @@ def head_items(
     instructions: Sequence[str],
     tools: Iterable[ToolSpec],
     formats: tuple[ResponseFormat, ...] = (),
+    *,
+    namespaces: tuple[ToolNamespace, ...] = (),
 ) -> list[ConversationItem]:
     """The system message, and a developer message when there is anything to put in one.
 
-    The developer message holds the instructions (joined by a blank line), the tools and
-    the response formats.
+    The developer message holds the instructions (joined by a blank line), the tools (the
+    ``functions`` namespace, then any other ``namespaces``) and the response formats.
     """
     tools = tuple(tools)
     head: list[ConversationItem] = [system]
-    if instructions or tools or formats:
+    if instructions or tools or formats or namespaces:
         head.append(
             DeveloperContent(
                 instructions="\n\n".join(instructions) if instructions else None,
                 tools=tools,
+                namespaces=namespaces,
                 response_formats=formats,
             )
         )

@@ -9,6 +9,7 @@ conversation that only carries its rendered developer message still has tools to
 against. :mod:`.arguments` checks call arguments, as they stream (any JSON object) and when
 they end (the schema, with jsonschema). :mod:`.names` is the one check of a tool's name,
 used wherever names enter, and the one header-length limit render and parse share.
+:mod:`.custom` reads the Responses API's custom tools (raw-text bodies) and namespaces.
 
 Imports: this package may use :mod:`harmony_grammar.schema` only. It knows nothing of the
 Harmony envelope, so the format layer can use it.

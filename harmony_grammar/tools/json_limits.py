@@ -29,8 +29,15 @@ __all__ = [
     "JsonLimit",
     "JsonLimitError",
     "json_limit",
+    "json_message",
     "loads_bounded",
 ]
+
+
+def json_message(exc: json.JSONDecodeError) -> str:
+    """``exc.msg`` ready for an `` at POSITION`` after it: Python's "Unterminated string
+    starting at" ends in "at" itself, and the position added after it read "at at"."""
+    return exc.msg.removesuffix(" at")
 
 #: The deepest nesting of arrays and objects read. Deep enough for any real arguments, and
 #: shallow enough that jsonschema's recursive validation (a few frames per level) stays far
