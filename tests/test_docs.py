@@ -1,4 +1,5 @@
-"""The documentation lists every diagnostic code the code can emit, and runs as written.
+"""The documentation lists every diagnostic code the code can emit, runs as written, and
+docs/architecture.md names only identifiers and files that exist.
 
 Code blocks (README.md, examples/README.md, docs/*.md), by the word after the opening fence:
 
@@ -24,12 +25,16 @@ has errors, as for the mangled completion), never 2.
 
 from __future__ import annotations
 
+import ast
+import builtins
+import importlib
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -268,3 +273,92 @@ def test_a_documented_pipeline_runs_under_bash(docs_dir, capsys):
     # pipefail: a usage mistake (exit 2, one line) is not hidden by the pipe's last command
     status, output = _run("harmony-grammar validate examples/chat.jsonl 2>&1 | wc -l", capsys)
     assert (status, output.strip()) == (2, "1")
+
+
+# --------------------------------------------- docs/architecture.md names what exists
+
+ROOT = Path(__file__).resolve().parents[1]
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\(\))?")
+_FILE = re.compile(r"[\w./*-]+\.(?:py|lark|json|md|toml|html|jsonl)")
+
+
+def _backticked(path: Path) -> list[str]:
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    return re.findall(r"`([^`\n]+)`", text)
+
+
+def _package_names() -> set[str]:
+    """Every name the package defines (modules, classes, functions, methods, module and class
+    variables, attributes it sets), and the names of tests/test_layering.py's graph."""
+    names = {"harmony_grammar"}
+    sources = [*(ROOT / "harmony_grammar").rglob("*.py"), ROOT / "tests" / "test_layering.py"]
+    for source in sources:
+        names.update(part for part in source.relative_to(ROOT).with_suffix("").parts)
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+    return names
+
+
+def _other_names() -> set[str]:
+    """Names the doc may use that are not Python of the package: the grammars' symbols and
+    the JSON Schema keywords the compiler handles (quoted in its source)."""
+    names: set[str] = set()
+    for grammar in (ROOT / "grammars").glob("*.lark"):
+        text = grammar.read_text(encoding="utf-8")
+        names.update(re.findall(r"^\s*[?!]?(\w+)\s*[.:]", text, re.M))
+        names.update(re.findall(r"\w+", " ".join(re.findall(r"^%declare (.*)$", text, re.M))))
+    for source in (ROOT / "harmony_grammar" / "schema").glob("*.py"):
+        names.update(re.findall(r'"(\$?[a-zA-Z]+)"', source.read_text(encoding="utf-8")))
+    return names
+
+
+def _importable(dotted: str) -> bool:
+    """``dotted`` names a module of an installed package, or an attribute under one."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            if not hasattr(value, part):
+                return False
+            value = getattr(value, part)
+        return True
+    return hasattr(builtins, dotted) or hasattr(typing, dotted)
+
+
+def test_every_python_identifier_in_the_architecture_doc_exists():
+    package, other = _package_names(), _other_names()
+    missing = []
+    for span in sorted(set(_backticked(ROOT / "docs" / "architecture.md"))):
+        if not _IDENTIFIER.fullmatch(span) or _FILE.fullmatch(span):
+            continue  # not an identifier: code, a call with arguments, a file name
+        dotted = span.removesuffix("()")
+        first = dotted.split(".")[0]
+        if first in package and all(part in package for part in dotted.split(".")):
+            continue
+        if first not in package and (dotted in other or _importable(dotted)):
+            continue
+        missing.append(span)
+    assert not missing, f"docs/architecture.md names what the code does not hold: {missing}"
+
+
+def test_every_file_the_architecture_doc_names_exists():
+    missing = []
+    for span in sorted(set(_backticked(ROOT / "docs" / "architecture.md"))):
+        if not _FILE.fullmatch(span) or "*" in span:
+            continue
+        places = [ROOT / span, ROOT / "harmony_grammar" / span]
+        if "/" not in span:  # a bare name: a module of the package, or a top folder's file
+            places += [*(ROOT / "harmony_grammar").rglob(span), *ROOT.glob(f"*/{span}")]
+        if not any(place.exists() for place in places):
+            missing.append(span)
+    assert not missing, f"docs/architecture.md names files that do not exist: {missing}"

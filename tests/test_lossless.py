@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar import parse, validate
@@ -32,7 +32,6 @@ from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
 from .mangler import MANGLINGS, comparable, expected, mangle, random_completion, random_conversation
 
 KINDS = sorted(MANGLINGS)
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _mangled(seed: int, kind: str, conversation: bool):
@@ -41,7 +40,6 @@ def _mangled(seed: int, kind: str, conversation: bool):
     return mangle(sample, kind, rng)
 
 
-@SETTINGS
 @given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans(), st.booleans())
 def test_conservation(seed, kind, conversation, strict):
     mangled = _mangled(seed, kind, conversation)
@@ -51,7 +49,6 @@ def test_conservation(seed, kind, conversation, strict):
         assert conservation_problems(source, result, strict=strict) == [], mangled.text
 
 
-@SETTINGS
 @given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans())
 def test_exact_recovery_where_one_reading(seed, kind, conversation):
     mangled = _mangled(seed, kind, conversation)
@@ -75,7 +72,6 @@ def test_exact_recovery_where_one_reading(seed, kind, conversation):
     assert got == want, (mangled.text, [d.format() for d in result.diagnostics])
 
 
-@SETTINGS
 @given(
     st.integers(0, 2**32),
     st.sampled_from(KINDS),
@@ -108,7 +104,6 @@ def _contents(text: str, start: str) -> str:
     return "".join(m.content for m in parse(text, start=start, strict=False).messages)
 
 
-@SETTINGS
 @given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans())
 def test_repair_is_lossless_idempotent_and_valid(seed, kind, conversation):
     mangled = _mangled(seed, kind, conversation)
@@ -143,7 +138,7 @@ def _byte_ids() -> dict[int, int]:
 BYTE_IDS = _byte_ids()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.binary(max_size=40), st.lists(st.integers(1, 8), max_size=10))
 def test_invalid_utf8_is_replaced_by_maximal_subparts(body, sizes):
     """Token ids whose bytes are not UTF-8: one U+FFFD per maximal subpart, exactly as

@@ -16,7 +16,7 @@ from typing import Any
 from ..data.pieces import DataSourceError
 from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
 from ..rendering.renderer import DropRule
-from ..training.batch import PrepareOptions, Problem
+from ..training.batch import PrepareOptions, RecordProblem
 from ..training.prepare import DEFAULT_BATCH_SIZE, ENGINES, prepare
 from ..training.render import DropScope, TrainOn
 from ..training.writers import OUTPUT_FORMATS
@@ -116,7 +116,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _show(problem: Problem) -> None:
+def _show(problem: RecordProblem) -> None:
     d = problem.diagnostic
     where = f"{shown_path(problem.file)}:{problem.record}"  # escaped: no forged lines
     print(f"{where}: {d.code} {d.severity.value}: {d.message}", file=sys.stderr)

@@ -10,8 +10,9 @@ from typing import Any
 
 from ..rendering.chat import ChatCompletionError
 from ..rendering.conversation import Conversation, SystemContent
+from ..rendering.errors import RenderError
 from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
-from ..rendering.renderer import DropRule, RenderError, render
+from ..rendering.renderer import DropRule, render
 from ..rendering.request_body import from_request
 from .errors import CliError
 from .inputs import read_json

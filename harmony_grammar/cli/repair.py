@@ -30,7 +30,8 @@ from ..format.model import Message, ParseResult, Role, Terminator
 from ..format.parser import parse
 from ..format.tokens import ControlToken
 from ..rendering.conversation import Conversation
-from ..rendering.renderer import RenderError, render
+from ..rendering.errors import RenderError
+from ..rendering.renderer import render
 from .display import cause_line, shown_path
 from .errors import CliError
 from .input_kind import check_harmony

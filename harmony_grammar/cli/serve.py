@@ -148,7 +148,12 @@ def run(args: argparse.Namespace) -> int:
         from ..gateway.errors import GatewayError
         from ..gateway.planning import Limits
         from ..gateway.reasoning_seal import ReasoningSeal
-        from ..gateway.server import build_backend, listening_socket, serve
+        from ..gateway.server import (
+            backend_options_problem,
+            build_backend,
+            listening_socket,
+            serve,
+        )
     except ImportError as exc:
         raise CliError(
             f"serve needs the serve extra ({exc.name} is missing): "
@@ -162,6 +167,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--max-request-bytes, --max-tokens and --max-tokens-limit must be positive")
     if default > limit:
         raise CliError(f"--max-tokens {default} is above --max-tokens-limit {limit}; lower it")
+    problem = backend_options_problem(args.backend, upstream=args.upstream, replay=args.replay)
+    if problem:
+        raise CliError(problem)
     api_key, upstream_key = _key(args.api_key_env), _key(args.upstream_api_key_env)
     try:
         seal = ReasoningSeal.from_env(args.reasoning_key_env)
@@ -173,7 +181,10 @@ def run(args: argparse.Namespace) -> int:
         sock = listening_socket(args.host, args.port)
     except OSError as exc:
         raise CliError(_bind_problem(args.host, args.port, exc)) from None
-    _say(f"building the {args.backend} backend (model {args.model}) ...")
+    if args.backend == "embedded":
+        # Only the embedded backend builds something that takes seconds (the model); the
+        # others are ready at once, and their usage mistakes stay one line.
+        _say(f"building the {args.backend} backend (model {args.model}) ...")
     try:
         backend = build_backend(
             args.backend,

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..base.enums import StrEnum
+
 __all__ = [
     "Accounting",
     "Diagnostic",
@@ -30,7 +32,7 @@ __all__ = [
 _E = TypeVar("_E", bound=enum.Enum)
 
 
-class Role(str, enum.Enum):
+class Role(StrEnum):
     """The author's role. Compares equal to its string value (``Role.USER == "user"``)."""
 
     SYSTEM = "system"
@@ -38,9 +40,6 @@ class Role(str, enum.Enum):
     USER = "user"
     ASSISTANT = "assistant"
     TOOL = "tool"
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def of_author(cls, author: str) -> Role:
@@ -53,36 +52,27 @@ class Role(str, enum.Enum):
         return role
 
 
-class Terminator(str, enum.Enum):
+class Terminator(StrEnum):
     """How a message ended: ``<|end|>``, ``<|call|>`` or ``<|return|>``."""
 
     END = "end"
     CALL = "call"
     RETURN = "return"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class RecipientPosition(str, enum.Enum):
+class RecipientPosition(StrEnum):
     """Where ``to=`` stood: after the author (role section) or after the channel name."""
 
     ROLE = "role"
     CHANNEL = "channel"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Severity(str, enum.Enum):
+class Severity(StrEnum):
     """How bad a diagnostic is; only ``error`` makes a result not ``ok``."""
 
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def author_text(role: Role, name: str | None) -> str:

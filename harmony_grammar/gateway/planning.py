@@ -30,7 +30,8 @@ from typing import Any, Literal
 from ..generation.turn_grammar import TurnGrammarError, completion_grammar
 from ..rendering.chat import ChatCompletionError, from_chat_completions
 from ..rendering.conversation import Conversation, DeveloperContent, ResponseFormat
-from ..rendering.renderer import DropRule, RenderError, render
+from ..rendering.errors import RenderError
+from ..rendering.renderer import DropRule, render
 from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from ..base.errors import HarmonyGrammarError
 from .errors import bad_request
 
 __all__ = ["INCLUDE_KEY", "ReasoningSeal", "SealError", "open_reasoning"]
@@ -39,7 +40,7 @@ _CONTEXT = b"harmony-grammar reasoning encrypted_content v1"
 _NONCE_BYTES = 12
 
 
-class SealError(ValueError):
+class SealError(HarmonyGrammarError, ValueError):
     """A blob that does not open: altered, truncated, or sealed under another key."""
 
 

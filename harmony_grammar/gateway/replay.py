@@ -22,6 +22,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from pathlib import Path
 
+from ..base.errors import HarmonyGrammarError
 from ..format.bounded_encode import EncodeLimitError
 from ..format.harmony_ids import encode_harmony
 from ..format.vocabulary import load_encoding
@@ -33,7 +34,7 @@ from .planning import Plan
 __all__ = ["ReplayBackend", "ReplayFileError", "read_replay"]
 
 
-class ReplayFileError(ValueError):
+class ReplayFileError(HarmonyGrammarError, ValueError):
     """The replay file cannot be read: the message names the line and the fix."""
 
 

@@ -25,6 +25,7 @@ from .replay import ReplayBackend
 
 __all__ = [
     "BACKEND_NAMES",
+    "backend_options_problem",
     "build_backend",
     "listening_socket",
     "serve",
@@ -33,6 +34,29 @@ __all__ = [
 ]
 
 BACKEND_NAMES = ("embedded", "replay", *BACKENDS)
+
+
+def backend_options_problem(
+    name: str, *, upstream: str | None = None, replay: str | None = None
+) -> str | None:
+    """What is wrong with this choice of backend options, in one line, or ``None``.
+
+    Checked before anything is built (``serve`` asks before it binds its port), so a usage
+    mistake costs no model build.
+    """
+    if name == "replay" or replay is not None:
+        if name != "replay" or upstream is not None or replay is None:
+            return "--backend replay takes --replay FILE (JSON Lines) and no --upstream"
+        return None
+    if name == "embedded":
+        if upstream is not None:
+            return "--upstream is for the engine backends; embedded runs in-process"
+        return None
+    if name not in BACKENDS:
+        return f"--backend must be one of {', '.join(BACKEND_NAMES)}; not {name!r}"
+    if not upstream:
+        return f"--backend {name} needs --upstream URL (the engine's address)"
+    return None
 
 
 def build_backend(
@@ -50,18 +74,14 @@ def build_backend(
 
     ``replay`` is the JSON Lines file of ``--backend replay`` (:mod:`.replay`).
     """
-    if name == "replay" or replay is not None:
-        if name != "replay" or upstream is not None or replay is None:
-            raise ValueError("--backend replay takes --replay FILE (JSON Lines) and no --upstream")
+    problem = backend_options_problem(name, upstream=upstream, replay=replay)
+    if problem:
+        raise ValueError(problem)
+    if name == "replay" and replay is not None:
         return ReplayBackend(replay)
     if name == "embedded":
-        if upstream is not None:
-            raise ValueError("--upstream is for the engine backends; embedded runs in-process")
         return EmbeddedBackend(model, workers=workers)
-    if name not in BACKENDS:
-        raise ValueError(f"--backend must be one of {', '.join(BACKEND_NAMES)}; not {name!r}")
-    if not upstream:
-        raise ValueError(f"--backend {name} needs --upstream URL (the engine's address)")
+    assert upstream is not None  # backend_options_problem says so otherwise
     return BACKENDS[name](
         upstream,
         model="" if model == "tiny" else model,

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..base.errors import HarmonyGrammarError
 from ..format.tokens import FIRST_SPECIAL_ID, TERMINATORS, ControlToken
 from ..format.vocabulary import load_encoding
 from ..schema.grammar_gate import grammar_limit_problem
@@ -68,7 +69,7 @@ LogitsFunction = Callable[[Sequence[int]], npt.NDArray[np.floating[Any]]]
 COMPILE_STACK_BYTES = 256 * 1024 * 1024
 
 
-class GrammarError(ValueError):
+class GrammarError(HarmonyGrammarError, ValueError):
     """llguidance rejected the grammar (the message is llguidance's), or the grammar is past
     one of the gate's limits: then ``limit`` names it (``size``, ``rule_count``,
     ``rule_depth``, ``nesting``)."""

@@ -64,6 +64,7 @@ def completion_grammar(
     options: TurnOptions | None = None,
     *,
     target: str = "llguidance",
+    target_version: str | None = None,
     **changes: Any,
 ) -> str:
     """The grammar of the model's output after ``<|start|>assistant``.
@@ -91,7 +92,8 @@ def completion_grammar(
     if target == "xgrammar":
         from .xgrammar_tag import xgrammar_structural_tag
 
-        return json.dumps(xgrammar_structural_tag(tools, options), ensure_ascii=False)
+        tag = xgrammar_structural_tag(tools, options, target_version=target_version)
+        return json.dumps(tag, ensure_ascii=False)
     plan = turn_plan(tools, options)
     whitespace, undeclared_properties = options.whitespace, options.undeclared_properties
 

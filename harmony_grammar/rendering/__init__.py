@@ -35,11 +35,13 @@ from .conversation import (
     user_message,
 )
 from .diff import RenderDiff, diff_renderings
+from .errors import RenderError
 from .interop import from_openai_harmony, to_openai_harmony
 from .options import RenderOptions
 from .profiles import PROFILES, Profile
-from .renderer import DropRule, RenderError, render, rendered_messages
+from .renderer import DropRule, render, rendered_messages
 from .responses import ResponsesError, from_responses
+from .typescript import schema_to_typescript
 
 __all__ = [
     "PROFILES",
@@ -62,6 +64,7 @@ __all__ = [
     "from_responses",
     "render",
     "rendered_messages",
+    "schema_to_typescript",
     "to_openai_harmony",
     "tool_call_message",
     "tool_result_message",

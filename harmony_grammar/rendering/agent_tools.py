@@ -18,7 +18,7 @@ Codex CLI and the Agents SDK send Responses API ``tools`` lists that mix four ki
 Chat Completions has no namespace kind; a function whose name is ``NAMESPACE.fn`` is read
 as the function ``fn`` of the namespace ``NAMESPACE`` (:func:`split_namespaced`), rendered and
 called the same way. Every name and description goes through the renderer's TypeScript
-writer (:mod:`harmony_grammar.tools.typescript`), which checks names and escapes comments.
+writer (:mod:`harmony_grammar.rendering.typescript`), which checks names and escapes comments.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from ..format.model import Message
 from ..tools.spec import ToolSpec
 from .agent_tools import chat_recipient, split_namespaced
@@ -28,7 +29,13 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
-from .requests import chosen_tools, head_items, tool_specs, with_reasoning_effort
+from .requests import (
+    chosen_tools,
+    content_text,
+    head_items,
+    tool_specs,
+    with_reasoning_effort,
+)
 
 __all__ = ["FUNCTIONS_PREFIX", "ChatCompletionError", "from_chat_completions"]
 
@@ -36,7 +43,7 @@ __all__ = ["FUNCTIONS_PREFIX", "ChatCompletionError", "from_chat_completions"]
 FUNCTIONS_PREFIX = "functions."
 
 
-class ChatCompletionError(ValueError):
+class ChatCompletionError(HarmonyGrammarError, ValueError):
     """A request or completion that cannot be mapped; ``path`` locates it (``messages[3]``)."""
 
     def __init__(self, message: str, path: str | None = None) -> None:
@@ -49,25 +56,7 @@ class ChatCompletionError(ValueError):
 
 def _text(content: Any, path: str) -> str:
     """A message's content: a string, null, or a list of ``{"type": "text"}`` parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts: list[str] = []
-        for i, part in enumerate(content):
-            if not isinstance(part, Mapping) or part.get("type") != "text":
-                kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
-                raise ChatCompletionError(
-                    f"content part of type {kind!r} is not supported (text only)",
-                    f"{path}.content[{i}]",
-                )
-            text = part.get("text")
-            if not isinstance(text, str):
-                raise ChatCompletionError("text must be a string", f"{path}.content[{i}].text")
-            texts.append(text)
-        return "".join(texts)
-    raise ChatCompletionError("content must be a string, null or a list of parts", path)
+    return content_text(content, f"{path}.content", ChatCompletionError, ("text",))
 
 
 def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:

@@ -12,11 +12,11 @@ Everything is frozen; the ``with_*`` methods return changed copies.
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from ..base.enums import StrEnum
 from ..format.model import Message, Role
 from ..format.tokens import CHANNELS, ControlToken
 from ..tools.spec import ToolNamespace, ToolSpec
@@ -48,15 +48,12 @@ DEFAULT_CHANNELS = CHANNELS
 JSON_CONTENT_TYPE = f"{ControlToken.CONSTRAIN.value}json"
 
 
-class ReasoningEffort(str, enum.Enum):
+class ReasoningEffort(StrEnum):
     """``Reasoning: low|medium|high`` in the system message (Chat Completions spelling)."""
 
     LOW = "low"
     MEDIUM = "medium"
     HIGH = "high"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ from ..format.tokens import CONTROL_SPELLINGS, ControlToken
 from ..safety.escaping import encode_untrusted
 from ..tools.names import MAX_HEADER_LENGTH
 from ..tools.spec import ToolNamespace
-from ..tools.typescript import response_format_text, tools_section
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -39,6 +38,7 @@ from .errors import RenderError
 from .header_fields import header_problem
 from .options import DropRule, RenderKeywords, RenderOptions
 from .request_body import from_request
+from .typescript import response_format_text, tools_section
 
 if TYPE_CHECKING:
     import tiktoken
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DropRule",
     "Piece",
-    "RenderError",
     "RenderOptions",
     "developer_text",
     "encode_text",
@@ -125,7 +124,7 @@ def _labelled(label: str, value: str | None) -> str | None:
 
 
 def _response_formats_section(formats: Sequence[ResponseFormat]) -> str:
-    # Through the same escaping as the tools' text (tools/typescript.py): a name is checked
+    # Through the same escaping as the tools' text (rendering/typescript.py): a name is checked
     # as a tool name is, a description is comment lines, the schema is JSON.
     blocks = ["# Response Formats"]
     blocks += [response_format_text(fmt.name, fmt.description, fmt.schema) for fmt in formats]
@@ -221,7 +220,8 @@ def rendered_messages(
     )
     dropped: set[int] = set()
     if profile.standard_drop and opts.drops_analysis:
-        dropped = _dropped([item for _, item in arranged], opts.rule)
+        rule = DropRule(profile.drop_rule) if profile.drop_rule is not None else opts.rule
+        dropped = _dropped([item for _, item in arranged], rule)
     last = len(arranged) - 1
     out: list[Message] = []
     for position, (index, item) in enumerate(arranged):

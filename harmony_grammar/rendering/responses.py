@@ -25,7 +25,7 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
-from .requests import head_items, with_reasoning_effort
+from .requests import content_text, head_items, with_reasoning_effort
 
 __all__ = ["ResponsesError", "from_responses"]
 
@@ -41,22 +41,7 @@ _TEXT_PARTS = ("input_text", "output_text", "text", "reasoning_text", "summary_t
 
 def _text(content: Any, path: str) -> str:
     """A string, or a list of text parts (``input_text``, ``output_text``, ...) joined."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts: list[str] = []
-        for i, part in enumerate(content):
-            kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
-            if kind not in _TEXT_PARTS or not isinstance(part.get("text"), str):
-                raise ResponsesError(
-                    f"content part of type {kind!r} is not supported (text only)",
-                    f"{path}[{i}]",
-                )
-            texts.append(part["text"])
-        return "".join(texts)
-    raise ResponsesError("must be a string or a list of text parts", path)
+    return content_text(content, path, ResponsesError, _TEXT_PARTS)
 
 
 def _tools(request: Mapping[str, Any]) -> RequestTools:

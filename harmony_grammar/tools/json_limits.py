@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_NUMBER_DIGITS",
@@ -63,7 +65,7 @@ class JsonLimit:
     offset: int
 
 
-class JsonLimitError(ValueError):
+class JsonLimitError(HarmonyGrammarError, ValueError):
     """Raised by :func:`loads_bounded` for a document over a limit; ``limit`` says which."""
 
     def __init__(self, limit: JsonLimit) -> None:
