@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from .emit_common import chain_depth
 from .nesting import nesting_exceeds
 
@@ -53,7 +54,7 @@ MAX_GRAMMAR_CHARS = 4 * 1024 * 1024
 MAX_GRAMMAR_NESTING = 256
 
 
-class GrammarLimitError(ValueError):
+class GrammarLimitError(HarmonyGrammarError, ValueError):
     """A grammar past one of the gate's limits; ``limit`` names it (``rule_depth``, ...)."""
 
     def __init__(self, limit: str, message: str) -> None:
