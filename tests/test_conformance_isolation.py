@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 from typing import Any
@@ -16,7 +18,7 @@ import pytest
 
 from harmony_grammar.conformance import load_cases
 from harmony_grammar.conformance.adapters import harmony_grammar_adapter
-from harmony_grammar.conformance.runner import run_case, run_suite
+from harmony_grammar.conformance.runner import MAX_TIMEOUTS_IN_A_ROW, run_case, run_suite
 from tests.cli_helpers import run_cli
 
 CASES = load_cases()
@@ -138,6 +140,86 @@ def test_a_hanging_case_times_out_and_the_run_goes_on():
 
     card = run_suite(first_hangs, SOME[:4], implementation="first-hangs", timeout=0.5)
     assert [r.status for r in card.results] == ["errored", "passed", "passed", "passed"]
+
+
+# -- hanging in every way (issue 33): each is bounded by the per-case limit -------------------
+
+#: Where the forking adapter's child writes its pid (set by the test, inherited on fork).
+_PIDS = "HARMONY_TEST_CHILD_PIDS"
+
+
+def sleeps(request: dict[str, Any]) -> dict[str, Any]:
+    time.sleep(10**6)
+    return TEXT(request)
+
+
+def spins(request: dict[str, Any]) -> dict[str, Any]:
+    while True:
+        pass
+
+
+def ignores_signals(request: dict[str, Any]) -> dict[str, Any]:
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGALRM):
+        signal.signal(number, signal.SIG_IGN)
+    while True:
+        pass
+
+
+def forks(request: dict[str, Any]) -> dict[str, Any]:
+    """Forks a child that sleeps forever (holding the worker's stdout), then sleeps too."""
+    if os.fork() == 0:
+        path = os.environ.get(_PIDS)
+        if path:
+            with open(path, "a") as out:
+                out.write(f"{os.getpid()}\n")
+        time.sleep(10**6)
+        os._exit(0)
+    time.sleep(10**6)
+    return TEXT(request)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting to be reaped does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("adapter", [sleeps, spins, ignores_signals, forks])
+def test_every_way_of_hanging_is_bounded(adapter: Any, tmp_path: Any, monkeypatch: Any) -> None:
+    """Each of the first cases times out; after MAX_TIMEOUTS_IN_A_ROW the rest are errored
+    unrun (the run is bounded by that many timeouts, not one per case); nothing the adapter
+    forked outlives its worker."""
+    pids = tmp_path / "pids"
+    monkeypatch.setenv(_PIDS, str(pids))
+    card = run_suite(adapter, SOME[:6], implementation=adapter.__name__, timeout=0.5)
+    reasons = [r.reason or "" for r in card.results]
+    assert [r.status for r in card.results] == ["errored"] * 6
+    assert all("timed out after 0.5 s" in why for why in reasons[:MAX_TIMEOUTS_IN_A_ROW])
+    assert all(why.startswith("not run") for why in reasons[MAX_TIMEOUTS_IN_A_ROW:])
+    if adapter is forks:
+        children = [int(line) for line in pids.read_text().split()]
+        assert len(children) == MAX_TIMEOUTS_IN_A_ROW
+        # SIGKILL is delivered at once; init may take a moment to reap the orphans.
+        for _ in range(600):
+            if not any(_alive(pid) for pid in children):
+                break
+            time.sleep(0.05)
+        assert not any(_alive(pid) for pid in children)
+
+
+def test_the_cli_with_a_forking_adapter_finishes_with_its_output_read_to_the_end() -> None:
+    """The finding: the CLI under a caller that reads its output (a pipe) waited for the
+    forked children that held it; now they die with their worker."""
+    command = [
+        sys.executable, "-m", "harmony_grammar", "conformance",
+        "--impl", "tests.test_conformance_isolation:forks", "--timeout", "0.5", "--topic", "headers",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1
+    assert "not run: the adapter timed out" in done.stdout
 
 
 def test_an_adapter_that_ends_its_process_costs_only_its_case():

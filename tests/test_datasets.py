@@ -4,11 +4,15 @@ engine, ``validate DATA --field`` with ``--output`` and ``--report``. Real pyarr
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from collections import Counter
 from html.parser import HTMLParser
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harmony_grammar import validate, validate_batch
 from harmony_grammar.cli.main import main
@@ -93,6 +97,64 @@ def test_tools_from_a_column_apply_per_record_and_bad_ones_fail_only_their_recor
     shared = validate_batch({"text": texts}, field="text", tools=TOOLS, start="completion")
     assert shared["codes"] == [_codes(validate(t, tools=TOOLS, start="completion")) for t in texts]
     assert any("HG180" in codes for codes in shared["codes"])
+
+
+def _nested(depth: int, kind: str) -> object:
+    value: object = {}
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"x": value}
+    return value
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    depth=st.integers(1, 1600),
+    kind=st.sampled_from(["dict", "list", "properties"]),
+    frames=st.sampled_from([0, 400, 900]),
+    where=st.sampled_from(["argument", "column", "json column"]),
+)
+def test_deep_tools_never_raise_whatever_the_callers_stack(depth, kind, frames, where):
+    """Issue 33: a tools value nested 1,500 deep raised RecursionError, and so did a shallow
+    one from a caller already deep in its stack. Deep tools are each record's HG290."""
+    if kind == "properties":
+        schema: object = {"type": "object"}
+        for _ in range(depth):
+            schema = {"type": "object", "properties": {"a": schema}}
+    else:
+        schema = _nested(depth, kind)
+    tools = [{"name": "f", "parameters": schema}]
+    text = "<|start|>assistant<|channel|>final<|message|>hi<|return|>"
+    if where == "argument":
+        batch, kwargs = {"text": [text]}, {"tools": tools}
+    elif where == "column":
+        batch, kwargs = {"text": [text], "t": [tools]}, {"tools_field": "t"}
+    else:
+        with _recursion_limit(10_000):
+            column = json.dumps(tools)
+        batch, kwargs = {"text": [text], "t": [column]}, {"tools_field": "t"}
+
+    def call(k: int):
+        return validate_batch(batch, field="text", **kwargs) if k == 0 else call(k - 1)
+
+    try:
+        out = call(frames)
+    except ValueError as exc:  # the documented answer to a tools argument it cannot use
+        assert where == "argument" and "RecursionError" not in str(exc)
+        return
+    (codes,) = out["codes"]
+    assert codes == [] or codes == ["HG290"]
+    if depth > 130:
+        assert codes == ["HG290"]
+
+
+@contextlib.contextmanager
+def _recursion_limit(limit: int):
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def test_records_it_cannot_read_are_hg290_rows_never_exceptions():

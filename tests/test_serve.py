@@ -150,7 +150,12 @@ def test_health_and_models(embedded: tuple[str, EmbeddedBackend], client: Any) -
     assert missing.status_code == 404 and missing.json()["error"]["message"]
     wrong_method = httpx2.get(url + "/v1/chat/completions", timeout=10)
     assert wrong_method.status_code == 405 and wrong_method.json()["error"]["message"]
-    not_json = httpx2.post(url + "/v1/chat/completions", content=b"{nope", timeout=10)
+    not_json = httpx2.post(
+        url + "/v1/chat/completions",
+        content=b"{nope",
+        headers={"content-type": "application/json"},
+        timeout=10,
+    )
     assert not_json.status_code == 400
     assert not_json.json()["error"]["message"].startswith("the body is not JSON")
 
@@ -622,7 +627,7 @@ def test_upstream_process_killed_mid_stream(tmp_path: Any) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     process = subprocess.Popen(
         [sys.executable, "-m", "harmony_grammar", "serve", "--model", "prior", "--port", str(port),
-         "--log-level", "warning"],
+         "--log-level", "warning", "--max-tokens-limit", "32768"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -10,7 +10,12 @@ from typing import Any
 
 from .errors import CliError
 
-__all__ = ["register"]
+__all__ = ["EMBEDDED_MAX_TOKENS", "ENGINE_MAX_TOKENS", "register"]
+
+#: ``--max-tokens-limit``'s defaults: the in-process engine runs on this machine's CPU, so a
+#: request may hold a worker for at most this many tokens; an engine's own context bounds it.
+EMBEDDED_MAX_TOKENS = 4096
+ENGINE_MAX_TOKENS = 32768
 
 
 def register(subparsers: Any) -> None:
@@ -85,7 +90,33 @@ def register(subparsers: Any) -> None:
         "--upstream-api-key-env", metavar="VAR", help="send this variable's key to the engine"
     )
     parser.add_argument(
-        "--max-tokens", type=int, default=1024, metavar="N", help="default for max_tokens"
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="default for max_tokens (1024, or --max-tokens-limit when that is lower)",
+    )
+    parser.add_argument(
+        "--max-tokens-limit",
+        type=int,
+        metavar="N",
+        help="the most tokens one request may ask for, on every route (400 above it; "
+        f"default {EMBEDDED_MAX_TOKENS} for embedded, {ENGINE_MAX_TOKENS} for the engines)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (repeatable; * for any). By "
+        "default only the bound address and localhost: DNS rebinding protection",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="serve browser requests from this web origin, with CORS (repeatable; * for "
+        "any). By default a request with a foreign Origin header is refused",
     )
     parser.add_argument(
         "--context-tokens",
@@ -149,8 +180,14 @@ def run(args: argparse.Namespace) -> int:
             f"serve needs the serve extra ({exc.name} is missing): "
             "pip install 'harmony-grammar[serve]'"
         ) from None
-    if args.max_request_bytes < 1 or args.max_tokens < 1:
-        raise CliError("--max-request-bytes and --max-tokens must be positive")
+    limit = args.max_tokens_limit
+    if limit is None:
+        limit = EMBEDDED_MAX_TOKENS if args.backend == "embedded" else ENGINE_MAX_TOKENS
+    default = min(1024, limit) if args.max_tokens is None else args.max_tokens
+    if args.max_request_bytes < 1 or default < 1 or limit < 1:
+        raise CliError("--max-request-bytes, --max-tokens and --max-tokens-limit must be positive")
+    if default > limit:
+        raise CliError(f"--max-tokens {default} is above --max-tokens-limit {limit}; lower it")
     if (args.max_queue is not None and args.max_queue < 1) or args.drain_seconds < 0:
         raise CliError("--max-queue must be positive and --drain-seconds not negative")
     problem = backend_options_problem(args.backend, upstream=args.upstream, replay=args.replay)
@@ -195,9 +232,16 @@ def run(args: argparse.Namespace) -> int:
         engine_model=args.model if engine and args.model != "tiny" else None,
         api_key=api_key,
         max_request_bytes=args.max_request_bytes,
-        limits=Limits(default_max_tokens=args.max_tokens, context_tokens=args.context_tokens),
+        limits=Limits(
+            default_max_tokens=default,
+            max_tokens=limit,
+            context_tokens=args.context_tokens,
+        ),
         max_queue=args.max_queue,
         reasoning_seal=seal,
+        bound_host=args.host,
+        allow_hosts=tuple(args.allow_host),
+        allow_origins=tuple(args.allow_origin),
     )
     address = f"http://{_url_host(args.host)}:{sock.getsockname()[1]}"
     ready = f"ready at {address}/v1 (backend {args.backend}, model {config.model})"

@@ -19,17 +19,22 @@ mutates its request corrupts nothing. Whatever it raises (``sys.exit``, any
 ``BaseException``, an exception whose ``str`` raises) and whatever its response does when
 compared (an ``__eq__`` that raises) is that case's error. :func:`run_suite` also runs the
 adapter in a forked worker process (where the platform can fork) with a per-case time
-limit (:data:`DEFAULT_CASE_TIMEOUT`, settable): a case that hangs, or an adapter that ends its
-process (``os._exit``, a crash), is that case's error, and a fresh worker takes the next case.
+limit (:data:`DEFAULT_CASE_TIMEOUT`, settable): a case that hangs (sleeps, spins, ignores
+signals), or an adapter that ends its process (``os._exit``, a crash), is that case's error,
+the worker is killed with everything it forked, and a fresh worker takes the next case; after
+:data:`MAX_TIMEOUTS_IN_A_ROW` timeouts in a row the adapter's remaining cases are errored
+unrun, so a hanging adapter costs a few timeouts, not one per case.
 The worker's standard output goes to standard error, so the scorecard on stdout stays clean.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +45,7 @@ from .interface import MESSAGE_FIELDS, Adapter, Json, Unsupported
 
 __all__ = [
     "DEFAULT_CASE_TIMEOUT",
+    "MAX_TIMEOUTS_IN_A_ROW",
     "CaseResult",
     "Check",
     "Scorecard",
@@ -53,6 +59,10 @@ __all__ = [
 _PARSE_INPUTS = ("text", "tokens", "chunks", "token_chunks", "tools")
 #: Seconds one case (all its checks) may take before it is scored as errored.
 DEFAULT_CASE_TIMEOUT = 30.0
+#: Cases in a row that may time out before the adapter's remaining cases are scored errored
+#: without being run: an adapter that hangs on everything costs this many timeouts, not one
+#: per case (hundreds of cases at 30 s each was hours).
+MAX_TIMEOUTS_IN_A_ROW = 3
 _REASON_LIMIT = 300
 
 
@@ -276,6 +286,9 @@ class Scorecard:
 
 def _serve(adapter: Adapter, cases: Sequence[Case], strict_only: bool, conn: Any) -> None:
     """The worker: run the case each index names, send back its outcome as plain strings."""
+    # A process group of its own: whatever the adapter forks is in it, and is killed with
+    # the worker (an orphan holding our stdout would keep a caller reading it waiting).
+    os.setpgid(0, 0)
     sys.stdout.flush()
     os.dup2(2, 1)  # what the adapter prints must not mix with the scorecard on stdout
     while True:
@@ -317,6 +330,11 @@ class _Worker:
         return why
 
     def stop(self) -> None:
+        """Kill the worker and everything it forked (SIGKILL: no handler can ignore it)."""
+        pid = self.process.pid
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # the group _serve made: the worker's pid
         if self.process.is_alive():
             self.process.kill()
         self.process.join()
@@ -340,7 +358,10 @@ def run_suite(
 
     With ``isolate`` (the default, where the platform can fork) the adapter runs in a worker
     process and each case may take at most ``timeout`` seconds (None: no limit); a case that
-    hangs or ends the worker is errored and a fresh worker takes the next. Without it (or
+    hangs or ends the worker is errored and a fresh worker takes the next (the worker and
+    every process the adapter forked are killed with SIGKILL, which no handler can ignore);
+    after :data:`MAX_TIMEOUTS_IN_A_ROW` timeouts in a row the remaining cases are errored
+    without being run, so a run is bounded by about that many timeouts. Without it (or
     without fork) cases run in this process: still isolated from each other's requests and
     from every exception, but a hanging case hangs the run.
     """
@@ -350,15 +371,22 @@ def run_suite(
         card.results = [run_case(adapter, case, strict_only=strict_only) for case in cases]
         return card
     worker: _Worker | None = None
+    timeouts = 0
     try:
         for index, case in enumerate(cases):
+            if timeouts >= MAX_TIMEOUTS_IN_A_ROW:
+                why = f"not run: the adapter timed out on {timeouts} cases in a row"
+                card.results.append(_errored(case, "case", why))
+                continue
             if worker is None:
                 worker = _Worker(adapter, cases, strict_only)
             outcome = worker.run(index, timeout)
             if isinstance(outcome, str):
                 worker = None
+                timeouts = timeouts + 1 if outcome.startswith("timed out") else 0
                 card.results.append(_errored(case, "case", outcome))
             else:
+                timeouts = 0
                 card.results.append(CaseResult(case, *outcome))
     finally:
         if worker is not None:

@@ -16,19 +16,25 @@ fields. Starlette is what FastAPI runs on, so the server, the streaming and the 
 handling are the same either way.
 
 Every failure is an OpenAI error object with its status: 400 for a request the planner
-rejects, 401 for a missing or wrong key, 404 for an unknown route, 413 past
-``max_request_bytes``, 502 / 504 when the engine fails (a whole Chat Completions answer also
-when it fails midway). Once a stream has started, an engine fault ends it properly instead
-(an error chunk, or ``response.failed``). A client that disconnects cancels the engine
-request: Starlette cancels the response's body, whose ``finally`` closes the backend's
-generator.
+rejects, 401 for a missing or wrong key, 403 for a foreign Host or Origin and 415 for a body
+that is not ``application/json`` (:mod:`.security`), 404 for an unknown route, 408 for a
+body that does not arrive in time, 413 past ``max_request_bytes``, 502 / 504 when the engine
+fails before any output, or at any point of a whole answer. Once a stream has started, an
+engine fault of any kind ends it properly instead (a ``finish_reason`` chunk, or
+``response.failed``; the SSE writer's own guard for anything else). A bug of ours is a 500
+that names only a request id; the traceback is logged under it. A client that disconnects
+cancels the engine request: Starlette cancels the response's body, whose ``finally`` closes
+the backend's generator; a whole answer polls for the disconnect.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hmac
 import json
+import logging
+import secrets
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -42,8 +48,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..tools.json_limits import JsonLimitError, loads_bounded
 from .backend import Backend, Output
-from .completions import completions_endpoint
+from .completions import completion_payloads, fold_completion, plan_completion
 from .embedded import EmbeddedBackend
 from .errors import GatewayError, UpstreamError, bad_request
 from .metrics import Metrics, RequestLayer
@@ -52,10 +59,12 @@ from .reasoning_seal import ReasoningSeal
 from .render_endpoints import hosted_tools_header, render_routes
 from .replay import ReplayBackend
 from .runs import ChatRun, ResponsesRun, chat_completion
+from .security import RequestGuard, cors_middleware
 from .unsupported import check_honoured
 
 __all__ = ["GatewayConfig", "create_app"]
 
+_LOG = logging.getLogger("harmony_grammar.gateway")
 #: How long closing an engine request may take once the client has gone.
 _CLOSE_SECONDS = 5.0
 
@@ -78,6 +87,14 @@ class GatewayConfig:
     max_queue: int | None = None
     #: Seals Responses reasoning for the client to send back (a random key by default).
     reasoning_seal: ReasoningSeal = field(default_factory=ReasoningSeal)
+    #: The address the server listens on: a request's Host must name it, a loopback name or
+    #: an ``allow_hosts`` entry (:mod:`.security`).
+    bound_host: str = "127.0.0.1"
+    allow_hosts: tuple[str, ...] = ()
+    #: Web origins whose requests are served, with CORS (``*``: any).
+    allow_origins: tuple[str, ...] = ()
+    #: The longest wait for a request's whole body (408 after it).
+    body_seconds: float = 30.0
 
     @property
     def served_models(self) -> tuple[str, ...]:
@@ -107,7 +124,10 @@ class Gateway:
             return
         header = request.headers.get("authorization", "")
         scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), key):
+        # Compared as bytes: the header's own bytes (Starlette decodes them as latin-1) and
+        # the key's UTF-8, so neither a non-ASCII header nor a non-ASCII key is an error.
+        given_bytes = given.strip().encode("latin-1")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given_bytes, key.encode()):
             raise GatewayError(
                 401,
                 "missing or wrong API key: send it as 'Authorization: Bearer KEY'",
@@ -129,21 +149,38 @@ class Gateway:
             raise too_big
         data = bytearray()
         try:
-            async for chunk in request.stream():
-                data += chunk
-                if len(data) > limit:
-                    raise too_big
+            # Bounded in time too: a client that announces a body and never sends it all
+            # would hold the request (and its connection) for good.
+            with anyio.fail_after(self.config.body_seconds):
+                async for chunk in request.stream():
+                    data += chunk
+                    if len(data) > limit:
+                        raise too_big
         except ClientDisconnect:
             raise bad_request("the client closed the connection mid-body") from None
+        except TimeoutError:
+            raise GatewayError(
+                408,
+                f"the request body did not arrive within {self.config.body_seconds:g} s",
+                code="request_timeout",
+            ) from None
         try:
-            return json.loads(data)
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise bad_request(f"the body is not UTF-8: {exc}") from None
+        try:
+            # Bounded: nesting, huge numbers and lone surrogates are a 400 here, never a
+            # RecursionError, or a 500 when an echoed field is encoded after generating.
+            return loads_bounded(text)
+        except JsonLimitError as exc:
+            raise bad_request(f"the body is over a limit: {exc}") from None
         except ValueError as exc:
             raise bad_request(f"the body is not JSON: {exc}") from None
 
     def check_model(self, body: Any) -> None:
         """404 ``model_not_found`` unless the body names the model served (or none)."""
-        if not isinstance(body, dict) or "model" not in body:
-            return
+        if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+            return  # no model, or not a string: the planner's field check says so (a 400)
         if body["model"] not in self.config.served_models:
             raise GatewayError(
                 404,
@@ -185,10 +222,20 @@ class Gateway:
             first = await anext(outputs)
         except StopAsyncIteration:
             return outputs, None
-        except BaseException as exc:
+        except GatewayError as exc:
             self.held -= 1
             if isinstance(exc, UpstreamError):
                 self.metrics.upstream_errors.labels(exc.code or "upstream_error").inc()
+            await _close(outputs)
+            raise
+        except Exception as exc:  # any other engine fault: a 502, logged, never a 500
+            self.held -= 1
+            await _close(outputs)
+            fault = _engine_fault(exc)
+            self.metrics.upstream_errors.labels(fault.code or "upstream_error").inc()
+            raise fault from exc
+        except BaseException:
+            self.held -= 1
             await _close(outputs)
             raise
         finally:
@@ -199,9 +246,17 @@ class Gateway:
     # -- one generation --------------------------------------------------------------------
 
     async def payloads(
-        self, run: ChatRun | ResponsesRun, outputs: AsyncIterator[Output], first: Output | None
+        self,
+        run: ChatRun | ResponsesRun,
+        outputs: AsyncIterator[Output],
+        first: Output | None,
+        faults: list[UpstreamError] | None = None,
     ) -> AsyncGenerator[dict[str, Any], None]:
-        """Every payload of the run; the engine is closed at the turn's end or on a fault."""
+        """Every payload of the run; the engine is closed at the turn's end or on a fault.
+
+        A fault of any kind ends the run properly (its last payloads say what happened) and
+        is appended to ``faults``: a whole answer is then a 502.
+        """
         self.open_streams += 1
         self.metrics.open_streams.inc()
         fault: UpstreamError | None = None
@@ -222,8 +277,12 @@ class Gateway:
                 fault = exc
             except GatewayError as exc:  # a malformed engine answer the backend caught
                 fault = UpstreamError(exc.message)
+            except Exception as exc:  # any other fault of the engine or its reading
+                fault = _engine_fault(exc)
             if fault is not None:
                 self.metrics.upstream_errors.labels(fault.code or "upstream_error").inc()
+                if faults is not None:
+                    faults.append(fault)
             for payload in run.close(fault):
                 yield payload
         finally:
@@ -246,15 +305,15 @@ class Gateway:
         self.admit(body, "chat")
         plan = self.plan_chat(body)
         outputs, first = await self.start(plan)
-        run = ChatRun(plan)
-        payloads = self.payloads(run, outputs, first)
+        faults: list[UpstreamError] = []
+        payloads = self.payloads(ChatRun(plan), outputs, first, faults)
         if plan.stream:
             return _sse(payloads, named=False)
         chunks = await _collect(request, payloads)
         if chunks is None:
             return Response(status_code=499)  # nobody is listening any more
-        if run.fault is not None:  # a whole answer the engine failed inside: an HTTP error
-            raise run.fault
+        if faults:
+            return JSONResponse(faults[0].body(), status_code=faults[0].status)
         return JSONResponse(chat_completion(chunks))
 
     def plan_chat(self, body: Any) -> Plan:
@@ -276,17 +335,78 @@ class Gateway:
         plan = self.plan_responses(body)
         outputs, first = await self.start(plan)
         run = ResponsesRun(plan, seal=self.config.reasoning_seal)
-        payloads = self.payloads(run, outputs, first)
+        faults: list[UpstreamError] = []
+        payloads = self.payloads(run, outputs, first, faults)
         headers = hosted_tools_header(plan)
         if plan.stream:
             return _sse(payloads, named=True, headers=headers)
         if await _collect(request, payloads) is None:
             return Response(status_code=499)
+        if faults:
+            return JSONResponse(faults[0].body(), status_code=faults[0].status)
         return JSONResponse(run.response(), headers=headers)
 
     def _model(self, name: str) -> dict[str, Any]:
         owner = "harmony-grammar"
         return {"id": name, "object": "model", "created": self.created, "owned_by": owner}
+
+    async def completions(self, request: Request) -> Response:
+        """``POST /v1/completions`` (embedded backend only; :mod:`.completions`)."""
+        self.check_key(request)
+        backend = self.backend
+        if not isinstance(backend, (EmbeddedBackend, ReplayBackend)):  # pragma: no cover
+            raise GatewayError(404, "/v1/completions is served by a backend that draws ids")
+        plan = plan_completion(
+            await self.body(request), model=self.config.model, limits=self.config.limits
+        )
+        if not plan.stream:
+            plan = dataclasses.replace(plan, include_usage=True)  # whole answers carry usage
+        tokens = backend.tokens(
+            plan.prompt,
+            plan.grammar,
+            max_tokens=plan.max_tokens,
+            temperature=plan.temperature,
+            seed=plan.seed,
+            stop_ids=plan.stop_ids,
+        )
+        # The first id before answering: llguidance's refusal of the grammar is a 400.
+        try:
+            first: int | None = await anext(tokens)
+        except StopAsyncIteration:
+            first = None
+        except BaseException:
+            await tokens.aclose()
+            raise
+        faults: list[UpstreamError] | None = None if plan.stream else []
+        payloads = self._counted(completion_payloads(plan, tokens, first), tokens, faults)
+        if plan.stream:
+            return _sse(payloads, named=False)  # a fault: an error event, then [DONE]
+        chunks = await _collect(request, payloads)
+        if chunks is None:
+            return Response(status_code=499)
+        if faults:
+            return JSONResponse(faults[0].body(), status_code=faults[0].status)
+        return JSONResponse(fold_completion(chunks))
+
+    async def _counted(
+        self,
+        payloads: AsyncGenerator[dict[str, Any], None],
+        tokens: AsyncGenerator[int, None],
+        faults: list[UpstreamError] | None,
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        # One open stream while it runs; the generation is closed however it ends. A fault
+        # goes to ``faults`` (a whole answer: a 502) or on to the SSE writer (a stream).
+        self.open_streams += 1
+        try:
+            async for payload in payloads:
+                yield payload
+        except Exception as exc:
+            if faults is None:
+                raise
+            faults.append(_engine_fault(exc))
+        finally:
+            await _close(tokens)
+            self.open_streams -= 1
 
     async def models(self, request: Request) -> Response:
         """``GET /v1/models``: the names of the model this gateway serves."""
@@ -319,6 +439,17 @@ class Gateway:
             body["active_generations"] = active
             body["cancelled_generations"] = getattr(self.backend, "cancelled", 0)
         return JSONResponse(body, status_code=200 if ready else 503)
+
+
+def _engine_fault(exc: BaseException) -> UpstreamError:
+    """An unexpected exception while generating, as the 502 the client sees; logged whole."""
+    if isinstance(exc, UpstreamError):
+        return exc
+    if isinstance(exc, GatewayError):
+        return UpstreamError(exc.message)
+    fault_id = f"req_{secrets.token_hex(8)}"
+    _LOG.error("engine fault %s", fault_id, exc_info=exc)
+    return UpstreamError(f"the generation failed ({type(exc).__name__}; logged as {fault_id})")
 
 
 #: How often a whole (non-streamed) request checks that its client is still there.
@@ -355,7 +486,7 @@ async def _collect(
     return None if gone else out
 
 
-async def _close(outputs: AsyncIterator[Output]) -> None:
+async def _close(outputs: AsyncIterator[Any]) -> None:
     # Shielded: when the client has gone, this task is being cancelled, and the engine
     # request must still be closed (that is what cancels it upstream).
     aclose = getattr(outputs, "aclose", None)
@@ -370,21 +501,40 @@ async def _close(outputs: AsyncIterator[Output]) -> None:
         await aclose()
 
 
+def _event(payload: dict[str, Any], *, named: bool) -> bytes:
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    if named:
+        return f"event: {payload['type']}\ndata: {data}\n\n".encode()
+    return f"data: {data}\n\n".encode()
+
+
 def _sse(
-    payloads: AsyncIterator[dict[str, Any]],
+    payloads: AsyncGenerator[dict[str, Any], None],
     *,
     named: bool,
     headers: Mapping[str, str] | None = None,
 ) -> StreamingResponse:
-    """Server-sent events: ``data:`` lines and ``[DONE]`` (Chat), or named events (Responses)."""
+    """Server-sent events: ``data:`` lines and ``[DONE]`` (Chat), or named events (Responses).
+
+    The last line of defence for a stream: whatever fails after the ``200`` (a bug of ours,
+    an engine fault the run did not catch), the stream still ends properly, with an error
+    event and ``[DONE]`` (Chat, completions) or an ``error`` event (Responses), and the
+    generation is closed, so ``/health`` never counts a dead stream.
+    """
 
     async def body() -> AsyncIterator[bytes]:
-        async for payload in payloads:
-            data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        try:
+            async for payload in payloads:
+                yield _event(payload, named=named)
+        except Exception as exc:
+            error = _engine_fault(exc).body()["error"]
             if named:
-                yield f"event: {payload['type']}\ndata: {data}\n\n".encode()
+                yield _event({"type": "error", **error, "sequence_number": 0}, named=True)
             else:
-                yield f"data: {data}\n\n".encode()
+                yield _event({"error": error}, named=False)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await payloads.aclose()
         if not named:
             yield b"data: [DONE]\n\n"
 
@@ -426,10 +576,7 @@ def create_app(
         *(extra_routes or []),
     ]
     if isinstance(backend, (EmbeddedBackend, ReplayBackend)):
-        handler = completions_endpoint(
-            backend, gateway.check_key, gateway.body, gateway.config.model
-        )
-        routes.append(Route("/v1/completions", _errors(handler), methods=["POST"]))
+        routes.append(Route("/v1/completions", _errors(gateway.completions), methods=["POST"]))
 
     async def not_found(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
@@ -439,9 +586,12 @@ def create_app(
         return JSONResponse(error.body(), status_code=status)
 
     async def crashed(request: Request, exc: Exception) -> Response:
-        # A bug of ours: still an OpenAI error object, never a traceback on the wire.
+        # A bug of ours: the traceback goes to the log under an id, the client gets the id
+        # only (an exception's text can hold request or server details).
+        request_id = f"req_{secrets.token_hex(8)}"
+        _LOG.error("internal error in request %s", request_id, exc_info=exc)
         error = GatewayError(
-            500, f"internal error: {type(exc).__name__}: {exc}", type="server_error"
+            500, f"internal error (request {request_id})", type="server_error", code=request_id
         )
         return JSONResponse(error.body(), status_code=500)
 
@@ -453,12 +603,25 @@ def create_app(
         yield
         await backend.aclose()
 
+    settings = gateway.config
+    middleware = [
+        Middleware(
+            RequestGuard,
+            bound_host=settings.bound_host,
+            allow_hosts=settings.allow_hosts,
+            allow_origins=settings.allow_origins,
+        )
+    ]
+    if settings.allow_origins:
+        # Outside the guard: a preflight from an allowed origin is answered by CORS.
+        middleware.insert(0, cors_middleware(settings.allow_origins))
+    # Outermost: every response, errors, refusals and 404s included, gets its x-request-id.
+    middleware.insert(0, Middleware(RequestLayer, metrics=gateway.metrics))
     app = Starlette(
         routes=routes,
+        middleware=middleware,
         exception_handlers={404: not_found, 405: not_found, 500: crashed},
         lifespan=lifespan,
-        # Outermost: every response, errors and 404s included, gets its x-request-id.
-        middleware=[Middleware(RequestLayer, metrics=gateway.metrics)],
     )
     app.state.gateway = gateway
     return app

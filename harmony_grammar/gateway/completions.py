@@ -8,28 +8,50 @@ raw completion's prompt is raw), ``max_tokens``, ``temperature``, ``seed``, ``st
 ``token_ids``, as vLLM's does with ``return_token_ids: true``; the first streamed chunk also
 carries ``prompt_token_ids``. An xgrammar ``structural_tag`` is refused (400): the embedded
 engine masks with llguidance only.
+
+The request is read once, here (:func:`plan_completion`), with the planner's field readers
+and limits: ``max_tokens`` is capped by ``--max-tokens-limit``, and the client's grammar
+passes the grammar gate (:mod:`~harmony_grammar.schema.grammar_gate`: depth, size and rule
+count) before llguidance sees it. The route itself is ``Gateway.completions`` (:mod:`.app`),
+which streams these payloads with the same SSE writer as Chat Completions and cancels the
+generation when the client leaves, whole or streamed.
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
-
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..format.tokens import CONTROL_SPELLINGS
 from ..format.vocabulary import load_encoding
-from .backend import TokenSource
+from ..schema.grammar_gate import grammar_limit_problem
 from .errors import GatewayError, bad_request
+from .planning import Limits, _integer, _number
 
-__all__ = ["completions_endpoint"]
+__all__ = ["CompletionPlan", "completion_payloads", "fold_completion", "plan_completion"]
 
 #: The grammar of a completion with no constraint: any text, then end-of-sequence.
 UNCONSTRAINED = "%llguidance {}\nstart: /(?s:.*)/\n"
+#: vLLM's default ``max_tokens`` for a completion.
+DEFAULT_MAX_TOKENS = 16
+
+
+@dataclass(frozen=True)
+class CompletionPlan:
+    """A ``/v1/completions`` request, read and checked."""
+
+    prompt: list[int]
+    grammar: str
+    max_tokens: int
+    temperature: float
+    seed: int | None
+    stop_ids: frozenset[int]
+    stream: bool
+    include_usage: bool
+    model: str
 
 
 def _prompt(value: Any) -> list[int]:
@@ -49,110 +71,117 @@ def _grammar(request: Mapping[str, Any]) -> str:
         return UNCONSTRAINED
     if not isinstance(outputs, Mapping):
         raise bad_request("must be an object", "structured_outputs")
-    if "grammar" in outputs and isinstance(outputs["grammar"], str):
-        return outputs["grammar"]
-    raise bad_request(
-        "the embedded engine takes structured_outputs.grammar (llguidance) only",
-        "structured_outputs",
+    grammar = outputs.get("grammar")
+    if not isinstance(grammar, str):
+        raise bad_request(
+            "the embedded engine takes structured_outputs.grammar (llguidance) only",
+            "structured_outputs",
+        )
+    problem = grammar_limit_problem(grammar)
+    if problem is not None:
+        raise GatewayError(
+            400,
+            f"the grammar is past the gateway's {problem.limit} limit: {problem}",
+            param="structured_outputs.grammar",
+            code=f"grammar_{problem.limit}_exceeded",
+        )
+    return grammar
+
+
+def plan_completion(request: Any, *, model: str, limits: Limits) -> CompletionPlan:
+    """The plan of a ``/v1/completions`` body; :class:`GatewayError` (400) naming the field."""
+    if not isinstance(request, Mapping):
+        raise bad_request("the request body must be a JSON object")
+    max_tokens = _integer(request, "max_tokens", 1, limits.max_tokens)
+    temperature = _number(request, "temperature", 0.0, 2.0)
+    stops = request.get("stop_token_ids")
+    if stops is not None and (
+        not isinstance(stops, list)
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in stops)
+    ):
+        raise bad_request("stop_token_ids must be a list of token ids", "stop_token_ids")
+    stream = request.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise bad_request("stream must be a boolean", "stream")
+    options = request.get("stream_options")
+    if options is not None and not isinstance(options, Mapping):
+        raise bad_request("stream_options must be an object", "stream_options")
+    name = request.get("model")
+    if name is not None and not isinstance(name, str):
+        raise bad_request("model must be a string", "model")
+    return CompletionPlan(
+        prompt=_prompt(request.get("prompt")),
+        grammar=_grammar(request),
+        max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+        temperature=1.0 if temperature is None else temperature,
+        seed=_integer(request, "seed", -(2**63), 2**63 - 1),
+        stop_ids=frozenset(stops or ()),
+        stream=bool(stream),
+        include_usage=isinstance(options, Mapping) and options.get("include_usage") is True,
+        model=name or model,
     )
 
 
-def completions_endpoint(backend: TokenSource, check: Any, read_body: Any, model: str) -> Any:
-    """The route handler; ``check`` and ``read_body`` are the gateway's key and body checks."""
+async def completion_payloads(
+    plan: CompletionPlan, tokens: AsyncIterator[int], first: int | None
+) -> AsyncGenerator[dict[str, Any], None]:
+    """The ``text_completion`` chunks: one per id, the finish chunk, usage when asked."""
+    base = {
+        "id": f"cmpl-{secrets.token_hex(12)}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": plan.model,
+    }
+    encoding = load_encoding()
 
-    async def handler(request: Request) -> Response:
-        check(request)
-        body = await read_body(request)
-        if not isinstance(body, Mapping):
-            raise bad_request("the request body must be a JSON object")
-        prompt = _prompt(body.get("prompt"))
-        grammar = _grammar(body)
-        max_tokens = body.get("max_tokens", 16)
-        temperature = body.get("temperature", 1.0)
-        seed = body.get("seed")
-        stops = body.get("stop_token_ids") or []
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-            raise bad_request("max_tokens must be a positive integer", "max_tokens")
-        if not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
-            raise bad_request("temperature must be a number from 0 to 2", "temperature")
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise bad_request("seed must be an integer", "seed")
-        if not isinstance(stops, list) or not all(isinstance(i, int) for i in stops):
-            raise bad_request("stop_token_ids must be a list of ids", "stop_token_ids")
-        tokens = backend.tokens(
-            prompt,
-            grammar,
-            max_tokens=max_tokens,
-            temperature=float(temperature),
-            seed=seed,
-            stop_ids=frozenset(stops),
-        )
-        base = {
-            "id": f"cmpl-{secrets.token_hex(12)}",
-            "object": "text_completion",
-            "created": int(time.time()),
-            "model": body.get("model") or model,
+    def choice(ids: list[int], finish: str | None) -> dict[str, Any]:
+        return {
+            "index": 0,
+            "text": encoding.decode(ids),
+            "token_ids": ids,
+            "finish_reason": finish,
+            "logprobs": None,
         }
-        encoding = load_encoding()
 
-        def choice(ids: list[int], finish: str | None) -> dict[str, Any]:
-            return {
-                "index": 0,
-                "text": encoding.decode(ids),
-                "token_ids": ids,
-                "finish_reason": finish,
-                "logprobs": None,
-            }
+    count = 0
+    last = first
+    if first is not None:
+        yield {**base, "choices": [choice([first], None)], "prompt_token_ids": plan.prompt}
+        count = 1
+        async for token in tokens:
+            yield {**base, "choices": [choice([token], None)]}
+            count += 1
+            last = token
+    # vLLM's words, honestly: "stop" at a stop id (or a grammar that ended, when none were
+    # given), "length" at the limit, "abort" for output that just ended.
+    if last is not None and last in plan.stop_ids:
+        finish = "stop"
+    elif count >= plan.max_tokens:
+        finish = "length"
+    else:
+        finish = "abort" if plan.stop_ids else "stop"
+    yield {**base, "choices": [choice([], finish)]}
+    if plan.include_usage:
+        usage = {
+            "prompt_tokens": len(plan.prompt),
+            "completion_tokens": count,
+            "total_tokens": len(plan.prompt) + count,
+        }
+        yield {**base, "choices": [], "usage": usage}
 
-        def usage(count: int) -> dict[str, int]:
-            return {
-                "prompt_tokens": len(prompt),
-                "completion_tokens": count,
-                "total_tokens": len(prompt) + count,
-            }
 
-        def finished(count: int, last: int | None) -> str:
-            # vLLM's words, honestly: "stop" at a stop id (or a grammar that ended, when none
-            # were given), "length" at the limit, "abort" for output that just ended.
-            if last is not None and last in stops:
-                return "stop"
-            if count >= max_tokens:
-                return "length"
-            return "abort" if stops else "stop"
-
-        if not body.get("stream"):
-            ids = [token async for token in tokens]
-            finish = finished(len(ids), ids[-1] if ids else None)
-            return JSONResponse(
-                {**base, "choices": [choice(ids, finish)], "usage": usage(len(ids))}
-            )
-
-        options = body.get("stream_options")
-        with_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))
-
-        async def events() -> AsyncIterator[bytes]:
-            count = 0
-            last = None
-            try:
-                async for token in tokens:
-                    last = token
-                    chunk = {**base, "choices": [choice([token], None)]}
-                    if count == 0:
-                        chunk["prompt_token_ids"] = prompt
-                    count += 1
-                    yield f"data: {json.dumps(chunk)}\n\n".encode()
-            except GatewayError as exc:
-                yield f"data: {json.dumps(exc.body())}\n\n".encode()
-                return
-            finally:
-                await tokens.aclose()
-            end = {**base, "choices": [choice([], finished(count, last))]}
-            yield f"data: {json.dumps(end)}\n\n".encode()
-            if with_usage:
-                counts: dict[str, Any] = {**base, "choices": [], "usage": usage(count)}
-                yield f"data: {json.dumps(counts)}\n\n".encode()
-            yield b"data: [DONE]\n\n"
-
-        return StreamingResponse(events(), media_type="text/event-stream")
-
-    return handler
+def fold_completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole ``text_completion`` that the chunks of :func:`completion_payloads` add up to."""
+    ids = [i for chunk in chunks for c in chunk["choices"] for i in c["token_ids"]]
+    finish = [c["finish_reason"] for chunk in chunks for c in chunk["choices"]][-1]
+    usage = next((chunk["usage"] for chunk in chunks if "usage" in chunk), None)
+    first = chunks[0]
+    choice = {
+        "index": 0,
+        "text": load_encoding().decode(ids),
+        "token_ids": ids,
+        "finish_reason": finish,
+        "logprobs": None,
+    }
+    answer = {key: first[key] for key in ("id", "object", "created", "model")}
+    return {**answer, "choices": [choice], "usage": usage}

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from ..generation.sampling import GrammarError, Sampler, llg_tokenizer, token_prior
 from .backend import Output
-from .errors import GatewayError
+from .errors import GatewayError, UpstreamError
 from .planning import Plan
 
 __all__ = ["EmbeddedBackend", "Scorer", "load_scorer"]
@@ -166,16 +166,26 @@ class EmbeddedBackend:
         Raises :class:`GatewayError` (400) when llguidance rejects the grammar.
         """
         try:
-            sampler = Sampler(grammar, max_tokens=max_tokens)
+            # Off the event loop: a large grammar takes seconds to build, and the other
+            # requests go on meanwhile (the Sampler builds it on a stack of its own).
+            sampler = await asyncio.to_thread(Sampler, grammar, max_tokens=max_tokens)
         except GrammarError as exc:
+            if exc.limit is not None:
+                raise GatewayError(
+                    400,
+                    f"the grammar is past the gateway's {exc.limit} limit: {exc}",
+                    code=f"grammar_{exc.limit}_exceeded",
+                ) from None
             raise GatewayError(400, f"llguidance rejects the grammar: {exc}") from None
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
         scores = None if self._scorer is None else self._scorer(prompt)
         # A seed names one output; without one, a fresh draw (OpenAI's behaviour).
+        # numpy takes seeds from 0 up: a negative one (OpenAI allows any int64) is mapped to
+        # its two's complement, still one output per seed.
         rng = np.random.default_rng(
-            seed if seed is not None else int.from_bytes(os.urandom(8), "little")
+            seed % 2**64 if seed is not None else int.from_bytes(os.urandom(8), "little")
         )
 
         def put(item: Any) -> None:
@@ -199,6 +209,7 @@ class EmbeddedBackend:
 
         self.active += 1
         finished = False
+        drawn = 0
         try:
             self._pool.submit(run)
             while True:
@@ -208,9 +219,14 @@ class EmbeddedBackend:
                     return
                 if isinstance(item, BaseException):
                     finished = True
-                    raise GatewayError(
-                        500, f"generation failed: {item}", type="server_error"
-                    ) from item
+                    if isinstance(item, GrammarError) and not drawn:
+                        # The client's grammar cannot run (a limit llguidance meets at
+                        # run time), found before any output: the request's fault.
+                        raise GatewayError(
+                            400, f"llguidance cannot run the grammar: {item}"
+                        ) from item
+                    raise UpstreamError(f"generation failed: {item}") from item
+                drawn += 1
                 yield item
         finally:
             stop.set()

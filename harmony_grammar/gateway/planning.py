@@ -38,9 +38,11 @@ from ..rendering.errors import RenderError
 from ..rendering.renderer import DropRule, render
 from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
+from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.arguments import tool_schemas
 from .errors import GatewayError, bad_request
 from .reasoning_seal import ReasoningSeal, open_reasoning
+from .validation import check_fields
 
 __all__ = ["REASONING_SHARE", "Limits", "Plan", "plan_chat", "plan_responses", "reasoning_budget"]
 
@@ -306,7 +308,7 @@ def _responses_format(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def _grammar(tools_json: str, tool_choice: str, format_json: str, budget: int | None) -> str:
     # A server sees the same tools and formats request after request: write each grammar once.
     fmt = json.loads(format_json)
-    return completion_grammar(
+    grammar = completion_grammar(
         json.loads(tools_json),
         tool_choice=tool_choice,
         response_format=fmt,
@@ -315,6 +317,10 @@ def _grammar(tools_json: str, tool_choice: str, format_json: str, budget: int | 
         allow_preamble=fmt is None and budget is None,
         reasoning_budget=budget,
     )
+    # The grammar gate, once per distinct grammar: every backend gets only grammars within
+    # its limits (the embedded sampler checks again; an engine over HTTP would not).
+    check_grammar(grammar)
+    return grammar
 
 
 #: The share of ``max_tokens`` the analysis may take, by reasoning effort (docs/serving.md).
@@ -375,6 +381,13 @@ def _plan(
             json.dumps(response_format),
             budget,
         )
+    except GrammarLimitError as exc:
+        raise GatewayError(
+            400,
+            f"the turn's grammar is past the gateway's {exc.limit} limit: {exc}",
+            param="tools",
+            code=f"grammar_{exc.limit}_exceeded",
+        ) from None
     except (TurnGrammarError, UnsupportedSchemaError, ValueError) as exc:
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
     try:
@@ -423,8 +436,7 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
     """The plan of a Chat Completions body; raises :class:`GatewayError` (400) naming the field."""
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
-    if request.get("n", 1) != 1:
-        raise bad_request("n must be 1 (one choice per request)", "n")
+    check_fields(request, "chat")
     try:
         conversation = from_chat_completions(request)
     except ChatCompletionError as exc:
@@ -458,6 +470,7 @@ def plan_responses(
     """
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
+    check_fields(request, "responses")
     if request.get("previous_response_id") is not None:
         raise bad_request(
             "the gateway is stateless and stores no responses (store: true keeps nothing "

@@ -7,6 +7,7 @@ the foreground (the CLI); :func:`serving` runs it on a background thread for as 
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import threading
 import time
@@ -152,6 +153,7 @@ def serve(
     """Run the gateway in the foreground until interrupted: on ``sock`` when given (bound by
     :func:`listening_socket`), else on ``host:port``; ``on_ready`` runs once it listens.
     SIGINT / SIGTERM drain open requests for up to ``drain_seconds``."""
+    config = dataclasses.replace(config, bound_host=host)  # the Host check's own address
     app = create_app(backend, config)
     server = _Server(_config(app, host, port, log_level, drain_seconds), on_ready)
     server.run(sockets=[sock] if sock is not None else None)
@@ -169,7 +171,8 @@ def serving(
 
     The server is stopped (open streams closed, the backend released) when the block ends.
     """
-    app = create_app(backend, config or GatewayConfig())
+    config = dataclasses.replace(config or GatewayConfig(), bound_host=host)
+    app = create_app(backend, config)
     with serving_app(app, host=host, startup_seconds=startup_seconds) as url:
         yield url
 

@@ -27,12 +27,15 @@ import numpy.typing as npt
 from ..base.errors import HarmonyGrammarError
 from ..format.tokens import FIRST_SPECIAL_ID, TERMINATORS, ControlToken
 from ..format.vocabulary import load_encoding
+from ..schema.grammar_gate import grammar_limit_problem
+from ..schema.stack import on_fresh_stack
 from ..tools.arguments import ToolsArgument
 from .options import TurnOptions
 from .outlines_export import harmony_lltokenizer as llg_tokenizer
 from .turn_grammar import completion_grammar
 
 __all__ = [
+    "COMPILE_STACK_BYTES",
     "GrammarError",
     "Sample",
     "Sampler",
@@ -60,8 +63,20 @@ _REJECTION_TRIES = 32
 LogitsFunction = Callable[[Sequence[int]], npt.NDArray[np.floating[Any]]]
 
 
+#: The stack llguidance builds a grammar on: the gate (:mod:`~harmony_grammar.schema.grammar_gate`)
+#: keeps chains under 2,000 rules, which need well under 8 MiB; this leaves a tenfold margin
+#: (a 10,000-rule chain builds in it). Address space only: pages are touched as used.
+COMPILE_STACK_BYTES = 256 * 1024 * 1024
+
+
 class GrammarError(HarmonyGrammarError, ValueError):
-    """llguidance rejected the grammar (the message is llguidance's)."""
+    """llguidance rejected the grammar (the message is llguidance's), or the grammar is past
+    one of the gate's limits: then ``limit`` names it (``size``, ``rule_count``,
+    ``rule_depth``, ``nesting``)."""
+
+    def __init__(self, message: str, *, limit: str | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,19 +120,31 @@ class Sampler:
     """Samples completions of one grammar; build once, call :meth:`sample` many times.
 
     ``grammar`` is an llguidance grammar (Lark syntax starting with ``%llguidance {}``, or
-    llguidance's JSON form). Raises :class:`GrammarError` when llguidance rejects it.
+    llguidance's JSON form). Raises :class:`GrammarError` when it is past one of the gate's
+    limits (checked first, on the text) or llguidance rejects it. llguidance builds it on a
+    thread with a stack of its own (:data:`COMPILE_STACK_BYTES`), so the caller's stack
+    never decides whether it builds.
     """
 
     def __init__(self, grammar: str, *, max_tokens: int = 512) -> None:
         import llguidance
 
+        problem = grammar_limit_problem(grammar)
+        if problem is not None:
+            raise GrammarError(str(problem), limit=problem.limit)
         tokenizer = llg_tokenizer()
-        error = llguidance.LLMatcher.validate_grammar(grammar, tokenizer)
-        if error:
-            raise GrammarError(error)
+
+        def build() -> llguidance.LLMatcher:
+            error = llguidance.LLMatcher.validate_grammar(grammar, tokenizer)
+            if error:
+                raise GrammarError(error)
+            return llguidance.LLMatcher(tokenizer, grammar, log_level=0)
+
         # Each run starts from a copy of the fresh matcher: llguidance cannot roll back
         # (reset) a matcher whose grammar bounds a lexeme with max_tokens.
-        self._fresh = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
+        self._fresh = on_fresh_stack(
+            build, stack_bytes=COMPILE_STACK_BYTES, name="harmony-grammar-compile"
+        )
         self._matcher = self._fresh
         self._eos = int(tokenizer.eos_token)
         self._vocab = int(tokenizer.vocab_size)
@@ -199,7 +226,9 @@ class Sampler:
                 complete = True
                 break
             if not matcher.consume_token(token):
-                raise RuntimeError(
+                # The grammar hit one of llguidance's run-time limits (an Earley row of more
+                # than 2,000 items, say): the grammar's fault, not the draw's.
+                raise GrammarError(
                     f"llguidance refused its own allowed token: {matcher.get_error()}"
                 )
             self._so_far.append(token)
@@ -208,7 +237,7 @@ class Sampler:
         else:
             complete = matcher.is_stopped()
         if matcher.is_error():
-            raise RuntimeError(f"llguidance matcher error: {matcher.get_error()}")
+            raise GrammarError(f"llguidance matcher error: {matcher.get_error()}")
         return complete
 
     def _allowed(self, mask: bytes) -> npt.NDArray[np.intp]:

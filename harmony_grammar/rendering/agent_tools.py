@@ -119,7 +119,9 @@ def read_tools(tools: Any, error: ErrorFactory) -> RequestTools:
             raise error("must be an object with a type", path)
         kind = tool["type"]
         if kind in ("function", "custom"):
-            functions.append(_entry_spec(tool, path, error))
+            spec = _entry_spec(tool, path, error)
+            _refuse_duplicate(spec, functions, path, error)
+            functions.append(spec)
         elif kind == "namespace":
             namespace = _namespace(tool, path, error)
             if namespace.name == FUNCTIONS or any(n.name == namespace.name for n in namespaces):
@@ -139,6 +141,15 @@ def read_tools(tools: Any, error: ErrorFactory) -> RequestTools:
     return RequestTools(tuple(functions), tuple(namespaces), tuple(hosted))
 
 
+def _refuse_duplicate(
+    spec: ToolSpec, earlier: Sequence[ToolSpec], path: str, error: ErrorFactory
+) -> None:
+    # Two tools of one name: the model would see both and a call could mean either.
+    for i, other in enumerate(earlier):
+        if other.name == spec.name:
+            raise error(f"tool name {spec.name!r} is already declared (tool {i} of its list)", path)
+
+
 def _namespace(tool: Mapping[str, Any], path: str, error: ErrorFactory) -> ToolNamespace:
     name, description = tool.get("name"), tool.get("description")
     inner = tool.get("tools")
@@ -146,7 +157,7 @@ def _namespace(tool: Mapping[str, Any], path: str, error: ErrorFactory) -> ToolN
         raise error("a namespace needs a string name (and description)", path)
     if not isinstance(inner, list) or not inner:
         raise error("a namespace needs a non-empty list of tools", f"{path}.tools")
-    specs = []
+    specs: list[ToolSpec] = []
     for j, entry in enumerate(inner):
         where = f"{path}.tools[{j}]"
         if not isinstance(entry, Mapping) or entry.get("type", "function") not in (
@@ -154,7 +165,9 @@ def _namespace(tool: Mapping[str, Any], path: str, error: ErrorFactory) -> ToolN
             "custom",
         ):
             raise error("a namespace holds function and custom tools only", where)
-        specs.append(_entry_spec(entry, where, error))
+        spec = _entry_spec(entry, where, error)
+        _refuse_duplicate(spec, specs, where, error)
+        specs.append(spec)
     return ToolNamespace(name, description or None, tuple(specs))
 
 

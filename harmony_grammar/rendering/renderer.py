@@ -38,7 +38,7 @@ from .errors import RenderError
 from .header_fields import header_problem
 from .options import DropRule, RenderKeywords, RenderOptions
 from .request_body import from_request
-from .typescript import json_display, tools_section
+from .typescript import response_format_text, tools_section
 
 if TYPE_CHECKING:
     import tiktoken
@@ -124,10 +124,10 @@ def _labelled(label: str, value: str | None) -> str | None:
 
 
 def _response_formats_section(formats: Sequence[ResponseFormat]) -> str:
+    # Through the same escaping as the tools' text (rendering/typescript.py): a name is checked
+    # as a tool name is, a description is comment lines, the schema is JSON.
     blocks = ["# Response Formats"]
-    for fmt in formats:
-        comment = f"// {fmt.description}\n" if fmt.description is not None else ""
-        blocks.append(f"## {fmt.name}\n\n{comment}{json_display(fmt.schema)}")
+    blocks += [response_format_text(fmt.name, fmt.description, fmt.schema) for fmt in formats]
     return "\n\n".join(blocks)
 
 

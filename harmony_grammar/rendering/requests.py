@@ -75,18 +75,27 @@ def tool_specs(
     """The request's ``tools``, each a function tool read by ``read_tool``.
 
     ``default_type`` is the type an entry without ``type`` has (Chat Completions assumes
-    ``function``; the Responses API requires the key). Raises ``error`` with a path.
+    ``function``; the Responses API requires the key). Raises ``error`` with a path, also
+    for a name that an earlier tool already has.
     """
     tools = request.get("tools") or []
     if not isinstance(tools, list):
         raise error("must be a list", "tools")
     specs: list[ToolSpec] = []
+    first: dict[str, int] = {}
     for i, tool in enumerate(tools):
         path = f"tools[{i}]"
         if not isinstance(tool, Mapping) or tool.get("type", default_type) != "function":
             kind = tool.get("type") if isinstance(tool, Mapping) else tool
             raise error(f"tool type {kind!r} is not supported (function)", path)
-        specs.append(read_tool(tool, path))
+        spec = read_tool(tool, path)
+        # Two tools of one name: the model would see both and a call could mean either.
+        if spec.name in first:
+            raise error(
+                f"tool name {spec.name!r} is already declared by tools[{first[spec.name]}]", path
+            )
+        first[spec.name] = i
+        specs.append(spec)
     return specs
 
 

@@ -43,8 +43,11 @@ from ..tools.spec import ToolNamespace, ToolSpec
 from .errors import RenderError
 
 __all__ = [
+    "RenderError",
+    "comment_lines",
     "json_display",
     "namespace_typescript",
+    "response_format_text",
     "rust_lines",
     "schema_to_typescript",
     "tool_typescript",
@@ -443,11 +446,39 @@ def _description_lines(text: str) -> list[str]:
     return [part for line in rust_lines(text) for part in _LINE_TERMINATORS.split(line)]
 
 
+def comment_lines(text: str) -> list[str]:
+    """``text`` as ``// `` comment lines, one per line of it (every line terminator counts):
+    how every description a request supplies is written (tools, namespaces, response
+    formats), so no line of it can start a section or a declaration."""
+    return [f"// {line}" for line in _description_lines(text)]
+
+
+#: Lines of plain declaration text that would read as structure: a section or block heading,
+#: a namespace or a type declaration, a namespace's end.
+_STRUCTURE_LINE = re.compile(r"\s*(?:#|namespace\s|type\s|\})")
+
+
+def response_format_text(name: str, description: str | None, schema: Any) -> str:
+    """One ``## name`` entry of ``# Response Formats``: the name checked as a tool name is,
+    the description as comment lines, the schema as JSON (whose strings escape every line
+    break). Raises :class:`RenderError` for a name that fails :func:`~.names.name_problem`."""
+    problem = name_problem(name, what="response format")
+    if problem is not None:
+        raise RenderError(problem)
+    comment = ""
+    if description is not None:
+        comment = "".join(f"{line}\n" for line in comment_lines(description))
+    # U+2028/U+2029 may stand raw in a JSON string, but end a line for a TypeScript reader:
+    # escaped, as the enum strings are (they occur only inside strings, so it stays JSON).
+    body = json_display(schema).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return f"## {name}\n\n{comment}{body}"
+
+
 def _tool_typescript(tool: ToolSpec, namespace: str) -> str:
     problem = name_problem(tool.name)
     if problem is not None:
         raise RenderError(f"namespace {namespace!r}: {problem}")
-    lines = [f"// {line}" for line in _description_lines(tool.description)]
+    lines = comment_lines(tool.description)
     if tool.parameters is not None:
         try:
             parameters = _schema(tool.parameters, "", "")
@@ -475,8 +506,17 @@ def namespace_typescript(namespace: ToolNamespace) -> str:
     if namespace.description is not None:
         # With tools the description is a comment above the namespace; without, plain text.
         if namespace.tools:
-            parts.extend(f"// {line}" for line in _description_lines(namespace.description))
+            parts.extend(comment_lines(namespace.description))
         else:
+            # Plain text, as openai-harmony writes it; a line that would read as a heading
+            # or a declaration cannot be kept inert there, so it is refused.
+            lines = _description_lines(namespace.description)
+            forged = next((line for line in lines if _STRUCTURE_LINE.match(line)), None)
+            if forged is not None:
+                raise RenderError(
+                    f"namespace {namespace.name!r}: its description has a line that reads as "
+                    f"a heading or a declaration: {forged[:40]!r}"
+                )
             parts.extend(rust_lines(namespace.description))
     if namespace.tools:
         parts.append(f"namespace {namespace.name} {{\n")

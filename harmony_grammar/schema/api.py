@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import jsonschema
 
@@ -20,6 +19,7 @@ from .ir import Grammar, is_nothing, prune
 from .nesting import nesting_exceeds
 from .order import order_keys
 from .regex import RegexError
+from .stack import on_fresh_stack
 from .versions import LLGUIDANCE_LARK_RANGES, older_than, version_tuple
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
 
 #: The deepest nesting of objects and arrays in a schema document that is compiled. The
 #: compiler and the emitters recurse a few frames per level; under this limit, and on a
-#: stack of their own (:func:`_on_fresh_stack`), they stay far inside Python's default
+#: stack of their own (:func:`.stack.on_fresh_stack`), they stay far inside Python's default
 #: recursion limit, so whether a schema compiles never depends on the caller's stack depth.
 MAX_SCHEMA_DEPTH = 128
 _TOO_DEEP = (
@@ -42,28 +42,6 @@ _TOO_DEEP = (
 )
 
 _TOO_BIG = "the grammar for this schema does not fit in the memory this process has"
-
-T = TypeVar("T")
-
-
-def _on_fresh_stack(work: Callable[[], T]) -> T:
-    """``work()`` run in a new thread, whose stack starts empty (Python counts recursion per
-    thread), its exception re-raised here: how deep the caller already is does not matter."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append((True, work()))
-        except BaseException as exc:  # handed back to the caller's thread as it is
-            outcome.append((False, exc))
-
-    thread = threading.Thread(target=run, name="harmony-grammar-schema")
-    thread.start()
-    thread.join()
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    return value  # type: ignore[no-any-return]
 
 Target = Literal["lark", "llguidance", "gbnf", "xgrammar"]
 WhitespaceMode = Literal["compact", "flexible"]
@@ -104,7 +82,7 @@ def compile_schema(
     """
     if nesting_exceeds(schema, MAX_SCHEMA_DEPTH):
         raise UnsupportedSchemaError("", "", _TOO_DEEP)
-    return _on_fresh_stack(
+    return on_fresh_stack(
         lambda: _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii)
     )
 
@@ -192,7 +170,7 @@ def schema_to_grammar(
         except MemoryError:
             raise UnsupportedSchemaError("", "", _TOO_BIG) from None
 
-    return _on_fresh_stack(work)
+    return on_fresh_stack(work)
 
 
 def canonical_json(value: Any, schema: Any, *, indent: int | None = None) -> str:

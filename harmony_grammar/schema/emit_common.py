@@ -3,12 +3,12 @@ driver that prints a grammar's rules (:class:`RulePrinter`, for the Lark and GBN
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 from .ir import Alt, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
 
-__all__ = ["RulePrinter", "TokenNames", "reachable_rules", "rule_depth"]
+__all__ = ["RulePrinter", "TokenNames", "chain_depth", "reachable_rules", "rule_depth"]
 
 
 class TokenNames:
@@ -43,26 +43,38 @@ def _references(expr: Expr) -> list[str]:
 def rule_depth(grammar: Grammar) -> int:
     """The longest chain of rule references from the start rule (a reference back into the
     chain, recursion, ends it): how deep a parser that walks rules recursively must go."""
+    rules = grammar.rules
+    return chain_depth(
+        [grammar.start], lambda name: [r for r in _references(rules[name]) if r in rules]
+    )
+
+
+def chain_depth(roots: Iterable[str], references: Callable[[str], list[str]]) -> int:
+    """The longest chain of references from any of ``roots`` (a reference back into the
+    chain ends it), ``references(name)`` naming what ``name`` refers to. The one measure of
+    depth, for the IR's rules and for a client's grammar text (:mod:`.grammar_gate`)."""
     depth: dict[str, int] = {}
-    on_path: set[str] = set()
-    # An explicit stack: a chain of thousands of rules is what this measures.
-    stack: list[tuple[str, list[str]]] = [
-        (grammar.start, _references(grammar.rules[grammar.start]))
-    ]
-    on_path.add(grammar.start)
-    while stack:
-        name, pending = stack[-1]
-        if pending:
-            child = pending.pop()
-            if child not in depth and child not in on_path and child in grammar.rules:
-                on_path.add(child)
-                stack.append((child, _references(grammar.rules[child])))
+    deepest = 0
+    for root in roots:
+        if root in depth:
             continue
-        stack.pop()
-        on_path.discard(name)
-        children = [depth[c] for c in _references(grammar.rules[name]) if c in depth]
-        depth[name] = 1 + max(children, default=0)
-    return depth.get(grammar.start, 0)
+        on_path = {root}
+        # An explicit stack: a chain of thousands of rules is what this measures.
+        stack: list[tuple[str, list[str]]] = [(root, list(references(root)))]
+        while stack:
+            name, pending = stack[-1]
+            if pending:
+                child = pending.pop()
+                if child not in depth and child not in on_path:
+                    on_path.add(child)
+                    stack.append((child, list(references(child))))
+                continue
+            stack.pop()
+            on_path.discard(name)
+            children = [depth[c] for c in references(name) if c in depth]
+            depth[name] = 1 + max(children, default=0)
+        deepest = max(deepest, depth[root])
+    return deepest
 
 
 def reachable_rules(grammar: Grammar) -> list[str]:

@@ -6,6 +6,7 @@ import json
 
 from .emit_common import TokenNames, reachable_rules, rule_depth
 from .errors import UnsupportedSchemaError
+from .grammar_gate import MAX_GRAMMAR_RULES, MAX_RULE_DEPTH
 from .ir import EMPTY, Alt, Both, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token, has_both
 from .render_regex import render_regex
 
@@ -44,17 +45,15 @@ def _rule_expr(
     raise TypeError(expr)
 
 
-#: The deepest chain of rules the llguidance target writes (see :func:`llguidance_rules`).
-MAX_RULE_DEPTH = 2000
-
-
 def llguidance_rules(grammar: Grammar, prefix: str = "") -> list[str]:
     """The rule and terminal lines, names prefixed (to embed several grammars in one).
 
-    A grammar whose rules chain deeper than :data:`MAX_RULE_DEPTH` is refused: llguidance
-    builds its parser recursively and crashes the process (a segmentation fault, measured
-    with llguidance 1.x at about 2,500 chained rules: an object with 3,000 required
-    properties, or a rule chain of 3,000 written by hand).
+    A grammar whose rules chain deeper than :data:`~.grammar_gate.MAX_RULE_DEPTH` is
+    refused: llguidance builds its parser recursively and crashes the process (a
+    segmentation fault, measured with llguidance 1.x at about 2,500 chained rules: an object
+    with 3,000 required properties, or a rule chain of 3,000 written by hand). So is one of
+    more than :data:`~.grammar_gate.MAX_GRAMMAR_RULES` rules. The limits are the gate's, the
+    same for a client's grammar text (:mod:`.grammar_gate`).
     """
     depth = rule_depth(grammar)
     if depth > MAX_RULE_DEPTH:
@@ -64,6 +63,13 @@ def llguidance_rules(grammar: Grammar, prefix: str = "") -> list[str]:
             f"its grammar chains {depth} rules deep; llguidance crashes past about 2,500, so "
             f"the llguidance target's limit is {MAX_RULE_DEPTH} (an object's declared "
             "properties each add one)",
+        )
+    if len(grammar.rules) > MAX_GRAMMAR_RULES:
+        raise UnsupportedSchemaError(
+            "",
+            "",
+            f"its grammar has {len(grammar.rules)} rules; the llguidance target's limit is "
+            f"{MAX_GRAMMAR_RULES}",
         )
     tokens = TokenNames(f"{prefix.upper()}T")
     # Rules with the same body are one rule (the any-value member, say, recurs per object):

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..format.model import Diagnostic, Message, Severity
 from ..schema.nesting import nesting_exceeds
+from ..schema.stack import on_fresh_stack
 from ..tools.arguments import tool_schemas
 from ..tools.json_limits import MAX_JSON_DEPTH, JsonLimitError, loads_bounded
 from .record import validate_record
@@ -67,6 +68,9 @@ class BatchOptions:
     tools_field: str | None = None
     start: str = "conversation"
     strict: bool = True
+    #: Why ``tools`` (the batch-wide argument) cannot be used: every record without tools
+    #: of its own gets this as its HG290, rather than the whole batch raising.
+    tools_error: str | None = None
 
 
 def result_schema() -> Any:
@@ -234,12 +238,15 @@ def validate_values(
         read_error = read_errors[i] if read_errors is not None else None
         source, error = (None, read_error) if read_error else _source(value, options.field)
         tools = options.tools
+        own = None
         if tools_values is not None and source is not None:
             own, problem = cache.get(tools_values[i])
             if problem is not None:
                 source, error = None, problem
             elif own is not None:
                 tools = own
+        if own is None and options.tools_error is not None and source is not None:
+            source, error = None, options.tools_error
         diagnostics, messages = _check(source, error, tools, options)
         for name, cell in _row(source, diagnostics, messages).items():
             columns[name].append(cell)
@@ -259,9 +266,14 @@ def _options(
 ) -> BatchOptions:
     if strict is not None and strict == lenient:
         raise ValueError("strict and lenient contradict each other; pass one of them")
+    tools_error = None
+    if tools is not None and nesting_exceeds(tools, MAX_JSON_DEPTH):
+        # Deep tools are data, as a record's own are: each record says so (HG290).
+        tools, tools_error = None, f"the tools nest deeper than {MAX_JSON_DEPTH}"
     return BatchOptions(
         field=field,
         tools=tool_schemas(tools) if tools is not None else None,
+        tools_error=tools_error,
         tools_field=tools_field,
         start=start,
         strict=not lenient if strict is None else strict,
@@ -295,12 +307,18 @@ def validate_batch(
     ``length`` in characters or token ids; ``excerpt`` (``text`` with the failing span at
     ``start:end``) around the first error. A column the batch already has with one of these
     names is replaced. Raises ValueError only for a bad ``tools`` argument or a missing
-    column; bad records are results.
+    column; bad records are results, and so are tools nested past the JSON limit (each
+    record's HG290). The work runs on a stack of its own, so how deep the caller's stack
+    already is never changes a result into an exception.
     """
-    options = _options(field, tools, tools_field, start, strict, lenient)
-    if isinstance(batch, Mapping):
-        return _validate_dict(batch, options)
-    return _validate_arrow(batch, options)
+
+    def work() -> Any:
+        options = _options(field, tools, tools_field, start, strict, lenient)
+        if isinstance(batch, Mapping):
+            return _validate_dict(batch, options)
+        return _validate_arrow(batch, options)
+
+    return on_fresh_stack(work, name="harmony-grammar-validate")
 
 
 def _validate_dict(batch: Mapping[str, Any], options: BatchOptions) -> dict[str, list[Any]]:

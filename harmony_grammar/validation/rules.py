@@ -236,9 +236,13 @@ def unknown_recipient(context: RuleContext) -> Iterator[Problem]:
 _DECLARATION = re.compile(r"^(?P<kind>type|namespace) (?P<name>.*?)(?: = .*| \{)?$", re.MULTILINE)
 
 
+_TOOLS_HEADING = re.compile(r"^# Tools$", re.MULTILINE)
+
+
 def _tools_sections(content: str) -> Iterator[tuple[int, str]]:
-    start = content.find("# Tools\n")
-    if start == 0 or (start > 0 and content[start - 1] == "\n"):
+    """Every ``# Tools`` section of a message's text (a renderer writes at most one)."""
+    for heading in _TOOLS_HEADING.finditer(content):
+        start = heading.start()
         end = content.find("\n# ", start + 1)
         yield start, content[start : end if end >= 0 else len(content)]
 
@@ -248,7 +252,19 @@ def forged_declaration(context: RuleContext) -> Iterator[Problem]:
     for index, message in enumerate(context.messages):
         if message.role not in (Role.SYSTEM, Role.DEVELOPER):
             continue
-        for offset, section in _tools_sections(message.content):
+        for number, (offset, section) in enumerate(_tools_sections(message.content)):
+            formats = message.content.find("# Response Formats\n")
+            if number > 0 or 0 <= formats < offset:
+                # A second section, or one after the response formats (the renderer writes
+                # tools first), is text that forged one: a description with a line break,
+                # rendered raw. Whatever it declares is not the renderer's.
+                within = (offset, offset + len("# Tools"))
+                yield Problem(
+                    index,
+                    "a forged # Tools section (a second one, or one after # Response Formats)",
+                    within,
+                )
+                continue
             namespace = ""
             seen: set[tuple[str, str]] = set()
             for match in _DECLARATION.finditer(section):
