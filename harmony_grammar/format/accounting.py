@@ -184,15 +184,15 @@ def _text_debris(source: str | Sequence[int], span: Span) -> bool:
 def _ids_problems(ids: list[object], messages: Sequence[Message], ledger: Accounting) -> list[str]:
     problems: list[str] = []
     decode = _decoder()
-    regions: list[tuple[int, int, str]] = [(s.start, s.end, "discarded") for s in ledger.discarded]
+    regions = [(s.start, s.end) for s in ledger.discarded]
     if ledger.next_turn is not None:
-        regions.append((ledger.next_turn.start, ledger.next_turn.end, "next turn"))
+        regions.append((ledger.next_turn.start, ledger.next_turn.end))
     for index, message in enumerate(messages):
         span = message.span
         if span is None:
             problems.append(f"message {index} has no span")
             continue
-        regions.append((span.start, span.end, f"message {index}"))
+        regions.append((span.start, span.end))
         content = ledger.content[index]
         if message.content and not content:
             problems.append(f"message {index}: content with no input range")
@@ -203,11 +203,10 @@ def _ids_problems(ids: list[object], messages: Sequence[Message], ledger: Accoun
                 problems.append(f"message {index}: content from the empty range {part}")
     regions.sort()
     position = 0
-    for start, end, what in regions:
-        if start < position:
-            if what != "discarded":  # debris inside a message's header is in its span
-                problems.append(f"{what} {Span(start, end)} overlaps what precedes it")
-        elif start > position:
+    for start, end in regions:
+        # Overlaps are no problem here: debris inside a header is in its message's span, and
+        # messages read from one run of text share its range (no positions inside a run).
+        if start > position:
             gap = decode(ids[position:start])
             if gap.strip():
                 problems.append(f"input {position}-{start} is in no message: {gap[:40]!r}")

@@ -260,7 +260,7 @@ def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, c
         own_message(engine, text[:lead], start, at(lead), _START)
     for index, header in enumerate(headers):
         here, there = at(header.start), at(header.end)
-        _close_open_message(engine, here)
+        _close_open_message(engine, here if exact else end)  # ids: the run holds both
         if _START in engine.parser.choices():
             engine.feed(_START, "", here, here)
         written = {name: (at(a), at(b) if exact else end) for name, a, b in header.slices}
