@@ -29,7 +29,15 @@ from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.stream import StreamParser
 from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
 
-from .mangler import MANGLINGS, comparable, expected, mangle, random_completion, random_conversation
+from .mangler import (
+    MANGLINGS,
+    comparable,
+    expected,
+    mangle,
+    missing_characters,
+    random_completion,
+    random_conversation,
+)
 
 KINDS = sorted(MANGLINGS)
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -49,6 +57,8 @@ def test_conservation(seed, kind, conversation, strict):
     for source in (mangled.text, encode_harmony(mangled.text)):
         result = parse(source, start=start, strict=strict)
         assert conservation_problems(source, result, strict=strict) == [], mangled.text
+        if not strict:  # a second check, independent of the ledger: no letter goes missing
+            assert not missing_characters(mangled.text, result.messages), mangled.text
 
 
 @SETTINGS
@@ -59,7 +69,7 @@ def test_exact_recovery_where_one_reading(seed, kind, conversation):
     if want is None:
         return
     result = parse(mangled.text, start=mangled.sample.start, strict=False)
-    inserted = kind == "prose_before"
+    inserted = kind in ("prose_before", "prose_gap")
     got = [
         comparable(
             m,
@@ -126,7 +136,9 @@ def test_repair_is_lossless_idempotent_and_valid(seed, kind, conversation):
     # nothing. (Elsewhere what was read may itself break a rule, and repair never invents
     # content to hide that: text after a call stays after it, HG206; a cut call's arguments
     # stay cut, HG180. docs/parser.md lists these.)
-    after_stop = kind == "prose_before" and mangled.detail["slot"] == len(mangled.sample.messages)
+    after_stop = kind in ("prose_before", "prose_gap") and mangled.detail["slot"] == len(
+        mangled.sample.messages
+    )
     if expected(mangled) is not None and not after_stop:
         report = validate(once, start=start)
         errors = [d.format() for d in report.diagnostics if d.severity.value == "error"]

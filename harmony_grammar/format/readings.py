@@ -80,12 +80,13 @@ DOTTED_NAME = re.compile(
 _GLUED_AUTHOR = re.compile(f"assistant{CHANNEL_WORD}")
 #: A channel word alone (a recipient and a content type may follow) where ``<|channel|>``
 #: was stripped: ``analysis<|message|>``, `` commentary to=functions.f json<|message|>``.
-_BARE_CHANNEL = re.compile(rf"\s*({CHANNEL_WORD})(?=$| to=[^\s<>|]+(?: ?[a-z]+)?$| [a-z]+$)")
+_BARE_CHANNEL = re.compile(
+    rf"\s*({CHANNEL_WORD})(?=\s*$|\s+to=[^\s<>|]+(?:\s*[a-z]+)?\s*$|\s+[a-z]+\s*$)"
+)
 #: An author a header may begin with: a role (``user:alice``) or a tool's dotted name.
 _AUTHOR_WORD = re.compile(
     r"(?:(?:system|developer|user|assistant)(?![^\s:<>|=])|[A-Za-z_][\w\-]*(?:\.[\w\-]+)+)"
 )
-#: A channel word glued to its text (``finalHello``): the evidence rule of the stripped
 _FUNCTIONS = "functions."
 
 
