@@ -175,3 +175,22 @@ def test_the_gateway_reads_nothing_past_the_stop():
     assert "diagnostics" not in chat
     assert [item["content"][0]["text"] for item in response["output"]] == ["Hi"]
     assert response["status"] == "completed"
+
+
+@pytest.mark.parametrize("tail", ["<|call|", "<|call", "<|ca", "<|return|", "<|ret", "<|end|"])
+@pytest.mark.parametrize("body", ['{"q":"tides"}', "Hello"])
+def test_a_partial_stop_token_at_the_end_never_reaches_content(body, tail):
+    """An output cut inside a control token's spelling (a text engine that stopped mid-token)
+    shows the spelling nowhere: it was held back at every chunk's end, and at the end it is
+    debris, not content or arguments."""
+    head = CALL if body.startswith("{") else "<|channel|>final<|message|>"
+    text = head + body + tail
+    for chunks in ([text], [text[:-2], text[-2:]], list(text)):
+        answer = _chat(chunks, None)
+        message = answer["message"]
+        shown = [
+            message["content"] or "",
+            *(c["function"]["arguments"] for c in message["tool_calls"]),
+        ]
+        assert all("<|" not in value for value in shown), (chunks, shown)
+        assert body in shown
