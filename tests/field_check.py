@@ -15,7 +15,7 @@ records a sink (text kept "in a header's span" but in no field) cannot pass it.
 * **Missing** characters are in the input and in no field, as a multiset, less what the
   format itself spells as syntax or debris: one ``t``, ``o`` and ``=`` per ``to=`` in the
   input, and (text only) the characters of a partial control-token spelling (``<|cha``,
-  ``<|call|``), which the issue lets the parser discard as debris.
+  ``<|call|``, a lone ``<``), which the issue lets the parser discard as debris.
 * **Extra** characters are in a field and not in the input: a field read twice, or text
   made up. An author that is a role word and a channel that is a channel word may be a
   default the input never spelled (a completion's ``assistant``), so they are left out here.
@@ -49,9 +49,9 @@ _DEFAULT_AUTHORS = frozenset(role.value for role in Role)
 
 
 def _partial_spelling_re() -> re.Pattern[str]:
-    # Every proper prefix of a control spelling that starts "<|", longest first, so a
-    # match is the whole partial spelling (``<|call|`` and not ``<|c``).
-    prefixes = {token.value[:n] for token in ControlToken for n in range(2, len(token.value))}
+    # Every proper prefix of a control spelling, longest first, so a match is the whole
+    # partial spelling (``<|call|`` and not ``<|c``); a lone ``<`` too (a cut's last char).
+    prefixes = {token.value[:n] for token in ControlToken for n in range(1, len(token.value))}
     return re.compile("|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True)))
 
 
