@@ -216,7 +216,7 @@ def test_words_before_the_first_channel_in_the_chat_bridge():
 @pytest.mark.parametrize(
     ("text", "want"),
     [
-        ("<|channel|>commentary Hello<|end|>", [("analysis", None, None, "Hello")]),
+        ("<|channel|>commentary Hello<|end|>", [("commentary", None, None, "Hello")]),
         ("<|channel|>final Hello there.<|return|>", [("final", None, None, "Hello there.")]),
         ('<|channel|>final {"answer": "hi"}', [("final", None, None, '{"answer": "hi"}')]),
         ("<|channel|>final [1, 2]<|return|>", [("final", None, None, "[1, 2]")]),

@@ -272,8 +272,9 @@ LENIENT_CASES = {
     "duplicate-channel": (
         "<|start|>assistant<|channel|>commentary<|channel|>final<|message|>x<|end|>",
         ["HG100"],
-        ["HG157"],
-        [("final", "x", "end")],  # the channel next to <|message|> stands
+        ["HG157", "HG151"],
+        # a second, different channel begins the next message: both words stay fields
+        [("commentary", "", None), ("final", "x", "end")],
     ),
     "missing-terminator": (
         "<|start|>assistant<|channel|>final<|message|>a<|start|>user<|message|>b<|end|>",
@@ -310,9 +311,10 @@ def test_duplicate_recipient():
     )
     assert codes(parse(text)) == ["HG101"]
     lenient = parse(text, strict=False)
-    assert codes(lenient) == ["HG158"]
+    assert codes(lenient) == ["HG178"]  # a second, different recipient: content, not hidden
     (message,) = lenient.messages
     assert (message.recipient, message.content_type) == ("functions.f", "<|constrain|>json")
+    assert message.content == "to=functions.g{}"
 
 
 def test_duplicate_recipient_in_the_role_section():
@@ -321,7 +323,8 @@ def test_duplicate_recipient_in_the_role_section():
     )
     assert codes(parse(text)) == ["HG101"]
     lenient = parse(text, strict=False)
-    assert codes(lenient) == ["HG158"] and lenient.messages[0].recipient == "functions.a"
+    assert codes(lenient) == ["HG178"] and lenient.messages[0].recipient == "functions.a"
+    assert lenient.messages[0].content == "to=functions.b{}"
 
 
 def test_glued_and_upper_case_content_types():

@@ -122,6 +122,9 @@ class Message:
     terminator: Terminator | None = None
     recipient_position: RecipientPosition | None = None
     span: Span | None = field(default=None, compare=False)
+    #: Header text read as no field, verbatim (lenient only): stray punctuation with no
+    #: letter and no digit (text with a letter or a digit is always a field or content).
+    unread: str = ""
 
     @property
     def author(self) -> str:
@@ -147,6 +150,7 @@ class Message:
                 self.recipient_position.value if self.recipient_position else None
             ),
             "span": [self.span.start, self.span.end] if self.span else None,
+            "unread": self.unread,
         }
 
 
@@ -226,6 +230,14 @@ class Accounting:
     bodies: tuple[int, ...] = ()
     #: A prompt's trailing ``<|start|>{author}`` (``next_turn``): a header with no message.
     next_turn: Span | None = None
+    #: Where each message's header fields were read: ``(field, span)`` pairs in input order,
+    #: ``field`` one of ``author``, ``name``, ``recipient``, ``channel``, ``content_type``;
+    #: a span of None marks a default the input does not spell (a completion's role, a
+    #: channel a repair assigned). For text input each span's characters are the field's
+    #: value as written (a repair's reading of it, such as lower case, is in a diagnostic).
+    fields: tuple[tuple[tuple[str, Span | None], ...], ...] = ()
+    #: Where each message's :attr:`Message.unread` text came from, in order.
+    unread: tuple[tuple[Span, ...], ...] = ()
 
 
 def _spans(flat: Sequence[int]) -> tuple[Span, ...]:
@@ -236,7 +248,7 @@ class Ledger:
     """The engine's raw ledger, turned into an :class:`Accounting` only when asked for
     (:attr:`ParseResult.accounting`): parsing builds no span objects it may never need."""
 
-    __slots__ = ("_bodies", "_content", "_discarded", "_length", "_next_turn")
+    __slots__ = ("_bodies", "_content", "_discarded", "_fields", "_length", "_next_turn", "_unread")
 
     def __init__(
         self,
@@ -245,9 +257,12 @@ class Ledger:
         discarded: Sequence[int],
         bodies: Sequence[int],
         next_turn: Span | None,
+        fields: Sequence[Sequence[tuple[str, int, int]]] = (),
+        unread: Sequence[Sequence[int]] = (),
     ) -> None:
         self._length, self._content, self._discarded = length, content, discarded
         self._bodies, self._next_turn = bodies, next_turn
+        self._fields, self._unread = fields, unread
 
     def accounting(self) -> Accounting:
         """The ledger as :class:`Accounting`."""
@@ -257,6 +272,11 @@ class Ledger:
             _spans(self._discarded),
             tuple(self._bodies),
             self._next_turn,
+            tuple(
+                tuple((name, Span(a, b) if a >= 0 else None) for name, a, b in fields)
+                for fields in self._fields
+            ),
+            tuple(_spans(flat) for flat in self._unread),
         )
 
 
