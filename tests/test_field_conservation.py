@@ -199,3 +199,17 @@ def test_the_independent_check_finds_a_sink():
         (),
     )
     assert field_check(text, swapped).out_of_order
+
+
+def test_repair_writes_an_unwritable_channel_on_one_it_accepts():
+    """One message with a channel the renderer refuses no longer empties the output."""
+    text = (
+        "<|start|>user<|message|>Hi<|end|><|start|>assistant<|channel|>ünïcode<|message|>x<|end|>"
+    )
+    notes: list[str] = []
+    out = repaired_text(parse(text, strict=False).messages, completion=False, notes=notes)
+    assert [(m.channel, m.content) for m in parse(out).messages] == [
+        (None, "Hi"),
+        ("analysis", "x"),
+    ]
+    assert len(notes) == 1 and "'ünïcode'" in notes[0] and "'analysis'" in notes[0]
