@@ -6,8 +6,8 @@ the alphabet fuzzer (``tests/harmony_alphabet.py``) and the header shapes of iss
   too), and a second check that never reads the ledger (``tests/field_check.py``) finds
   every input character in a message field, and none read twice or made up;
 * (c) stream equals batch for every chunking, the messages after a stop token included;
-* (d) ``repair`` is idempotent, its output parses strictly, and it writes back all the
-  content it read.
+* (d) ``repair`` is idempotent, writes back all the content it read, and (on the shapes,
+  which leave one reading of each header) its output parses strictly.
 
 CI runs a small budget (``HG_FUZZ_EXAMPLES``, default 60 per test); the benchmark
 ``benchmarks/bench_lossless.py`` runs the same generators over a million inputs.
@@ -148,27 +148,29 @@ def _contents(text: str, start: str) -> str:
     return "".join(m.content for m in parse(text, start=start, strict=False).messages)
 
 
-def _check_repair(text: str, start: str) -> None:
+def _check_repair(text: str, start: str, *, one_reading: bool) -> None:
     completion = start == "completion"
     once = repaired_text(parse(text, start=start, strict=False).messages, completion=completion)
     twice = repaired_text(parse(once, start=start, strict=False).messages, completion=completion)
     assert twice == once, (text, once, twice)
     assert _contents(once, start) == _contents(text, start), (text, once)
-    assert not once or parse(once, start=start).ok, (text, once)
+    if one_reading:  # elsewhere what was read may itself be no valid turn (a user message
+        # first in a completion): repair writes it as read, never drops it to look valid
+        assert not once or parse(once, start=start).ok, (text, once)
 
 
 @PROPERTY
 @given(pieces=PIECES, start=STARTS)
 @_examples()
 def test_fuzz_repair_is_idempotent_and_keeps_content(pieces, start):
-    _check_repair(as_text(pieces), start)
+    _check_repair(as_text(pieces), start, one_reading=False)
 
 
 @PROPERTY
 @given(st.integers(0, 2**32), st.sampled_from(sorted(SHAPES)), st.booleans())
 def test_shape_repair_is_idempotent_and_keeps_content(seed, kind, conversation):
     mangled = _shaped(seed, kind, conversation)
-    _check_repair(mangled.text, mangled.sample.start)
+    _check_repair(mangled.text, mangled.sample.start, one_reading=True)
 
 
 # ---------------------------------------------------------------------------- the shapes
