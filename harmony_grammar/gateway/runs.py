@@ -9,10 +9,12 @@ streamed and a whole answer to the same output can never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..bridges import ChatCompletionStream, ResponsesStream
+from ..format.tokens import STOP_TOKENS
 from ..format.vocabulary import load_encoding
 from .backend import Output
 from .errors import UpstreamError
@@ -54,11 +56,25 @@ class StopFilter:
         return out
 
 
+_STOP_IDS = frozenset(token.id for token in STOP_TOKENS)
+_STOP_SPELLING = re.compile("|".join(re.escape(token.value) for token in STOP_TOKENS))
+#: How much of the text fed last a stop token's spelling may straddle into the next read.
+_STOP_OVERLAP = max(len(token.value) for token in STOP_TOKENS) - 1
+
+
 class _Run:
-    """What both APIs' runs share: feeding output and counting tokens."""
+    """What both APIs' runs share: feeding output and counting tokens.
+
+    The turn ends at its stop token (``<|call|>``, ``<|return|>``), and the gateway stops
+    reading there, so a read is fed to the bridge only up to the stop: what an engine sent
+    past it is never read, whether it came in the same read or a later one. The answer and
+    its diagnostics then never depend on where the engine's reads end
+    (tests/test_bridge_chunking.py).
+    """
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
+        self._last_text = ""  # the end of the text fed last: a stop spelling may straddle
         self.prompt_tokens = len(plan.prompt_ids)
         self.completion_tokens = 0
         self._engine_count: int | None = None
@@ -70,6 +86,37 @@ class _Run:
     def should_stop(self) -> bool:
         """True once the turn is over (the engine should stop now)."""
         raise NotImplementedError
+
+    def _pieces(self, output: Output) -> Iterator[str | tuple[int, ...]]:
+        """``output`` cut after each stop token (ids) or stop spelling (text)."""
+        if output.ids:
+            ids, start = output.ids, 0
+            for index, token_id in enumerate(ids):
+                if token_id in _STOP_IDS:
+                    yield ids[start : index + 1]
+                    start = index + 1
+            if start < len(ids):
+                yield ids[start:]
+            return
+        text, before = output.text, self._last_text
+        self._last_text = (before + text)[-_STOP_OVERLAP:]
+        start = 0
+        for match in _STOP_SPELLING.finditer(before + text):
+            end = match.end() - len(before)
+            if end > start:
+                yield text[start:end]
+                start = end
+        if start < len(text):
+            yield text[start:]
+
+    def _read(self, bridge: ChatCompletionStream | ResponsesStream, output: Output) -> list[Any]:
+        """What the bridge makes of ``output``, read up to the turn's stop."""
+        out: list[Any] = []
+        for piece in self._pieces(output):
+            out += bridge.feed(piece) if isinstance(piece, str) else bridge.feed_tokens(piece)
+            if bridge.should_stop:
+                break
+        return out
 
     def _count(self, output: Output) -> None:
         if output.ids:
@@ -105,9 +152,7 @@ class ChatRun(_Run):
     def feed(self, output: Output) -> list[dict[str, Any]]:
         """The chunks that ``output`` completes."""
         self._count(output)
-        chunks = (
-            self.bridge.feed_tokens(output.ids) if output.ids else self.bridge.feed(output.text)
-        )
+        chunks = self._read(self.bridge, output)
         if self.bridge.kind == "reasoning":
             self.reasoning_tokens += len(output.ids)
         return self._filtered(chunks)
@@ -234,9 +279,7 @@ class ResponsesRun(_Run):
     def feed(self, output: Output) -> list[dict[str, Any]]:
         """The events that ``output`` completes."""
         self._count(output)
-        if not output.ids:
-            return self.bridge.feed(output.text)
-        events = self.bridge.feed_tokens(output.ids)
+        events = self._read(self.bridge, output)
         if self.bridge.kind == "reasoning":
             self.reasoning_tokens += len(output.ids)
         return events
