@@ -111,6 +111,8 @@ class Message:
     (``<|constrain|>json``, ``json``, ``code``). ``terminator`` is None when a completion ended
     without a stop token. ``span`` is where the message stood in the parsed input; it does not
     take part in equality, so messages parsed from text and from token ids compare equal.
+    ``unread`` is lenient reading's header text read as no field, verbatim: stray
+    punctuation with no letter and no digit (text with one is always a field or content).
     """
 
     role: Role
@@ -216,9 +218,11 @@ class Accounting:
     ``content[i]`` lists the input ranges that ``messages[i].content`` was read from, in
     order (for text input their characters, joined, are the content exactly); ``discarded``
     lists what no message holds. In lenient mode only control-token debris (a stray,
-    duplicated or unknown control token) is ever discarded; in strict mode an error's skip
-    to the next ``<|start|>`` is discarded too, and the error names it. What lies outside
-    every message and every discarded range is whitespace between messages.
+    duplicated or unknown control token, or one cut short at the end of text) is ever
+    discarded; in strict mode an error's skip to the next ``<|start|>`` is discarded too,
+    and the error names it. ``fields`` and ``unread`` place each header field and each
+    message's unread text: with the content ranges, the discarded ranges and the syntax
+    (whitespace, control tokens, ``to=``, ``:``) they tile text input exactly.
     :func:`harmony_grammar.format.accounting.conservation_problems` checks all of this.
     """
 

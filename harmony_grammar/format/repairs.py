@@ -2,35 +2,39 @@
 
 Theory of operation
 -------------------
-The engine (:mod:`.engine`) parses by the grammar alone. At five points it may ask for help,
-and each point is a *hook* of this table:
+The engine (:mod:`.engine`) parses by the grammar alone. At seven points it may ask for
+help, and each point is a *hook* of this table:
 
 ``REJECTED_TOKEN``
     the LALR table refused a control token;
-``BEFORE_LEX``
-    header text is about to be lexed where the lexer reads no field yet (no match, a
-    separating space, or a channel name a dotted tool name may go on from): a repair sees
-    it first;
 ``UNLEXABLE_TEXT``
-    header text that no terminal the parser accepts can lex;
+    text between messages that no terminal the parser accepts can lex;
 ``PENDING_TEXT``
-    text outside a message body is complete (the token that ends it is known) and about to
-    be lexed as a header: the place to read what it really is; a row runs only where it can
-    apply (:class:`Where`: inside an open header, between messages, a completion's start);
+    text outside a message body is complete (the token that ends it is known): the place
+    to read what it really is; a row runs only where it can apply (:class:`Where`: between
+    messages, a completion's start);
+``HEADER``
+    a whole header (its text and its own control tokens, held until it ended) that the
+    grammar alone cannot read: the rows are the cost table of its least-cost reading
+    (:mod:`.headers`); at each place the cheapest move wins, ties to the earlier row;
+``LONG_HEADER``
+    header text past the length limit;
 ``HEADER_COMPLETE``
     ``<|message|>`` arrived: the whole header is known (its rows read a recipient or a
     content type, so a header with neither is not asked: tests/test_lossless.py checks it);
 ``END_OF_INPUT``
     the input ended where the grammar cannot end.
 
-A row names the codes it reports, the shape it reads and what it produces, and points at
-its function (in :mod:`.recoveries` or :mod:`.readings`). At a hook the rows run in order
-and the first that applies wins; a row that declines returns a falsy value. Strict mode is
+A row names the codes it reports, the shape it reads, what it produces and (``HEADER``) its
+cost, and points at its function (in :mod:`.recoveries`, :mod:`.readings` or
+:mod:`.headers`). At the other hooks the rows run in order and the first that applies wins;
+a row that declines returns a falsy value. Strict mode is
 the empty table: every deviation is then an error with its position.
 
 The rows never know the syntax themselves: they ask the parser which terminals it accepts
-and feed terminals of ``harmony.lark``. And none of them drops text: what a header cannot
-hold becomes the content of a message; only control-token debris is discarded
+and feed terminals of ``harmony.lark``. And none of them drops text: every character is a
+field, content, :attr:`.model.Message.unread` (no letter, no digit) or control-token
+debris, the one thing discarded
 (:class:`.model.Accounting`). Each code is reported by one function; the rows below say which.
 """
 
