@@ -83,7 +83,7 @@ CAUSES: dict[str, Cause] = {
     ),
     "HG155": Cause(
         "the model wrote the content type in upper case (`<|constrain|>JSON`)",
-        "nothing to fix at the source; the content type was read in lower case",
+        "nothing to fix at the source; the content type was kept as written, with this warning",
     ),
     "HG156": _MODEL_DRIFT_HEADER,
     "HG157": _MODEL_DRIFT_HEADER,

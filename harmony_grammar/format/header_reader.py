@@ -297,7 +297,9 @@ def _prose(
     from .readings import own_message
 
     at, till = _positions(header, pieces, engine.exact_positions)
-    own_message(engine, header.text[: move.end], at(0), till(move.end), _CHANNEL)
+    own_message(
+        engine, header.text[move.start : move.end], at(move.start), till(move.end), _CHANNEL
+    )
     _reinject(engine, header, pieces, move.end, closer)
 
 

@@ -306,14 +306,20 @@ def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, c
 
 # ------------------------------------------------------------------ header, complete
 def repair_content_type_case(engine: Repairable, draft: Draft, at: int) -> None:
-    """HG155: a content type not in lower case (``JSON``, ``<|constrain|>Json``)."""
+    """HG155: a content type not in lower case (``JSON``, ``<|constrain|>Json``).
+
+    The field stays as written (a field is an exact slice of the input, issue 30); the
+    warning says what it means, and readers compare content types without case.
+    """
     written = draft.content_type
     if written is None or written == written.lower():
         return
-    constrain = ControlToken.CONSTRAIN.value
-    read = constrain + written[len(constrain) :].lower() if draft.constrained else written.lower()
-    engine.diagnose("HG155", f"content type {written!r} read as {read!r}", draft.start, at)
-    draft.content_type = read
+    engine.diagnose(
+        "HG155",
+        f"content type {written!r} is not in lower case: {written.lower()!r}",
+        draft.start,
+        at,
+    )
 
 
 def repair_call_shaped_as_reply(engine: Repairable, draft: Draft, at: int) -> None:

@@ -325,7 +325,7 @@ LENIENT = RepairTable(
             ("HG155",),
             _H,
             "a content type not in lower case",
-            "the content type lower-cased",
+            "a warning; the field stays as written (an exact slice)",
             readings.repair_content_type_case,
         ),
         Repair(
