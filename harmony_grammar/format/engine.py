@@ -8,31 +8,18 @@ ids) special ids that are not Harmony. The engine owns one Lark interactive pars
 * A control token is fed to the parser as its own terminal.
 * Text inside a message body is fed as a single ``CONTENT`` terminal the first time and then
   only appended to the message: content is never lexed, so it can stream.
-* Any other text (a header, or the gap between messages) waits until the next control token
-  or the end of input and is then lexed by the grammar's contextual lexer: the terminals the
-  parser state accepts decide what the text may be.
+* Any other text (a header, or the gap between messages) waits until the token that ends
+  it; in lenient mode a header's own ``<|channel|>``/``<|constrain|>`` wait with it, and the
+  header is read whole (:mod:`.header_reader`, :mod:`.headers`).
 
-Whether the parser accepts a terminal is asked before it is fed, so a rejected token leaves
-the parser untouched. Then the repair table (:mod:`.repairs`; empty in strict mode) may
-repair the input by feeding synthetic terminals, each repair with its own warning code;
-anything else is an error, after which everything is skipped up to the next ``<|start|>``
-and parsing resumes from a fresh parser there (strict mode only: the lenient table always
-has a last row that applies).
+A rejected token leaves the parser untouched; the repair table (:mod:`.repairs`; empty in
+strict mode) may then repair the input with synthetic terminals, each repair with its own
+code; anything else is an error, and everything up to the next ``<|start|>`` is skipped.
 
-Every piece of input is accounted for (:class:`.model.Accounting`): control tokens and
-header text belong to the message whose header they are, body text to its content (with
-the input ranges it came from), and what no message holds is *discarded* and named by a
-diagnostic: control-token debris in lenient mode, an error's skip in strict mode.
-
-What a terminal *means* (this one is the author, that one the channel) is the table
-:mod:`.actions`: one small function per terminal. The order in which terminals may come is the
-grammar's alone.
-
-Why this module stays whole (about 600 lines): the feeding loop, the action table and the
-message state they mutate change together, and moving the actions out would need a protocol
-as wide as the class. The parts that change on their own live apart: the repair table
-(:mod:`.repairs`, its rows in :mod:`.recoveries` and :mod:`.readings`), the draft
-(:mod:`.draft`) and call checks (:mod:`.call_check`).
+Every piece of input is accounted for (:class:`.model.Accounting`): header fields with
+their slices, unread header text, content ranges, and what no message holds is discarded
+and named by a diagnostic. What a terminal *means* is :mod:`.actions`; the order in which
+terminals may come is the grammar's alone.
 """
 
 from __future__ import annotations
@@ -58,7 +45,7 @@ from .events import (
     tool_call_delta,
 )
 from .grammar import expected_description, harmony_parser, header_lexer
-from .header_reader import HEADER_TOKENS, lex_header_text, lex_pending, read_pending
+from .header_reader import HEADER_TOKENS, lex_pending, read_pending
 from .lalr import LalrDriver, parse_table
 from .lexer import TextRun
 from .model import (
@@ -460,11 +447,6 @@ class Engine:
             return self.parser.feed(_START) and self.lexes_as_header(text)
         finally:
             self.parser = saved
-
-    def lex_header_text(self, text: str, start: int, end: int) -> None:
-        """Lex ``text`` as header text from the parser's state (strict, and text between
-        messages that no row read)."""
-        lex_header_text(self, text, start, end)
 
     # ------------------------------------------------------------------ actions
     def _begin(self, start: int) -> None:
