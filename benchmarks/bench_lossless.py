@@ -1,166 +1,216 @@
-"""Lossless lenient reading, measured over engine manglings of generated Harmony.
+"""Lossless lenient reading, measured over manglings, header shapes and an alphabet fuzzer.
 
-    python benchmarks/bench_lossless.py [--count N]     # N inputs in all (default 100,000)
+    python benchmarks/bench_lossless.py [--n N] [--workers W]   # N inputs in all (default 100,000)
 
-The generator and its manglings are ``tests/mangler.py``, the same as the property tests
-(tests/test_lossless.py). For each mangling kind, over completions and conversations,
-text and (a tenth of them) token ids:
+Three generators, none of them the parser's: ``tests/mangler.py`` (engine manglings of
+generated Harmony), ``tests/mangler_shapes.py`` (the header shapes that made lenient reading
+cascade) and ``tests/harmony_alphabet.py`` (random mixes of Harmony's alphabet, kind
+``fuzz``). The same generators drive the property tests (tests/test_lossless.py,
+tests/test_field_conservation.py). Inputs are split evenly over the kinds, half completions
+and half conversations, and run in ``W`` processes (default: every CPU); ``--n 1000000``
+is the issue's size. For each kind, text (and 1 input in 10 as token ids):
 
-* **characters lost**: characters of the input in no message and no discarded range that
-  are not whitespace, plus the characters of every content that is not the input it came
-  from, plus discarded characters that are not control-token debris (target 0);
-* **exact**: where the mangling leaves one reading (``tests/mangler.expected``), the share
-  read back as the original messages;
-* **repair**: idempotence failures, and outputs that do not parse strictly without error.
+* **missing**: inputs with characters in no message field, by the independent check
+  (``tests/field_check.py``, which never reads the ledger), and how many characters
+  (target 0); **extra**: inputs with characters read twice or made up; **order**: inputs
+  whose contents are not in input order;
+* **ledger**: inputs where ``conservation_problems`` finds a problem (text; ids 1 in 10);
+* **exact**: where the mangling leaves one reading, the share read back as the originals
+  (``tests/mangler.expected``; for the shapes ``tests/mangler_shapes.expected_shape``);
+* **repair** (1 in 10): outputs that are not idempotent, or do not parse strictly;
+* **time**: ``conservation_problems`` time against parse time (the ledger check must stay
+  linear: a small multiple of parsing at any size).
 
 Then lenient against strict parse time on the same well-formed inputs (target: lenient at
-most 1.3x strict), CPU seconds.
+most 1.3x strict), CPU seconds; and ``conservation_problems`` on one conversation of
+20,000 messages.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harmony_grammar import parse, validate
+from harmony_grammar import parse
 from harmony_grammar.cli.repair import repaired_text
 from harmony_grammar.format.accounting import conservation_problems
 from harmony_grammar.format.harmony_ids import encode_harmony
-from harmony_grammar.format.lexer import split_text
 from harmony_grammar.format.model import ParseResult
+from tests.field_check import field_check
+from tests.harmony_alphabet import as_ids, as_text, random_pieces
 from tests.mangler import (
     MANGLINGS,
+    Mangled,
     comparable,
     expected,
     mangle,
     random_completion,
     random_conversation,
 )
+from tests.mangler_shapes import SHAPES, expected_shape, mangle_shape, matches
+
+FUZZ = "fuzz"
+KINDS = (*sorted(MANGLINGS), *sorted(SHAPES), FUZZ)
+#: How many inputs a worker takes at once.
+BATCH = 2_000
 
 
-def characters_lost(text: str, result: ParseResult) -> int:
-    """How many characters of ``text`` the ledger does not account for."""
-    ledger = result.accounting
-    assert ledger is not None
-    covered = bytearray(len(text))
-    lost = 0
-    for message, spans in zip(result.messages, ledger.content, strict=True):
-        if message.span is not None:
-            width = message.span.end - message.span.start
-            covered[message.span.start : message.span.end] = b"\x01" * width
-        if "".join(text[s.start : s.end] for s in spans) != message.content:
-            lost += len(message.content)  # content that is not the input it came from
-    for span in ledger.discarded:
-        if not all(control is not None for control, *_ in split_text(text[span.start : span.end])):
-            lost += span.end - span.start  # discarded text that is not control-token debris
-        covered[span.start : span.end] = b"\x01" * (span.end - span.start)
-    return lost + sum(1 for i, ch in enumerate(text) if not covered[i] and not ch.isspace())
+def _exact(mangled: Mangled, result: ParseResult) -> bool | None:
+    """Whether ``result`` is the one reading ``mangled`` leaves (None: more than one)."""
+    kind = mangled.kind
+    if kind in SHAPES:
+        return matches([comparable(m) for m in result.messages], expected_shape(mangled))
+    want = expected(mangled)
+    if want is None:
+        return None
+    if kind == "prose_before":
+        slot = int(mangled.detail["slot"])  # type: ignore[call-overload]
+        got = [comparable(m) for m in result.messages]
+        if len(got) == len(want) and got[slot][4] == want[slot][4]:
+            got[slot] = want[slot]
+        return got == want
+    keep_terminator = kind not in ("drop_terminator", "strip_all", "glue_prose")
+    constrain = kind not in ("strip_all", "glue_prose")
+    got = [comparable(m, terminator=keep_terminator, constrain=constrain) for m in result.messages]
+    return got == want
 
 
-def main() -> None:
-    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    options.add_argument("--count", type=int, default=100_000)
-    args = options.parse_args()
-    kinds = sorted(MANGLINGS)
-    repairs: dict[str, tuple[int, int]] = {}
-    per_kind = max(1, args.count // len(kinds))
-    rows = {}
-    for kind in kinds:
-        n = lost = problems_text = problems_ids = exact = exact_n = not_idempotent = 0
-        not_strict = invalid = empty = 0
-        for seed in range(per_kind):
-            rng = random.Random(seed * 7919 + hash(kind) % 7919)
-            sample = random_conversation(rng) if seed % 2 else random_completion(rng)
-            mangled = mangle(sample, kind, rng)
-            start = sample.start
-            result = parse(mangled.text, start=start, strict=False)
-            n += 1
-            lost += characters_lost(mangled.text, result)
-            problems_text += bool(conservation_problems(mangled.text, result))
-            if seed % 10 == 0:
-                ids = encode_harmony(mangled.text)
-                problems_ids += bool(
-                    conservation_problems(ids, parse(ids, start=start, strict=False))
-                )
-            want = expected(mangled)
-            if want is not None and kind != "prose_before":
-                exact_n += 1
-                keep_terminator = kind not in ("drop_terminator", "strip_all", "glue_prose")
-                constrain = kind not in ("strip_all", "glue_prose")
-                got = [
-                    comparable(m, terminator=keep_terminator, constrain=constrain)
-                    for m in result.messages
-                ]
-                exact += got == want
-            elif want is not None:
-                exact_n += 1
-                slot = int(mangled.detail["slot"])  # type: ignore[call-overload]
-                got = [comparable(m) for m in result.messages]
-                if len(got) == len(want) and got[slot][4] == want[slot][4]:
-                    got[slot] = want[slot]
-                exact += got == want
-            if seed % 10 == 0:
-                completion = start == "completion"
-                once = repaired_text(result.messages, completion=completion)
-                again = parse(once, start=start, strict=False)
-                not_idempotent += repaired_text(again.messages, completion=completion) != once
-                not_strict += bool(once) and not parse(once, start=start).ok
-                report = validate(once, start=start) if once else None
-                invalid += report is not None and not report.ok
-                empty += not once and bool(mangled.text.strip())
-        repairs[kind] = (invalid, empty)
-        rows[kind] = (
-            n,
-            lost,
-            problems_text,
-            problems_ids,
-            exact,
-            exact_n,
-            not_idempotent,
-            not_strict,
+def _input(kind: str, seed: int) -> tuple[str, list[int] | None, str, Mangled | None]:
+    """``(text, ids or None, start, mangled or None)`` of input ``seed`` of ``kind``."""
+    rng = random.Random(f"{kind}:{seed}")
+    start = "conversation" if seed % 2 else "completion"
+    ids_too = seed % 10 == 0
+    if kind == FUZZ:
+        pieces = random_pieces(rng)
+        return as_text(pieces), as_ids(pieces) if ids_too else None, start, None
+    sample = random_conversation(rng) if seed % 2 else random_completion(rng)
+    make = mangle_shape if kind in SHAPES else mangle
+    mangled = make(sample, kind, rng)
+    return mangled.text, encode_harmony(mangled.text) if ids_too else None, start, mangled
+
+
+def run_batch(job: tuple[str, int, int]) -> tuple[str, Counter[str], tuple[int, str] | None]:
+    """Measure inputs ``[first, last)`` of one kind; the counts and the shortest input that
+    lost characters (its length and text), if any."""
+    kind, first, last = job
+    counts: Counter[str] = Counter()
+    worst: tuple[int, str] | None = None
+    clock = time.process_time  # CPU time: a busy machine does not move it
+    for seed in range(first, last):
+        text, ids, start, mangled = _input(kind, seed)
+        begin = clock()
+        result = parse(text, start=start, strict=False)
+        middle = clock()
+        problems = conservation_problems(text, result)
+        counts["parse_us"] += int((middle - begin) * 1e6)
+        counts["check_us"] += int((clock() - middle) * 1e6)
+        counts["inputs"] += 1
+        counts["ledger"] += bool(problems)
+        check = field_check(text, result)
+        counts["missing"] += bool(check.missing)
+        counts["missing_chars"] += check.missing_count
+        counts["extra"] += bool(check.extra)
+        counts["order"] += check.out_of_order
+        if check.missing and (worst is None or len(text) < worst[0]):
+            worst = (len(text), text)
+        if mangled is not None:
+            exact = _exact(mangled, result)
+            if exact is not None:
+                counts["exact_n"] += 1
+                counts["exact"] += exact
+        if ids is not None:
+            by_ids = parse(ids, start=start, strict=False)
+            counts["ids_n"] += 1
+            counts["ids_ledger"] += bool(conservation_problems(ids, by_ids))
+            counts["ids_missing"] += not field_check(ids, by_ids).ok
+            counts.update(_repair(text, start, result))
+    return kind, counts, worst
+
+
+def _repair(text: str, start: str, result: ParseResult) -> Counter[str]:
+    completion = start == "completion"
+    out: Counter[str] = Counter()
+    try:
+        once = repaired_text(result.messages, completion=completion)
+        again = repaired_text(
+            parse(once, start=start, strict=False).messages, completion=completion
         )
+    except Exception:  # a repair that raises is a finding, not the end of the run
+        out["repair_raises"] += 1
+        return out
+    out["repair_not_idempotent"] += again != once
+    out["repair_not_strict"] += bool(once) and not parse(once, start=start).ok
+    return out
 
-    total = sum(r[0] for r in rows.values())
-    print(f"{total:,} mangled inputs (half completions, half conversations)\n")
+
+def _jobs(total: int) -> list[tuple[str, int, int]]:
+    per_kind = max(1, total // len(KINDS))
+    return [
+        (kind, first, min(first + BATCH, per_kind))
+        for kind in KINDS
+        for first in range(0, per_kind, BATCH)
+    ]
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part:,}/{whole:,} ({part / whole:.1%})" if whole else "—"
+
+
+def _report(rows: dict[str, Counter[str]], worst: dict[str, tuple[int, str]]) -> None:
+    total = sum(r["inputs"] for r in rows.values())
+    print(f"{total:,} inputs ({len(rows)} kinds, half completions, half conversations)\n")
     print(
-        "| mangling | inputs | characters lost | ledger problems (text) | ledger problems (ids,"
-        " 1 in 10) | exact (one reading) | repair not idempotent | repair output not"
-        " strict-clean |"
+        "| kind | inputs | missing (inputs) | missing (chars) | extra | order | ledger (text)"
+        " | ids: ledger / field check (1 in 10) | exact (one reading) | repair: raises /"
+        " not idempotent / not strict-clean (1 in 10) | conservation_problems / parse time |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for kind, (n, lost, text_bad, ids_bad, exact, exact_n, idem, strict_bad) in rows.items():
-        share = f"{exact:,}/{exact_n:,} ({exact / exact_n:.1%})" if exact_n else "— (ambiguous)"
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for kind, r in rows.items():
+        ratio = r["check_us"] / r["parse_us"] if r["parse_us"] else 0.0
         print(
-            f"| {kind} | {n:,} | {lost} | {text_bad} | {ids_bad} | {share} | {idem} |"
-            f" {strict_bad} |"
+            f"| {kind} | {r['inputs']:,} | {_share(r['missing'], r['inputs'])} |"
+            f" {r['missing_chars']:,} | {r['extra']:,} | {r['order']:,} | {r['ledger']:,} |"
+            f" {r['ids_ledger']:,} / {r['ids_missing']:,} of {r['ids_n']:,} |"
+            f" {_share(r['exact'], r['exact_n']) if r['exact_n'] else '— (ambiguous)'} |"
+            f" {r['repair_raises']} / {r['repair_not_idempotent']} / {r['repair_not_strict']} |"
+            f" {ratio:.2f} |"
         )
-    checked = sum(1 for _ in range(0, per_kind, 10))
+    every: Counter[str] = sum(rows.values(), Counter())
     print(
-        f"\nrepair, 1 input in 10 ({checked:,} per kind): outputs that re-validate with errors"
-        " (the reading itself breaks a rule: text after a call, a cut call's arguments, a"
-        " stripped conversation's results) / outputs empty where the input was not"
+        f"\nall kinds: inputs missing characters {_share(every['missing'], every['inputs'])},"
+        f" {every['missing_chars']:,} characters; ledger problems {every['ledger']:,};"
+        f" conservation_problems {every['check_us'] / 1e6:.1f} s against parse"
+        f" {every['parse_us'] / 1e6:.1f} s (CPU, summed over workers)"
     )
-    print("| mangling | re-validate with errors | empty |\n|---|---:|---:|")
-    for kind, (invalid, empty) in repairs.items():
-        print(f"| {kind} | {invalid} | {empty} |")
-    lost_all = sum(r[1] for r in rows.values())
-    print(f"\ncharacters lost, all kinds: {lost_all}")
+    if worst:
+        print("\nshortest input that loses characters, per kind:")
+        for kind, (_, text) in sorted(worst.items()):
+            print(f"  {kind}: {text[:300]!r}")
 
+
+def _timed(function: Callable[[], object]) -> float:
+    begin = time.process_time()
+    function()
+    return time.process_time() - begin
+
+
+def _speed() -> None:
     samples = []
     rng = random.Random(1)
     for i in range(2000):
         samples.append(random_conversation(rng) if i % 2 else random_completion(rng))
 
     def once(strict: bool) -> float:
-        begin = time.process_time()
-        for sample in samples:
-            parse(sample.text, start=sample.start, strict=strict)
-        return time.process_time() - begin
+        return _timed(lambda: [parse(s.text, start=s.start, strict=strict) for s in samples])
 
     # Alternating rounds, the best of each: a busy machine moves both alike.
     once(True), once(False)
@@ -170,11 +220,42 @@ def main() -> None:
         t_lenient = min(t_lenient, once(False))
     size = sum(len(s.text) for s in samples)
     print(
-        f"well-formed inputs ({len(samples):,}, {size / 1e6:.2f} MB): strict "
+        f"\nwell-formed inputs ({len(samples):,}, {size / 1e6:.2f} MB): strict "
         f"{t_strict / len(samples) * 1e6:.1f} us each, lenient "
         f"{t_lenient / len(samples) * 1e6:.1f} us; lenient/strict {t_lenient / t_strict:.2f}"
         " (target <= 1.3)"
     )
+    long = "".join(samples[1].text for _ in range(20_000 // len(samples[1].messages) + 1))
+    result = parse(long, start="conversation", strict=False)
+    t_parse = _timed(lambda: parse(long, start="conversation", strict=False))
+    t_check = _timed(lambda: conservation_problems(long, result))
+    print(
+        f"one conversation of {len(result.messages):,} messages ({len(long) / 1e6:.1f} MB):"
+        f" parse {t_parse:.2f} s, conservation_problems {t_check:.2f} s"
+    )
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--n", "--count", dest="n", type=int, default=100_000)
+    options.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    options.add_argument("--no-speed", action="store_true", help="skip the timing section")
+    args = options.parse_args()
+    rows: dict[str, Counter[str]] = {kind: Counter() for kind in KINDS}
+    worst: dict[str, tuple[int, str]] = {}
+    jobs = _jobs(args.n)
+    if args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            results = list(pool.map(run_batch, jobs))
+    else:
+        results = [run_batch(job) for job in jobs]
+    for kind, counts, shortest in results:
+        rows[kind].update(counts)
+        if shortest is not None and (kind not in worst or shortest[0] < worst[kind][0]):
+            worst[kind] = shortest
+    _report(rows, worst)
+    if not args.no_speed:
+        _speed()
 
 
 if __name__ == "__main__":

@@ -265,8 +265,9 @@ LENIENT_CASES = {
     "duplicate-channel": (
         "<|start|>assistant<|channel|>commentary<|channel|>final<|message|>x<|end|>",
         ["HG100"],
-        ["HG157"],
-        [("final", "x", "end")],  # the channel next to <|message|> stands
+        ["HG157", "HG151"],
+        # a second, different channel begins the next message: both words stay fields
+        [("commentary", "", None), ("final", "x", "end")],
     ),
     "missing-terminator": (
         "<|start|>assistant<|channel|>final<|message|>a<|start|>user<|message|>b<|end|>",
@@ -303,9 +304,10 @@ def test_duplicate_recipient():
     )
     assert codes(parse(text)) == ["HG101"]
     lenient = parse(text, strict=False)
-    assert codes(lenient) == ["HG158"]
+    assert codes(lenient) == ["HG158"]  # a second, different recipient: content, not hidden
     (message,) = lenient.messages
     assert (message.recipient, message.content_type) == ("functions.f", "<|constrain|>json")
+    assert message.content == "to=functions.g{}"
 
 
 def test_duplicate_recipient_in_the_role_section():
@@ -315,6 +317,7 @@ def test_duplicate_recipient_in_the_role_section():
     assert codes(parse(text)) == ["HG101"]
     lenient = parse(text, strict=False)
     assert codes(lenient) == ["HG158"] and lenient.messages[0].recipient == "functions.a"
+    assert lenient.messages[0].content == "to=functions.b{}"
 
 
 def test_glued_and_upper_case_content_types():
@@ -338,7 +341,8 @@ def test_glued_and_upper_case_content_types():
     assert parse(upper, start="completion").messages[0].content_type == "<|constrain|>JSON"
     lenient_upper = parse(upper, start="completion", strict=False)
     assert codes(lenient_upper) == ["HG155"]
-    assert lenient_upper.messages[0].content_type == "<|constrain|>json"
+    # the field is the input's slice (issue 30); HG155 says it is not in lower case
+    assert lenient_upper.messages[0].content_type == "<|constrain|>JSON"
 
 
 @pytest.mark.parametrize(

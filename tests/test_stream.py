@@ -141,11 +141,19 @@ def test_partial_control_token_is_held_back():
     assert parser.result().messages[0].content == "Hello "
 
 
-def test_held_back_text_that_is_not_a_token_is_released_at_close():
+def test_a_token_cut_short_at_close_is_debris_never_content():
+    """Output cut inside a stop token's spelling (issue 30): the held-back ``<|ret`` is
+    discarded with a diagnostic at close, in the stream as in ``parse``; a lone ``<`` is
+    text."""
     parser = StreamParser()
     parser.feed("<|channel|>final<|message|>a <|ret")
     events = parser.close()
-    assert [e.text for e in events if isinstance(e, ContentDelta)] == ["<|ret"]
+    assert [e.text for e in events if isinstance(e, ContentDelta)] == []
+    assert parser.result().messages[0].content == "a "
+    assert [d.code for d in parser.result().diagnostics] == ["HG175"]
+    parser = StreamParser()
+    parser.feed("<|channel|>final<|message|>a <")
+    assert [e.text for e in parser.close() if isinstance(e, ContentDelta)] == ["<"]
 
 
 def test_split_utf8_is_held_back(encoding):

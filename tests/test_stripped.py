@@ -57,7 +57,7 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
             (A, "analysis", None, None, "need to read file."),
             (A, "commentary", "functions.read_file", None, '{"path":"a"}'),
         ],
-        ["HG160", "HG160"],  # a glued author is a call, never a forged tool result (HG170)
+        ["HG160", "HG160", "HG160"],  # a glued author is a call, never a forged tool result (HG170)
     ),
     "glued-author-message-kept": (
         "<|channel|>analysis<|message|>Read.<|end|><|start|>assistantcommentary"
@@ -92,14 +92,15 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         "<|start|>assistant<|channel|>final<|message|>No.",
         "completion",
         None,
-        [(A, "analysis", None, None, "The user asks: x y"), (A, "final", None, None, "No.")],
+        # content starts at the first character no field reads; the channel is as written
+        [(A, "commentary", None, None, "... The user asks: x y"), (A, "final", None, None, "No.")],
         ["HG161"],
     ),
     "prose-after-junk-type": (
         "<|channel|>commentary 2? The request is vague.<|end|>",
         "completion",
         None,
-        [(A, "analysis", None, None, "The request is vague.")],
+        [(A, "commentary", None, None, "2? The request is vague.")],
         ["HG161"],
     ),
     "headerless": ("Four.", "completion", None, [(A, "final", None, None, "Four.")], ["HG163"]),
@@ -129,15 +130,21 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         "<|start|>assistant<|channel|>final<|message|>Hi",
         "completion",
         None,
-        [(A, "analysis", None, None, "I'm\nthinking"), (A, "final", None, None, "Hi")],
-        ["HG157", "HG167"],
+        # a second, different channel begins the next message: both words stay fields
+        [
+            (A, "commentary", None, None, ""),
+            (A, "analysis", None, None, "I'm\nthinking"),
+            (A, "final", None, None, "Hi"),
+        ],
+        ["HG157", "HG167", "HG151"],
     ),
     "tool-in-channel": (
         "<|channel|>functions.read<|channel|>commentary to=assistant json",
         "completion",
         None,
-        [(A, "commentary", "functions.read", "json", "")],
-        ["HG166", "HG157", "HG158", "HG150", "HG153"],
+        # a second, different recipient is no field: it is the content (nothing hidden)
+        [(A, "commentary", "functions.read", None, "to=assistant json")],
+        ["HG166", "HG158", "HG153"],
     ),
     "call-shaped-reply": (
         '<|start|>functions.read_file<|channel|>commentary to=assistant code<|message|>{"p":1}',
@@ -158,7 +165,7 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         "completion",
         None,
         [(A, "commentary", "functions.get_weather", "json", '{"city":"Paris"}')],
-        ["HG160", "HG154", "HG153"],
+        ["HG160", "HG154", "HG165", "HG153"],
     ),
     "stripped-message-token": (
         '<|channel|>commentary to=functions.f <|constrain|>json{"a":1}<|call|>',
@@ -335,8 +342,9 @@ def test_token_ids_are_authoritative(name):
     text, start, tools, _, _ = CASES[name]
     result = parse(encode_harmony(text), start=start, strict=False, tools=tools)
     codes = {d.code for d in result.diagnostics}
-    if "HG160" in codes:  # only a glued author inside a real header is still re-read
-        assert CONTROL_SPELLING_RE.search(text) is not None
+    if "HG160" in codes:  # only a header position is still re-read: a glued author inside
+        # a real header, or a completion's first header (its recipient, then its arguments)
+        assert CONTROL_SPELLING_RE.search(text) is not None or text.lstrip().startswith("to=")
     text_calls = [m for m in parse(text, start=start, strict=False, tools=tools).messages
                   if m.is_tool_call]
     id_calls = [m for m in result.messages if m.is_tool_call]
@@ -393,8 +401,10 @@ def test_long_stripped_output_is_not_a_header_too_long():
 def test_a_recipient_after_the_content_type_is_still_the_recipient_once():
     text = "<|channel|>commentary to=functions.f json to=functions.g<|message|>{}<|call|>"
     result = parse(text, start="completion", strict=False)
-    assert [d.code for d in result.diagnostics] == ["HG158"]  # a second recipient: dropped
+    # a second, different recipient is read by no field: it is content, never hidden
+    assert [d.code for d in result.diagnostics] == ["HG158"]
     assert result.messages[0].recipient == "functions.f"
+    assert result.messages[0].content == "to=functions.g{}"
 
 
 def test_strict_error_at_a_non_ascii_channel_name_points_at_the_whole_word():
@@ -446,4 +456,4 @@ def test_positions_of_header_repairs_point_into_the_header():
     assert stripped.start == text.index("{")  # where <|message|> was stripped
     late = "<|channel|>commentary json to=functions.f<|message|>{}<|call|>"
     (moved,) = parse(late, start="completion", strict=False).diagnostics
-    assert late[moved.start : moved.end] == " to=functions.f"
+    assert late[moved.start : moved.end] == "to=functions.f"

@@ -31,6 +31,7 @@ from ..format.parser import parse
 from ..format.tokens import ControlToken
 from ..rendering.conversation import Conversation
 from ..rendering.errors import RenderError
+from ..rendering.header_fields import header_problem
 from ..rendering.renderer import render
 from .display import cause_line, shown_path
 from .errors import CliError
@@ -76,10 +77,38 @@ def _ended(message: Message, last: bool) -> Message:
     return dataclasses.replace(message, terminator=terminator)
 
 
-def repaired_text(messages: Sequence[Message], *, completion: bool) -> str:
-    """The canonical Harmony of recovered ``messages`` (see the module docstring)."""
+def _writable(message: Message) -> tuple[Message, str | None]:
+    """``message`` on a channel the renderer accepts, and a note when it had to move: a call
+    goes on ``commentary``, anything else on ``analysis`` (never shown to a user by mistake),
+    so one unwritable channel word (HG173's ``análisis``) does not lose the whole output."""
+    problem = header_problem(message)
+    if problem is None or problem[0] != "channel":
+        return message, None
+    channel = "commentary" if message.recipient is not None else "analysis"
+    note = (
+        f"channel {message.channel!r} cannot be written as Harmony ({problem[1]});"
+        f" written on {channel!r}"
+    )
+    return dataclasses.replace(message, channel=channel), note
+
+
+def repaired_text(
+    messages: Sequence[Message], *, completion: bool, notes: list[str] | None = None
+) -> str:
+    """The canonical Harmony of recovered ``messages`` (see the module docstring).
+
+    A message whose channel the renderer refuses is written on a channel it accepts
+    (:func:`_writable`); ``notes`` gets one line per such message.
+    """
     if not messages:
         return ""
+    written = []
+    for index, message in enumerate(messages):
+        message, note = _writable(message)
+        written.append(message)
+        if note is not None and notes is not None:
+            notes.append(f"message {index}: {note}")
+    messages = written
     if completion:
         messages = [_ended(m, i == len(messages) - 1) for i, m in enumerate(messages)]
     text = render(Conversation(tuple(messages)), auto_drop_analysis=False)
@@ -111,8 +140,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a malformed tools list
         raise CliError(f"{args.tools}: {exc}") from None
     filename = shown_path(args.file)
+    notes: list[str] = []
     try:
-        text = repaired_text(result.messages, completion=args.completion)
+        text = repaired_text(result.messages, completion=args.completion, notes=notes)
     except RenderError as exc:
         _report(result, filename)
         print(f"harmony-grammar: error: {filename}: cannot render: {exc}", file=sys.stderr)
@@ -121,4 +151,6 @@ def run(args: argparse.Namespace) -> int:
     # parser reads a newline after the last message as nothing, so the output still parses.
     sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
     _report(result, filename)
-    return 1 if result.diagnostics else 0
+    for note in notes:
+        print(f"{filename}: {note}", file=sys.stderr)
+    return 1 if result.diagnostics or notes else 0

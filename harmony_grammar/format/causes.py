@@ -83,7 +83,7 @@ CAUSES: dict[str, Cause] = {
     ),
     "HG155": Cause(
         "the model wrote the content type in upper case (`<|constrain|>JSON`)",
-        "nothing to fix at the source; the content type was read in lower case",
+        "nothing to fix at the source; the content type was kept as written, with this warning",
     ),
     "HG156": _MODEL_DRIFT_HEADER,
     "HG157": _MODEL_DRIFT_HEADER,
@@ -133,6 +133,9 @@ CAUSES: dict[str, Cause] = {
         "pass only what the model generated after the prompt's `<|start|>assistant`",
     ),
     "HG172": _MODEL_DRIFT_HEADER,
+    "HG177": _MODEL_DRIFT_HEADER,
+    "HG178": _MODEL_DRIFT_HEADER,
+    "HG179": _MODEL_DRIFT_HEADER,
     "HG173": Cause(
         "the model wrote a channel name that is not one of Harmony's ASCII names (often a "
         "translated `analysis`/`final` in a conversation in another language)",

@@ -37,6 +37,14 @@ class Draft:
     #: The body's delta events by text, shared: deltas are frozen, so the same text in one
     #: message is one object (a token's text recurs; building a delta is the hot path's cost).
     deltas: dict[str, object] = field(default_factory=dict)
+    #: Where the header's fields were read: ``(field, start, end)``, ``-1`` for a default
+    #: (the conservation ledger's field slices, :attr:`.model.Accounting.fields`).
+    fields: list[tuple[str, int, int]] = field(default_factory=list)
+    #: Header text read as no field (no letter, no digit) and its input ranges (flat).
+    unread: list[str] = field(default_factory=list)
+    unread_spans: list[int] = field(default_factory=list)
+    #: Header text read as content before the body opened: ``(text, start, end)``.
+    early: list[tuple[str, int, int]] = field(default_factory=list)
 
     @property
     def is_tool_call(self) -> bool:
@@ -45,9 +53,12 @@ class Draft:
 
 @dataclass
 class PendingText:
-    """Header (or between-message) text waiting for the next control token."""
+    """Header (or between-message) text waiting for the token that ends it; in lenient
+    mode a header's own control tokens (``<|channel|>``, ``<|constrain|>``) wait with it,
+    so that the header is read whole (:mod:`.headers`)."""
 
-    parts: list[str] = field(default_factory=list)
+    #: ``(control token or None, text, start, end)`` in input order.
+    pieces: list[tuple[object, str, int, int]] = field(default_factory=list)
     start: int = -1
     end: int = -1
     length: int = 0

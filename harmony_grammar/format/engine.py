@@ -8,31 +8,18 @@ ids) special ids that are not Harmony. The engine owns one Lark interactive pars
 * A control token is fed to the parser as its own terminal.
 * Text inside a message body is fed as a single ``CONTENT`` terminal the first time and then
   only appended to the message: content is never lexed, so it can stream.
-* Any other text (a header, or the gap between messages) waits until the next control token
-  or the end of input and is then lexed by the grammar's contextual lexer: the terminals the
-  parser state accepts decide what the text may be.
+* Any other text (a header, or the gap between messages) waits until the token that ends
+  it; in lenient mode a header's own ``<|channel|>``/``<|constrain|>`` wait with it, and the
+  header is read whole (:mod:`.header_reader`, :mod:`.headers`).
 
-Whether the parser accepts a terminal is asked before it is fed, so a rejected token leaves
-the parser untouched. Then the repair table (:mod:`.repairs`; empty in strict mode) may
-repair the input by feeding synthetic terminals, each repair with its own warning code;
-anything else is an error, after which everything is skipped up to the next ``<|start|>``
-and parsing resumes from a fresh parser there (strict mode only: the lenient table always
-has a last row that applies).
+A rejected token leaves the parser untouched; the repair table (:mod:`.repairs`; empty in
+strict mode) may then repair the input with synthetic terminals, each repair with its own
+code; anything else is an error, and everything up to the next ``<|start|>`` is skipped.
 
-Every piece of input is accounted for (:class:`.model.Accounting`): control tokens and
-header text belong to the message whose header they are, body text to its content (with
-the input ranges it came from), and what no message holds is *discarded* and named by a
-diagnostic: control-token debris in lenient mode, an error's skip in strict mode.
-
-What a terminal *means* (this one is the author, that one the channel) is the table
-``_ACTIONS``: one small function per terminal. The order in which terminals may come is the
-grammar's alone.
-
-Why this module stays whole (about 600 lines): the feeding loop, the action table and the
-message state they mutate change together, and moving the actions out would need a protocol
-as wide as the class. The parts that change on their own live apart: the repair table
-(:mod:`.repairs`, its rows in :mod:`.recoveries` and :mod:`.readings`), the draft
-(:mod:`.draft`) and call checks (:mod:`.call_check`).
+Every piece of input is accounted for (:class:`.model.Accounting`): header fields with
+their slices, unread header text, content ranges, and what no message holds is discarded
+and named by a diagnostic. What a terminal *means* is :mod:`.actions`; the order in which
+terminals may come is the grammar's alone.
 """
 
 from __future__ import annotations
@@ -42,38 +29,35 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..tools.names import MAX_HEADER_LENGTH
+from .actions import ACTIONS
 from .call_check import CallCheck
 from .diagnostics import LineIndex, Overflow, make_diagnostic
 from .draft import Draft, PendingText
 from .events import (
     DiagnosticEvent,
     Event,
-    HeaderComplete,
     MessageEnd,
     MessageStart,
     StopGeneration,
     ToolCallEnd,
-    ToolCallStart,
     content_delta,
     tool_call_delta,
 )
 from .from_typescript import tools_from_typescript
 from .grammar import expected_description, harmony_parser, header_lexer
+from .header_reader import HEADER_TOKENS, lex_pending, read_pending
 from .lalr import LalrDriver, parse_table
 from .lexer import TextRun
 from .model import (
     Diagnostic,
     Ledger,
     Message,
-    RecipientPosition,
     Role,
     Span,
     Terminator,
     author_text,
 )
-from .readings import DOTTED_NAME
-from .recoveries import close_duplicate_channel, misplaced_recipient
-from .repairs import LENIENT, STRICT, Where
+from .repairs import LENIENT, STRICT
 from .tokens import (
     FIRST_SPECIAL_ID,
     LAST_SPECIAL_ID,
@@ -106,11 +90,12 @@ _RESYNC_START = {
 }
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
+_CONSTRAIN = ControlToken.CONSTRAIN.terminal
+#: Tokens a row may leave held with the header text it opened (they join that header).
+_HELD_CLOSERS = frozenset({_CHANNEL, _CONSTRAIN})
 _CONTENT = "CONTENT"
 #: How many distinct delta events one message shares (Draft.deltas): bounded memory.
 _SHARED_DELTAS = 4096
-#: Header words a repair may feed empty, to reach ``<|message|>`` (the actions read them).
-_EMPTY_WORDS = ("AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE")
 #: Bare content types a header holds even when it never reached ``<|message|>``.
 _BARE_CONTENT_TYPES = frozenset({"json", "code"})
 
@@ -147,22 +132,25 @@ class Engine:
         self._resync_start = _RESYNC_START[start]
         self._completion = start == "completion"
         self.role = role
-        self._strict = strict
-        self._repairs = STRICT if strict else LENIENT
+        #: The repair table: strict mode is the empty one.
+        self.repairs = STRICT if strict else LENIENT
+        #: The control tokens that wait with their header's text (lenient: read whole).
+        self._held_tokens = HEADER_TOKENS if self.repairs else frozenset()
+        #: How pending text is read: whole headers with the table, or the grammar's lexing.
+        self._read_pending = read_pending if self.repairs else lex_pending
         #: Whether ordinary text may be read as stripped control tokens (lenient only).
         self.reads_stripped = not strict and (
             not token_units if stripped_dialect is None else stripped_dialect
         )
-        self._max_header = max_header_length
+        self.max_header_length = max_header_length
         self._lines: LineIndex | None = None if token_units else LineIndex()
         #: Where events go (None: nobody listens); the stream parser swaps in fresh lists.
         self.events = events
-        self._call_id = call_id or _counter_ids()
-        self._tools = tools
-        self._call_check: CallCheck | None = None
+        self.new_call_id = call_id or _counter_ids()
+        self.tools = tools
+        self.call_check: CallCheck | None = None
         self._pending = PendingText()
-        self._skipping = False
-        self.duplicate_channel: tuple[int, int] | None = None
+        self.skipping = False
         self.messages: list[Message] = []
         self.diagnostics: list[Diagnostic] = []
         #: Diagnostics past MAX_DIAGNOSTICS, counted only (bounded memory on hostile input).
@@ -176,6 +164,8 @@ class Engine:
         self._content_spans: list[list[int]] = []
         self._bodies: list[int] = []
         self._next_turn_span: Span | None = None
+        self._fields: list[list[tuple[str, int, int]]] = []
+        self._unread: list[list[int]] = []
         self._discarded: list[int] = []  # flat [start, end, ...], adjacent ranges merged
         if self._completion:
             self._begin(0)
@@ -188,12 +178,19 @@ class Engine:
     # ------------------------------------------------------------------ pieces in
     def control(self, token: ControlToken, start: int, end: int) -> None:
         """A control token at ``[start, end)``."""
-        self._flush_pending(_TERMINAL_OF[token])
-        if self._skipping:
+        if token in self._held_tokens:
+            # Lenient: a header's own tokens wait with its text; it is read whole.
+            if not self.header_open:
+                self.flush_pending(_TERMINAL_OF[token])  # text before it may open one
+            if self.header_open:
+                self.hold(token, _SPELLING_OF[token], start, end)
+                return
+        self.flush_pending(_TERMINAL_OF[token])
+        if self.skipping:
             if token is not ControlToken.START:
                 self.discard(start, end)
                 return
-            self._skipping = False
+            self.skipping = False
             self.parser = LalrDriver(self._table, self._resync_start)
         self.feed(_TERMINAL_OF[token], _SPELLING_OF[token], start, end)
 
@@ -202,11 +199,11 @@ class Engine:
         if self._lines is not None:
             self._lines.add(text, start)
         draft = self.draft
-        if draft is not None and draft.content_fed and self._call_check is None:
+        if draft is not None and draft.content_fed and self.call_check is None:
             # The hot path: more of a body already open (see route_text for the rest).
             draft.content.append(text)  # type: ignore[union-attr]
             spans = draft.content_spans
-            if spans[-1] == start:
+            if spans[-1] >= start:  # ids: a split character's ids overlap the last range
                 spans[-1] = end
             else:
                 spans += (start, end)
@@ -224,7 +221,7 @@ class Engine:
                         deltas[text] = delta
                 events.append(delta)  # type: ignore[arg-type]
             return
-        if self._skipping:
+        if self.skipping:
             self.discard(start, end)
             return
         self.route_text(text, start, end)
@@ -235,43 +232,60 @@ class Engine:
         if draft is not None and draft.content is not None:
             if not draft.content_fed:
                 self.feed(_CONTENT, "", start, start)
-                if self._skipping:
+                if self.skipping:
                     return
             draft.content.append(text)
             spans = draft.content_spans
-            if spans and spans[-1] == start:
+            if spans and spans[-1] >= start:
                 spans[-1] = end
             else:
                 spans += (start, end)
-            if self._call_check is not None:
-                self._call_check.feed(text, start, end)
+            if self.call_check is not None:
+                self.call_check.feed(text, start, end)
             if self.events is not None:
                 if draft.call_id is not None:
                     self.events.append(tool_call_delta(text, draft.call_id))
                 else:
                     self.events.append(content_delta(text, draft.channel))
             return
+        self.hold(None, text, start, end)
+        pending = self._pending
+        pending.length += len(text)
+        if pending.length > self.max_header_length:
+            # In text, end at the first character past the limit: where the chunk that crossed
+            # it ends depends on how the input was fed, and stream must equal batch.
+            over = pending.start + self.max_header_length + 1 if self.exact_positions else end
+            if not any(repair(self, pending, over) for repair in self.repairs.long_header):
+                what = f"header text is longer than {self.max_header_length} characters"
+                self.error("HG104", what, pending.start, over)
+
+    def hold(self, token: ControlToken | None, text: str, start: int, end: int) -> None:
+        """Keep a piece of header text (or, lenient, a header's control token) for its
+        header: it is read when the header ends."""
         pending = self._pending
         if pending.start < 0:
             pending.start = start
-        pending.parts.append(text)
+        pieces = pending.pieces
+        if token is None and pieces and pieces[-1][0] is None:
+            # One piece per run of text, however it was chunked (token ids: positions are
+            # whole runs, and stream must equal batch; a split UTF-8 character's ids may
+            # leave the parts' ranges apart).
+            last = pieces[-1]
+            pieces[-1] = (None, last[1] + text, last[2], end)
+        else:
+            pieces.append((token, text, start, end))
         pending.end = end
-        pending.length += len(text)
-        if pending.length > self._max_header and (self._strict or not self._may_be_prose()):
-            # In text, end at the first character past the limit: where the chunk that crossed
-            # it ends depends on how the input was fed, and stream must equal batch.
-            over = pending.start + self._max_header + 1 if self.exact_positions else end
-            what = f"header text is longer than {self._max_header} characters"
-            if not self._strict and self.fill_header_words(pending.start):
-                # Lenient keeps it: the header ends, and its text is the content (bounded
-                # memory all the same: content streams).
-                what += ": read as the message's content"
-                self.diagnose("HG104", what, pending.start, over)
-                self._pending = PendingText()
-                self.feed(_MESSAGE, "", pending.start, pending.start)
-                self.route_text("".join(pending.parts), pending.start, end)
-                return
-            self._error("HG104", what, pending.start, over)
+
+    @property
+    def header_open(self) -> bool:
+        """Whether a header is being read (its ``<|message|>`` not yet come)."""
+        draft = self.draft
+        return draft is not None and draft.content is None
+
+    def take_pending(self) -> PendingText:
+        """Hand over the pending header text (a repair reads it), leaving none."""
+        pending, self._pending = self._pending, PendingText()
+        return pending
 
     def special(self, token_id: object, index: int) -> None:
         """A special id that is not a Harmony control token, or an element of the ids that
@@ -289,6 +303,14 @@ class Engine:
         else:
             what = f"{token_id} is not an o200k_harmony token id"
         self.diagnose("HG103", f"{what}; it was skipped", index, index + 1)
+
+    def partial(self, text: str, start: int, end: int) -> None:
+        """The start of a control token's spelling at the end of input (text only)."""
+        if self._lines is not None:
+            self._lines.add(text, start)
+        self.flush_pending("$END")
+        self.discard(start, end)
+        self.diagnose("HG175", f"{text!r}, a control token cut short, was discarded", start, end)
 
     def run_end(self, run: TextRun) -> None:
         """Facts about a run of ordinary token ids that just ended."""
@@ -310,16 +332,20 @@ class Engine:
 
     def eof(self, end: int) -> None:
         """The end of input at offset ``end``."""
-        self._flush_pending("$END")
-        if self._skipping:
+        self.flush_pending("$END")
+        if self.skipping:
             return
         # A prompt's trailing <|start|>{author} is complete input (next_turn), not a header
         # cut short: only input the grammar cannot end here is repaired.
         if not self.parser.feed_eof() and not any(
-            repair(self, end) for repair in self._repairs.end_of_input
+            repair(self, end) for repair in self.repairs.end_of_input
         ):
-            self._error(
-                "HG102", "the input ends inside a message", end, end, expected=self._expected()
+            self.error(
+                "HG102",
+                "the input ends inside a message",
+                end,
+                end,
+                expected=self.expected_terminals(),
             )
             return
         draft = self.draft
@@ -336,15 +362,21 @@ class Engine:
             if start == end:
                 # A repair's zero-width terminal the grammar refuses: the repair misjudged
                 # the state. Say so as an error (never a silent skip of real input).
-                self._error("HG100", f"a repair could not feed {terminal} here", start, end)
+                self.error("HG100", f"a repair could not feed {terminal} here", start, end)
                 return
             self._unexpected_token(terminal, value, start, end)
             return
-        action = _ACTIONS.get(terminal)
+        action = ACTIONS.get(terminal)
         if action is not None:
             action(self, value, start, end)
 
-    def _expected(self) -> tuple[str, ...]:
+    def act(self, terminal: str, value: str, start: int, end: int) -> None:
+        """Run the action of a terminal the parser already took."""
+        action = ACTIONS.get(terminal)
+        if action is not None:
+            action(self, value, start, end)
+
+    def expected_terminals(self) -> tuple[str, ...]:
         return expected_description(
             {
                 name
@@ -353,37 +385,16 @@ class Engine:
             }
         )
 
-    def _flush_pending(self, closer: str) -> None:
-        """Lex the pending header text; ``closer`` is the terminal that ends it (or $END)."""
-        pending = self._pending
-        if pending.start < 0:
-            if self.duplicate_channel is not None:
-                close_duplicate_channel(self, "")
-            return
-        parts = pending.parts
-        text = parts[0] if len(parts) == 1 else "".join(parts)
-        start, end = pending.start, pending.end
-        self._pending = PendingText()
-        if self._skipping:
-            return
-        if self.duplicate_channel is not None:  # HG157: the second channel's name comes first
-            rest = close_duplicate_channel(self, text, start)
-            if self.exact_positions:
-                start += len(text) - len(rest)
-            text = rest
-            if not text:
+    def flush_pending(self, closer: str) -> None:
+        """Read the pending header text; ``closer`` is the terminal that ends it (or $END)."""
+        while self._pending.start >= 0:
+            pending = self._pending
+            self._pending = PendingText()
+            if self.skipping:
                 return
-        if self._repairs:  # strict mode has no rows: never ask where the text stands
-            if self.draft is None:
-                where = Where.BETWEEN
-            elif self.at_completion_start:
-                where = Where.COMPLETION_START
-            else:
-                where = Where.OPEN_HEADER
-            for repair in self._repairs.pending_text[where]:
-                if repair(self, text, start, end, closer):
-                    return
-        self.lex_header_text(text, start, end)
+            self._read_pending(self, pending.pieces, closer)
+            if closer in _HELD_CLOSERS and self.header_open:
+                return  # a row opened a header and held its text: the token joins them
 
     @property
     def completion(self) -> bool:
@@ -398,8 +409,8 @@ class Engine:
     @property
     def tool_names(self) -> frozenset[str]:
         """The names of the known functions: ``tools=``, else the developer message's."""
-        if self._tools is not None:
-            return frozenset(self._tools)
+        if self.tools is not None:
+            return frozenset(self.tools)
         for message in reversed(self.messages):
             if message.role is Role.DEVELOPER:
                 declared = tools_from_typescript(message.content)
@@ -410,10 +421,6 @@ class Engine:
     def stopped(self) -> bool:
         """True once ``<|call|>`` or ``<|return|>`` (or an abort) ended the turn."""
         return self.stop_reason is not None
-
-    def _may_be_prose(self) -> bool:
-        """Pending text that may be a whole message (lenient: no header-length limit)."""
-        return self.at_completion_start or _START in self.parser.choices()
 
     def restart(self, start: str) -> None:
         """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
@@ -432,61 +439,6 @@ class Engine:
             pos = match.end()
         return True
 
-    def header_prefix(self, text: str) -> int:
-        """How much of ``text`` reads as header fields here (the parser is untouched).
-
-        Lexing stops where no terminal the parser accepts matches, and before a bare
-        content type other than ``json`` or ``code`` (in a header that never reached
-        ``<|message|>`` such a word is the first word of text). A separator counts only with
-        the field after it; a tool's dotted name in the channel slot (HG166) is one field.
-        """
-        driver = self.parser.copy()
-        constrained = self.draft is not None and self.draft.constrained
-        pos = good = 0
-        while pos < len(text):
-            choices = driver.choices()
-            if "CHANNEL_NAME" in choices:
-                dotted = DOTTED_NAME.match(text, pos)
-                if dotted is not None and driver.feed("CHANNEL_NAME"):
-                    driver.feed("CHANNEL_RECIPIENT")
-                    pos = good = dotted.end()
-                    continue
-            if text.startswith(" to=", pos) and misplaced_recipient(text, pos, choices):
-                misplaced = self.lexer.terminal_regex("CHANNEL_RECIPIENT").match(text, pos)
-                if misplaced is not None:  # HG158/HG172 keep it in the header
-                    pos = good = misplaced.end()
-                    continue
-            scanner = self.lexer.scanner(driver.position, choices)
-            match = scanner.match(text, pos) if scanner is not None else None
-            name = match.lastgroup or "" if match is not None else ""
-            if match is None or not driver.feed(name):
-                break
-            bare = name == "CONTENT_TYPE" and not constrained
-            if bare and match.group().lower() not in _BARE_CONTENT_TYPES:
-                break
-            constrained = False
-            pos = match.end()
-            if name != "SPACE":
-                good = pos
-        return good
-
-    def fill_header_words(self, at: int) -> bool:
-        """Feed empty header words until ``<|message|>`` is acceptable; False if it never is
-        (the parser untouched then only if it already was).
-
-        An empty author is the parser's role, an empty channel name or content type none
-        (the actions read them so); used where lenient mode must open a body now.
-        """
-        for _ in range(3):
-            choices = self.parser.choices()
-            if _MESSAGE in choices:
-                return True
-            word = next((w for w in _EMPTY_WORDS if w in choices), None)
-            if word is None:
-                return False
-            self.feed(word, "", at, at)
-        return _MESSAGE in self.parser.choices()
-
     def lexes_as_header_after_start(self, text: str) -> bool:
         """Whether ``<|start|>`` then ``text`` would lex as header text here (untouched)."""
         saved = self.parser
@@ -496,142 +448,17 @@ class Engine:
         finally:
             self.parser = saved
 
-    def lex_header_text(self, text: str, start: int, end: int) -> None:
-        """Lex ``text`` as header text from the parser's state, with the repairs.
-
-        Character offsets within ``text`` map to input offsets only for text input; for
-        token ids the whole run's range is the position.
-        """
-        exact = self._lines is not None
-        before_lex = self._repairs.before_lex
-        pos = 0
-        while pos < len(text) and not self._skipping:
-            scanner = self.lexer.scanner(self.parser.position, self.parser.choices())
-            match = scanner.match(text, pos) if scanner is not None else None
-            if before_lex and (
-                match is None
-                or match.lastgroup == "SPACE"
-                or (match.lastgroup == "CHANNEL_NAME" and text.startswith(".", match.end()))
-            ):
-                # The BEFORE_LEX rows see text the lexer reads as no field yet: nothing, a
-                # separator, or a channel name that a dotted tool name goes on from.
-                resume = None
-                for repair in before_lex:
-                    resume = repair(self, text, pos, start + pos if exact else start, end)
-                    if resume is not None:
-                        break
-                if resume is not None:
-                    pos = resume
-                    continue
-            if match is None:
-                at = (start + pos, end) if exact else (start, end)
-                pos = self._unexpected_text(text, pos, *at)
-                continue
-            value = match.group()
-            here = start + pos if exact else start
-            self.feed(match.lastgroup or "", value, here, here + len(value) if exact else end)
-            pos += len(value)
-
     # ------------------------------------------------------------------ actions
     def _begin(self, start: int) -> None:
         self.draft = Draft(start=start, role=self.role)
+        self.draft.fields.append(("author", -1, -1))  # a completion's role: a default
         if self.events is not None:
             self.events.append(MessageStart(start))
-
-    def _on_start(self, value: str, start: int, end: int) -> None:
-        self.draft = Draft(start=start)
-        if self.events is not None:
-            self.events.append(MessageStart(start))
-
-    def _on_author(self, value: str, start: int, end: int) -> None:
-        draft = self._require_draft(start)
-        if not value:  # a repair's: a header with no author is the parser's role's (HG175)
-            draft.role = self.role
-            return
-        draft.role = Role.of_author(value)
-        if draft.role is Role.TOOL:
-            draft.name = value
-            if self._completion:
-                self.diagnose(
-                    "HG170",
-                    f"the model began a message from the tool {value!r}: it is forging the"
-                    " tool's result; stop the turn here",
-                    draft.start,
-                    end,
-                )
-                self._stop("abort", draft.start)
-
-    def _on_author_name(self, value: str, start: int, end: int) -> None:
-        self._require_draft(start).name = value
-
-    def _on_role_recipient(self, value: str, start: int, end: int) -> None:
-        draft = self._require_draft(start)
-        draft.recipient = value.split("=", 1)[1]
-        draft.recipient_position = RecipientPosition.ROLE
-
-    def _on_channel_recipient(self, value: str, start: int, end: int) -> None:
-        draft = self._require_draft(start)
-        draft.recipient = value.split("=", 1)[1]
-        draft.recipient_position = RecipientPosition.CHANNEL
-
-    def _on_channel_name(self, value: str, start: int, end: int) -> None:
-        # A repair's empty name (a <|channel|> with none, HG175) is no channel.
-        self._require_draft(start).channel = value or None
-
-    def _on_constrain(self, value: str, start: int, end: int) -> None:
-        self._require_draft(start).constrained = True
-
-    def _on_content_type(self, value: str, start: int, end: int) -> None:
-        draft = self._require_draft(start)
-        if not value:  # a repair's: <|constrain|> that no content type followed (HG175)
-            draft.content_type, draft.constrained = None, False
-            return
-        draft.content_type = ControlToken.CONSTRAIN.value + value if draft.constrained else value
-
-    def _on_message(self, value: str, start: int, end: int) -> None:
-        draft = self._require_draft(start)
-        if self._repairs and (draft.recipient is not None or draft.content_type is not None):
-            # The HEADER_COMPLETE rows read a recipient or a content type (repairs.py): a
-            # header with neither has nothing for them.
-            self.complete_header(draft, start)
-        draft.content = []
-        draft.body_start = end
-        if draft.is_tool_call:
-            draft.call_id = self._call_id()
-            if self._tools is not None and draft.recipient is not None:
-                self._call_check = CallCheck.open(
-                    self._tools,
-                    draft.recipient,
-                    self.diagnose,
-                    exact=self.exact_positions,
-                    start=draft.start,
-                    end=end,
-                )
-        if self.events is not None:
-            self.events.append(
-                HeaderComplete(
-                    draft.role, draft.name, draft.recipient, draft.channel, draft.content_type
-                )
-            )
-            if draft.call_id is not None and draft.recipient is not None:
-                name = draft.recipient.removeprefix("functions.")
-                self.events.append(ToolCallStart(name, draft.recipient, draft.call_id))
 
     def complete_header(self, draft: Draft, at: int) -> None:
         """Run the repairs of a complete header (the ``HEADER_COMPLETE`` rows)."""
-        for repair in self._repairs.header_complete:
+        for repair in self.repairs.header_complete:
             repair(self, draft, at)
-
-    def _on_content(self, value: str, start: int, end: int) -> None:
-        self._require_draft(start).content_fed = True
-
-    def _on_terminator(self, value: str, start: int, end: int) -> None:
-        self.finish(_TERMINATOR_BY_SPELLING[value], end)
-
-    def _require_draft(self, start: int) -> Draft:
-        if self.draft is None:  # only a synthetic repair can get here without <|start|>
-            self.draft = Draft(start=start, role=self.role)
-        return self.draft
 
     def finish(self, terminator: Terminator | None, end: int) -> None:
         draft = self.draft
@@ -648,11 +475,14 @@ class Engine:
             terminator=terminator,
             recipient_position=draft.recipient_position,
             span=Span(draft.start, end),
+            unread="".join(draft.unread),
         )
         self.messages.append(message)
+        self._fields.append(draft.fields)
+        self._unread.append(draft.unread_spans)
         self._content_spans.append(draft.content_spans)  # the draft is done with it
         self._bodies.append(draft.body_start)
-        call_check, self._call_check = self._call_check, None
+        call_check, self.call_check = self.call_check, None
         if call_check is not None:
             call_check.close(message.content, draft.start, end)
         if draft.is_tool_call and terminator is not Terminator.CALL:
@@ -665,14 +495,15 @@ class Engine:
             )
         events = self.events
         if events is not None:
-            recovered = not self._strict and terminator is not None
+            # A call ended otherwise (HG153) is still a call wherever the table recovers it.
+            recovered = bool(self.repairs) and terminator is not None
             if draft.call_id is not None and (terminator is Terminator.CALL or recovered):
                 events.append(ToolCallEnd(draft.call_id, message.content))
             events.append(MessageEnd(message))
         if terminator is Terminator.CALL or terminator is Terminator.RETURN:
-            self._stop(terminator.value, end)
+            self.stop(terminator.value, end)
 
-    def _stop(self, reason: str, position: int) -> None:
+    def stop(self, reason: str, position: int) -> None:
         if self.stop_reason is None or reason == "abort":
             first = self.stop_reason is None
             self.stop_reason = reason
@@ -685,7 +516,12 @@ class Engine:
         if end <= start:
             return
         spans = self._discarded
-        if spans and spans[-1] >= start:
+        if spans and start < spans[-2]:  # held text discarded after a later token: re-sort
+            pairs = sorted([*zip(spans[::2], spans[1::2], strict=True), (start, end)])
+            spans.clear()
+            for first, last in pairs:
+                self.discard(first, last)
+        elif spans and spans[-1] >= start:
             spans[-1] = max(spans[-1], end)
         else:
             spans += (start, end)
@@ -699,6 +535,8 @@ class Engine:
             list(self._discarded),
             list(self._bodies),
             self._next_turn_span,
+            list(self._fields),
+            list(self._unread),
         )
 
     # ------------------------------------------------------------------ diagnostics
@@ -714,7 +552,7 @@ class Engine:
         if self.events is not None:
             self.events.append(DiagnosticEvent(diagnostic))
 
-    def _error(
+    def error(
         self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
     ) -> None:
         """An unrecoverable error: report it and skip to the next ``<|start|>``."""
@@ -728,29 +566,21 @@ class Engine:
             start,
         )
         self.discard(first, max(end, pending.end))
-        self._skipping = True
+        self.skipping = True
         self.draft = None
         self._pending = PendingText()
 
     def _unexpected_token(self, terminal: str, value: str, start: int, end: int) -> None:
-        for repair in self._repairs.rejected_token:
+        for repair in self.repairs.rejected_token:
             if repair(self, terminal, value, start, end):
                 return
         if terminal == _CONTENT:
             described = "message content"
         else:
             described = value if terminal in _CONTROL_TERMINALS else f"{terminal} {value!r}"
-        self._error("HG100", f"unexpected {described}", start, end, expected=self._expected())
-
-    def _unexpected_text(self, text: str, pos: int, start: int, end: int) -> int:
-        """Handle unlexable header text at ``text[pos:]``; returns where lexing resumes."""
-        for repair in self._repairs.unlexable_text:
-            resume = repair(self, text, pos, start, end)
-            if resume is not None:
-                return int(resume)
-        shown = text[pos : pos + 24]
-        self._error("HG101", f"unexpected text {shown!r}", start, end, expected=self._expected())
-        return len(text)
+        self.error(
+            "HG100", f"unexpected {described}", start, end, expected=self.expected_terminals()
+        )
 
 
 def _counter_ids() -> Callable[[], str]:
@@ -759,17 +589,3 @@ def _counter_ids() -> Callable[[], str]:
 
 
 _CONTROL_TERMINALS = frozenset(token.terminal for token in ControlToken)
-
-_ACTIONS: dict[str, Callable[[Engine, str, int, int], None]] = {
-    _START: Engine._on_start,
-    "AUTHOR": Engine._on_author,
-    "AUTHOR_NAME": Engine._on_author_name,
-    "ROLE_RECIPIENT": Engine._on_role_recipient,
-    "CHANNEL_RECIPIENT": Engine._on_channel_recipient,
-    "CHANNEL_NAME": Engine._on_channel_name,
-    ControlToken.CONSTRAIN.terminal: Engine._on_constrain,
-    "CONTENT_TYPE": Engine._on_content_type,
-    _MESSAGE: Engine._on_message,
-    _CONTENT: Engine._on_content,
-    **{token.terminal: Engine._on_terminator for token in TERMINATORS},
-}

@@ -194,6 +194,7 @@ class PieceSink(Protocol):
     def text(self, text: str, start: int, end: int) -> None: ...
     def special(self, token_id: object, index: int) -> None: ...
     def run_end(self, run: TextRun) -> None: ...
+    def partial(self, text: str, start: int, end: int) -> None: ...
 
 
 def token_sequence(value: object, caller: str) -> Sequence[object]:
@@ -227,7 +228,9 @@ class TokenLexer:
     """Pushes the pieces of token ids into a sink, one call or many.
 
     Feeding all ids at once or one at a time produces the same pieces, except that text
-    may arrive in more, smaller parts.
+    may arrive in more, smaller parts. ``per_token=True`` makes every feed one id at a time,
+    so a sink that reports a position inside text (a call's arguments checked against its
+    tool) names the same id however the ids were chunked.
     """
 
     def __init__(
@@ -235,10 +238,13 @@ class TokenLexer:
         table: Sequence[bytes],
         sink: PieceSink,
         texts: Sequence[str | None] | None = None,
+        *,
+        per_token: bool = False,
     ) -> None:
         self._decoder = RunDecoder(table, texts)
         self._sink = sink
         self._index = 0
+        self._per_token = per_token
 
     def feed_one(self, token_id: int) -> None:
         """One ordinary id (``0 <= token_id < FIRST_SPECIAL_ID``): how serving loops call."""
@@ -261,6 +267,10 @@ class TokenLexer:
 
     def feed(self, token_ids: Sequence[int]) -> None:
         """Lex more ids; an element that is not an integer is passed to ``sink.special``."""
+        if self._per_token and len(token_ids) > 1:
+            for position in range(len(token_ids)):
+                self.feed(token_ids[position : position + 1])
+            return
         if len(token_ids) == 1:
             token_id = token_ids[0]
             if type(token_id) is int and 0 <= token_id < FIRST_SPECIAL_ID:
@@ -337,8 +347,16 @@ class TextLexer:
         self._push(self._lexer.feed(chunk))
 
     def close(self) -> int:
-        """End of input: flush the held-back tail; returns the number of characters seen."""
-        self._push(self._lexer.close())
+        """End of input: flush the held-back tail; returns the number of characters seen.
+
+        A tail that began a control token's spelling (``<|cal``: an output cut inside a stop
+        token) goes to ``sink.partial``, never to content; a lone ``<`` is text.
+        """
+        for _, piece, start, end in self._lexer.close():
+            if piece.startswith("<|"):
+                self._sink.partial(piece, start, end)
+            else:
+                self._sink.text(piece, start, end)
         return self._lexer.offset
 
     def _push(self, pieces: Iterator[tuple[ControlToken | None, str, int, int]]) -> None:

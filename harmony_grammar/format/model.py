@@ -119,6 +119,8 @@ class Message:
     (``<|constrain|>json``, ``json``, ``code``). ``terminator`` is None when a completion ended
     without a stop token. ``span`` is where the message stood in the parsed input; it does not
     take part in equality, so messages parsed from text and from token ids compare equal.
+    ``unread`` is lenient reading's header text read as no field, verbatim: stray
+    punctuation with no letter and no digit (text with one is always a field or content).
     """
 
     role: Role
@@ -130,6 +132,9 @@ class Message:
     terminator: Terminator | None = None
     recipient_position: RecipientPosition | None = None
     span: Span | None = field(default=None, compare=False)
+    #: Header text read as no field, verbatim (lenient only): stray punctuation with no
+    #: letter and no digit (text with a letter or a digit is always a field or content).
+    unread: str = ""
 
     def __post_init__(self) -> None:
         # Checked when made, not when rendered: Message(role="user", content="hi") works, and
@@ -185,6 +190,7 @@ class Message:
                 self.recipient_position.value if self.recipient_position else None
             ),
             "span": [self.span.start, self.span.end] if self.span else None,
+            "unread": self.unread,
         }
 
 
@@ -250,9 +256,11 @@ class Accounting:
     ``content[i]`` lists the input ranges that ``messages[i].content`` was read from, in
     order (for text input their characters, joined, are the content exactly); ``discarded``
     lists what no message holds. In lenient mode only control-token debris (a stray,
-    duplicated or unknown control token) is ever discarded; in strict mode an error's skip
-    to the next ``<|start|>`` is discarded too, and the error names it. What lies outside
-    every message and every discarded range is whitespace between messages.
+    duplicated or unknown control token, or one cut short at the end of text) is ever
+    discarded; in strict mode an error's skip to the next ``<|start|>`` is discarded too,
+    and the error names it. ``fields`` and ``unread`` place each header field and each
+    message's unread text: with the content ranges, the discarded ranges and the syntax
+    (whitespace, control tokens, ``to=``, ``:``) they tile text input exactly.
     :func:`harmony_grammar.format.accounting.conservation_problems` checks all of this.
     """
 
@@ -264,6 +272,14 @@ class Accounting:
     bodies: tuple[int, ...] = ()
     #: A prompt's trailing ``<|start|>{author}`` (``next_turn``): a header with no message.
     next_turn: Span | None = None
+    #: Where each message's header fields were read: ``(field, span)`` pairs in input order,
+    #: ``field`` one of ``author``, ``name``, ``recipient``, ``channel``, ``content_type``;
+    #: a span of None marks a default the input does not spell (a completion's role, a
+    #: channel a repair assigned). For text input each span's characters are the field's
+    #: value as written (a repair's reading of it, such as lower case, is in a diagnostic).
+    fields: tuple[tuple[tuple[str, Span | None], ...], ...] = ()
+    #: Where each message's :attr:`Message.unread` text came from, in order.
+    unread: tuple[tuple[Span, ...], ...] = ()
 
 
 def _spans(flat: Sequence[int]) -> tuple[Span, ...]:
@@ -274,7 +290,7 @@ class Ledger:
     """The engine's raw ledger, turned into an :class:`Accounting` only when asked for
     (:attr:`ParseResult.accounting`): parsing builds no span objects it may never need."""
 
-    __slots__ = ("_bodies", "_content", "_discarded", "_length", "_next_turn")
+    __slots__ = ("_bodies", "_content", "_discarded", "_fields", "_length", "_next_turn", "_unread")
 
     def __init__(
         self,
@@ -283,9 +299,12 @@ class Ledger:
         discarded: Sequence[int],
         bodies: Sequence[int],
         next_turn: Span | None,
+        fields: Sequence[Sequence[tuple[str, int, int]]] = (),
+        unread: Sequence[Sequence[int]] = (),
     ) -> None:
         self._length, self._content, self._discarded = length, content, discarded
         self._bodies, self._next_turn = bodies, next_turn
+        self._fields, self._unread = fields, unread
 
     def accounting(self) -> Accounting:
         """The ledger as :class:`Accounting`."""
@@ -295,6 +314,11 @@ class Ledger:
             _spans(self._discarded),
             tuple(self._bodies),
             self._next_turn,
+            tuple(
+                tuple((name, Span(a, b) if a >= 0 else None) for name, a, b in fields)
+                for fields in self._fields
+            ),
+            tuple(_spans(flat) for flat in self._unread),
         )
 
 

@@ -65,11 +65,13 @@ def parse(
         text_lexer.feed(source)
         end = text_lexer.close()
     else:
-        token_lexer = TokenLexer(token_bytes_table(load_encoding()), engine)
+        # With tools, one id at a time: HG180 then names the id of the first bad character,
+        # as a serving loop feeding ids one by one sees it (stream.StreamParser does the same).
+        token_lexer = TokenLexer(
+            token_bytes_table(load_encoding()), engine, per_token=tools is not None
+        )
         token_lexer.feed(source)
         end = token_lexer.close()
     engine.eof(end)
     diagnostics = engine.overflow.cap(engine.diagnostics, end)
-    return ParseResult(
-        tuple(engine.messages), diagnostics, engine.next_turn, engine.ledger(end)
-    )
+    return ParseResult(tuple(engine.messages), diagnostics, engine.next_turn, engine.ledger(end))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .draft import Draft
+from .draft import Draft, PendingText
 from .model import RecipientPosition, Role
 from .recoveries import (
     Repairable,
@@ -32,7 +32,6 @@ from .recoveries import (
     open_empty_body,
     report_before_header,
     report_call_like,
-    report_garbage,
     report_stripped,
     start_missing,
 )
@@ -44,11 +43,8 @@ __all__ = [
     "body_at_end",
     "header_at_end",
     "read_author_without_start",
-    "read_channel_without_token",
-    "read_free_header",
-    "read_header_before_space",
     "read_headerless",
-    "read_leading_recipient",
+    "read_long_header",
     "read_stripped_headers",
     "recover_stray_text",
     "repair_bare_function_name",
@@ -57,7 +53,6 @@ __all__ = [
     "repair_content_type_case",
     "repair_glued_content_type",
     "repair_stray_to_assistant",
-    "tool_in_channel_slot",
 ]
 
 
@@ -86,21 +81,12 @@ _GLUED_AUTHOR = re.compile(f"assistant{CHANNEL_WORD}")
 #: A channel word alone (a recipient and a content type may follow) where ``<|channel|>``
 #: was stripped: ``analysis<|message|>``, `` commentary to=functions.f json<|message|>``.
 _BARE_CHANNEL = re.compile(
-    rf"\s*({CHANNEL_WORD})(?=$| to=[^\s<>|]+(?: ?[a-z]+)?$| [a-z]+$)"
+    rf"\s*({CHANNEL_WORD})(?=\s*$|\s+to=[^\s<>|]+(?:\s*[a-z]+)?\s*$|\s+[a-z]+\s*$)"
 )
 #: An author a header may begin with: a role (``user:alice``) or a tool's dotted name.
 _AUTHOR_WORD = re.compile(
     r"(?:(?:system|developer|user|assistant)(?![^\s:<>|=])|[A-Za-z_][\w\-]*(?:\.[\w\-]+)+)"
 )
-#: ``to=NAME`` at a completion's very start, its space lost.
-_LEADING_RECIPIENT = re.compile(r"\s*(to=[^\s<>|]+)")
-#: One word before a recipient: ``commentary to=…``.
-_WORD_THEN_RECIPIENT = re.compile(r"\s*[^\s<>|]+(?= to=)")
-#: A channel word glued to its text (``finalHello``): the evidence rule of the stripped
-#: dialect's LEAD_CHANNEL (a capital letter, a quote, a brace or bracket, non-ASCII).
-_CHANNEL_GLUED = re.compile(CHANNEL_WORD + r"(?=[A-Z\"{\[\u0080-\U0010ffff])")
-#: A channel word repeated as junk before prose (``?commentary? The user…``).
-_CHANNEL_WORD_JUNK = re.compile(CHANNEL_WORD + r"(?=[^A-Za-z\s])")
 _FUNCTIONS = "functions."
 
 
@@ -117,7 +103,7 @@ def _outside_messages(engine: Repairable) -> bool:
 
 
 # ------------------------------------------------------------------ a message of its own
-def _own_message(engine: Repairable, text: str, start: int, end: int, closer: str) -> bool:
+def own_message(engine: Repairable, text: str, start: int, end: int, closer: str) -> bool:
     """Text no header holds becomes the content of a message of its own.
 
     The one place HG163, HG164, HG152 and HG171 (for text) are chosen: at a completion's
@@ -181,46 +167,11 @@ def read_headerless(engine: Repairable, text: str, start: int, end: int, closer:
     if not _outside_messages(engine) or not text.strip():
         return False
     if engine.at_completion_start:
-        if engine.header_prefix(text):
-            return False  # a header, then debris (HG156) or its text (read_free_header)
-        if closer in _HEADER_CLOSERS and (
-            text.strip() == engine.role.value
-            or not any(c.isalnum() for c in text)
-            or _debris_then_header(engine, text)
-        ):
-            return False
+        if closer in _HEADER_CLOSERS:
+            return False  # a header's text: read whole (headers.py)
     elif closer in _HEADER_CLOSERS and not engine.completion and engine.lexes_as_header(text):
         return False
-    return _own_message(engine, text, start, end, closer)
-
-
-def _debris_then_header(engine: Repairable, text: str) -> bool:
-    """One word, then a header: ``commentary to=functions.f<|channel|>…`` (the word is
-    header debris, HG156, and the recipient stands)."""
-    word = _WORD_THEN_RECIPIENT.match(text)
-    return word is not None and engine.lexes_as_header(text[word.end() :])
-
-
-def read_header_before_space(
-    engine: Repairable, text: str, start: int, end: int, closer: str
-) -> bool:
-    """HG156: ``<|channel|>analysis <|message|>``: whitespace that ends a header's text.
-
-    Lexed, its space would commit the header to a content type that never comes (only
-    ``<|constrain|>`` may follow a space); it is header garbage, and the header ends as
-    written.
-    """
-    if closer not in (_MESSAGE, _CHANNEL) or not text or not text[-1].isspace():
-        return False
-    draft = engine.draft
-    if draft is None or draft.content is not None:
-        return False
-    kept = len(text.rstrip())
-    at = _positions(engine, start, end)
-    if kept:
-        engine.lex_header_text(text[:kept], start, at(kept) if engine.exact_positions else end)
-    report_garbage(engine, text[kept:], at(kept), end)
-    return True
+    return own_message(engine, text, start, end, closer)
 
 
 def read_author_without_start(
@@ -238,44 +189,20 @@ def read_author_without_start(
     if not stripped or _START not in engine.parser.choices():
         return False
     lead = len(text) - len(text.lstrip())
+    at = _positions(engine, start, end)
+    if _BARE_CHANNEL.match(text) is not None:  # <|start|>assistant<|channel|> stripped
+        start_missing(engine, f"{stripped[:40]!r} began a message without <|start|>", at(lead))
+        engine.feed("AUTHOR", "", at(lead), at(lead))
+        engine.hold(None, text[lead:], at(lead), end)
+        return True
     if _AUTHOR_WORD.match(text, lead) is None or not engine.lexes_as_header_after_start(
         text[lead:]
     ):
         return False  # any other word is text of its own (read_headerless), never an author
-    at = _positions(engine, start, end)
     start_missing(
         engine, f"{stripped[:40]!r} began a message without <|start|>; read as its author", at(lead)
     )
-    engine.lex_header_text(text[lead:], at(lead), end)
-    return True
-
-
-def read_channel_without_token(
-    engine: Repairable, text: str, start: int, end: int, closer: str
-) -> bool:
-    """HG160: ``analysis<|message|>…``: a channel word whose ``<|channel|>`` was stripped.
-
-    Where a header may take ``<|channel|>`` and the text before ``<|message|>`` (or
-    ``<|constrain|>``) is a channel word, with a recipient and content type after it if any,
-    the word is the channel: a header position, so token ids read it too.
-    """
-    if closer == _CHANNEL or closer not in _HEADER_CLOSERS:
-        return False
-    if _CHANNEL not in engine.parser.choices():
-        return False
-    match = _BARE_CHANNEL.match(text)
-    if match is None:
-        return False
-    at = _positions(engine, start, end)
-    here = at(match.start(1))
-    report_stripped(
-        engine,
-        f"<|channel|> before {match.group(1)!r}",
-        here,
-        at(match.end(1)) if engine.exact_positions else end,
-    )
-    engine.feed(_CHANNEL, "", here, here)
-    engine.lex_header_text(text[match.start(1) :], here, end)
+    engine.hold(None, text[lead:], at(lead), end)  # the header, read whole with its tokens
     return True
 
 
@@ -283,7 +210,7 @@ def recover_stray_text(engine: Repairable, text: str, pos: int, start: int, end:
     """HG164/HG152: text between messages that did not lex: a message of its own."""
     if _START not in engine.parser.choices() or not text[pos:].strip():
         return None
-    _own_message(engine, text[pos:], start, end, "$END" if engine.completion else _START)
+    own_message(engine, text[pos:], start, end, "$END" if engine.completion else _START)
     return len(text)
 
 
@@ -327,26 +254,29 @@ def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, c
             return False
         headers = headers[:1]  # the glued author's header; the rest is lexed as written
     at = _positions(engine, start, end)
+    exact = engine.exact_positions
     if lead and text[:lead].strip():
         if "AUTHOR" in engine.parser.choices():
             return False  # <|start|> then prose then a glued header: not this shape
-        _own_message(engine, text[:lead], start, at(lead), _START)
+        own_message(engine, text[:lead], start, at(lead), _START)
     for index, header in enumerate(headers):
         here, there = at(header.start), at(header.end)
-        _close_open_message(engine, here)
+        _close_open_message(engine, here if exact else end)  # ids: the run holds both
         if _START in engine.parser.choices():
             engine.feed(_START, "", here, here)
+        written = {name: (at(a), at(b) if exact else end) for name, a, b in header.slices}
         if "AUTHOR" in engine.parser.choices():
-            engine.feed("AUTHOR", Role.ASSISTANT.value, here, here)
+            engine.feed("AUTHOR", Role.ASSISTANT.value, *written.get("author", (-1, -1)))
         engine.feed(_CHANNEL, _SPELLING[_CHANNEL], here, here)
-        engine.feed("CHANNEL_NAME", header.channel, here, there)
+        engine.feed("CHANNEL_NAME", header.channel, *written.get("channel", (-1, -1)))
         shown = f"<|start|>assistant<|channel|>{header.channel}"
         if header.recipient:
-            engine.feed("CHANNEL_RECIPIENT", f" to={header.recipient}", here, there)
+            a, b = written["recipient"]
+            engine.feed("CHANNEL_RECIPIENT", f" to={header.recipient}", a, b)
             shown += f" to={header.recipient}"
         if header.content_type:
             engine.feed("SPACE", " ", here, here)
-            engine.feed("CONTENT_TYPE", header.content_type, here, there)
+            engine.feed("CONTENT_TYPE", header.content_type, *written["content_type"])
             shown += f" {header.content_type}"
         report_stripped(
             engine,
@@ -356,173 +286,40 @@ def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, c
         )
         if open_header:  # the real <|channel|>/<|message|> comes next
             if header.end < len(text):
-                engine.lex_header_text(text[header.end :], there, end)
+                engine.hold(None, text[header.end :], there, end)
             return True
         engine.feed(_MESSAGE, _SPELLING[_MESSAGE], there, there)
         following = headers[index + 1].start if index + 1 < len(headers) else len(text)
-        if following > header.end:
-            engine.route_text(text[header.end : following], there, at(following))
+        if following > header.end:  # token ids: the whole run is the range
+            until = at(following) if exact else end
+            engine.route_text(text[header.end : following], there, until)
     return True
 
 
 # ------------------------------------------------------------------ a recipient first
-def read_leading_recipient(
-    engine: Repairable, text: str, start: int, end: int, closer: str
-) -> bool:
-    """HG176: ``to=functions.f<|channel|>commentary json<|message|>…``: the recipient first.
-
-    At a completion's start the role section's `` to=`` lost its space (the prompt's
-    ``<|start|>assistant`` ends where it stood): it is the recipient, and the call is kept.
-    """
-    if closer not in _HEADER_CLOSERS or not engine.at_completion_start:
-        return False
-    match = _LEADING_RECIPIENT.match(text)
-    if match is None or "ROLE_RECIPIENT" not in engine.parser.choices():
-        return False
-    if engine.lexes_as_header(text):
-        return False  # `` to=…`` as written
-    rest = text[match.end() :]
-    if not engine.lexes_as_header(" " + match.group(1) + rest):
-        return False
-    at = _positions(engine, start, end)
-    here, there = at(match.start(1)), at(match.end())
-    engine.diagnose(
-        "HG176",
-        f"the completion began with {match.group(1)!r}, its space lost: read as its recipient",
-        here,
-        there if engine.exact_positions else end,
-    )
-    engine.feed("ROLE_RECIPIENT", " " + match.group(1), here, there)
-    if rest:
-        engine.lex_header_text(rest, there, end)
-    return True
-
 
 # ------------------------------------------------------------------ prose in a header
-def _content_start(rest: str) -> int | None:
-    """Where the content begins in what follows a header: its first letter, brace, bracket
-    or quote, past junk (``... ``, `` 2? ``, a channel word glued to punctuation). None
-    when nothing but junk follows; digits alone (``42``) are content too."""
-    pos = 0
-    while pos < len(rest):
-        char = rest[pos]
-        if char.isalpha():
-            glued = _CHANNEL_WORD_JUNK.match(rest, pos)
-            if glued is None:
-                return pos
-            pos = glued.end()
-            continue
-        if char in '{["':
-            return pos
-        pos += 1
-    stripped = rest.strip()
-    if stripped and any(c.isalnum() for c in stripped):
-        return len(rest) - len(rest.lstrip())
-    return None
-
-
-def read_free_header(engine: Repairable, text: str, start: int, end: int, closer: str) -> bool:
-    """HG161: a header that never reached ``<|message|>`` and holds prose or a body.
-
-    ``<|channel|>commentary... The user asks: …<|end|>``, ``<|channel|>commentary Hello<|end|>``,
-    ``<|channel|>final {"answer": "hi"}``: the model wrote its text where the header should
-    have ended. The header stands as far as it reads (a bare content type other than
-    ``json``/``code`` is not one here: it is the first word of the text); junk between it and
-    the text stays in the header; the rest is the content, verbatim. ``commentary`` with no
-    recipient is read as ``analysis`` (it is reasoning, never a preamble for the user); a
-    call's arguments after its header had their ``<|message|>`` stripped (HG160).
-    """
-    draft = engine.draft
-    if closer in _HEADER_CLOSERS or draft is None or draft.content is not None:
-        return False
-    at_start = engine.at_completion_start
-    if not at_start and _outside_messages(engine):
-        return False
-    glued = _CHANNEL_GLUED.match(text) if "CHANNEL_NAME" in engine.parser.choices() else None
-    cut = glued.end() if glued is not None else engine.header_prefix(text)
-    if at_start and not cut:
-        return False  # no header at all: a message of its own (read_headerless)
-    rest = text[cut:]
-    offset = _content_start(rest)
-    at = _positions(engine, start, end)
-    if offset is None:
-        if not cut or not rest:
-            return False
-        # The header, then only junk (a space, a "?"): lexed, a trailing space would commit
-        # the header to a content type that never comes; the junk is header garbage.
-        engine.lex_header_text(text[:cut], start, at(cut) if engine.exact_positions else end)
-        report_garbage(engine, rest, at(cut), end)
-        return True
-    begins = cut + offset
-    prose = at(begins)
-    if cut:
-        engine.lex_header_text(text[:cut], start, at(cut) if engine.exact_positions else end)
-    if draft.channel is None and _CHANNEL not in engine.parser.choices():
-        engine.fill_header_words(prose)  # ``<|start|> Hello<|end|>``: the author first
-    if draft.channel is None and _CHANNEL in engine.parser.choices():
-        engine.feed(_CHANNEL, "", prose, prose)
-        engine.feed("CHANNEL_NAME", _CHANNEL_BY_CLOSER.get(closer, _DEFAULT_CHANNEL), prose, prose)
-    engine.fill_header_words(prose)
-    shown = text[:begins]
-    if draft.recipient is not None and text[begins] in "{[":
-        report_stripped(
-            engine,
-            f"<|message|> before the arguments of {draft.recipient!r}",
-            prose,
-            prose if engine.exact_positions else end,
-        )
-    else:
-        if draft.channel == "commentary" and draft.recipient is None:
-            draft.channel = "analysis"
-        engine.diagnose(
-            "HG161",
-            f"the header holds text and no <|message|>: {shown!r} read as channel"
-            f" {draft.channel!r}, the rest as its content",
-            at(0),
-            prose if engine.exact_positions else end,
-        )
-    engine.feed(_MESSAGE, "", prose, prose)
-    engine.route_text(text[begins:], prose, end)
-    return True
 
 
 # ------------------------------------------------------------------ header text, before lexing
-def tool_in_channel_slot(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
-    """HG166: ``<|channel|>functions.read``: a tool's name where the channel belongs.
-
-    Read as ``<|channel|>commentary to=functions.read`` (calls go to commentary); returns
-    where lexing resumes, or None when no dotted name stands at ``pos``.
-    """
-    match = DOTTED_NAME.match(text, pos)
-    if match is None or "CHANNEL_NAME" not in engine.parser.choices():
-        return None
-    name = match.group()
-    here = start
-    there = start + len(name) if engine.exact_positions else end
-    engine.feed("CHANNEL_NAME", "commentary", here, here)
-    engine.feed("CHANNEL_RECIPIENT", f" to={name}", here, there)
-    engine.diagnose(
-        "HG166",
-        f"the tool name {name!r} stood where the channel belongs: read as channel"
-        f" 'commentary' to={name}",
-        here,
-        there,
-    )
-    return match.end()
 
 
 # ------------------------------------------------------------------ header, complete
 def repair_content_type_case(engine: Repairable, draft: Draft, at: int) -> None:
-    """HG155: a content type not in lower case (``JSON``, ``<|constrain|>Json``)."""
+    """HG155: a content type not in lower case (``JSON``, ``<|constrain|>Json``).
+
+    The field stays as written (a field is an exact slice of the input, issue 30); the
+    warning says what it means, and readers compare content types without case.
+    """
     written = draft.content_type
     if written is None or written == written.lower():
         return
-    constrain = ControlToken.CONSTRAIN.value
-    read = constrain + written[len(constrain) :].lower() if draft.constrained else written.lower()
-    engine.diagnose("HG155", f"content type {written!r} read as {read!r}", draft.start, at)
-    draft.content_type = read
+    engine.diagnose(
+        "HG155",
+        f"content type {written!r} is not in lower case: {written.lower()!r}",
+        draft.start,
+        at,
+    )
 
 
 def repair_call_shaped_as_reply(engine: Repairable, draft: Draft, at: int) -> None:
@@ -587,6 +384,21 @@ def repair_glued_content_type(engine: Repairable, draft: Draft, at: int) -> None
         at,
     )
     draft.recipient, draft.content_type = recipient, rest
+    _split_field(engine, draft, len(recipient))
+
+
+def _split_field(engine: Repairable, draft: Draft, cut: int) -> None:
+    """The recipient's slice, split after ``cut`` characters: recipient, content type."""
+    for index in range(len(draft.fields) - 1, -1, -1):
+        name, start, end = draft.fields[index]
+        if name != "recipient":
+            continue
+        if start < 0 or not engine.exact_positions:  # token ids: both are the whole run
+            draft.fields.append(("content_type", start, end))
+            return
+        draft.fields[index] = ("recipient", start, start + cut)
+        draft.fields.append(("content_type", start + cut, end))
+        return
 
 
 def repair_bare_function_name(engine: Repairable, draft: Draft, at: int) -> None:
@@ -618,6 +430,7 @@ def repair_call_without_channel(engine: Repairable, draft: Draft, at: int) -> No
         at,
     )
     draft.channel = "commentary"
+    draft.fields.append(("channel", -1, -1))  # a default: the input spells no channel
 
 
 # ------------------------------------------------------------------ the end of input
@@ -638,3 +451,50 @@ def header_at_end(engine: Repairable, end: int) -> bool:
 def body_at_end(engine: Repairable, end: int) -> bool:
     """HG159 at the end of input: a body still open where the grammar needs a terminator."""
     return end_open_body(engine, "the input ended before the message's terminator", end)
+
+
+# ------------------------------------------------------------------ a header too long
+def read_long_header(engine: Repairable, pending: PendingText, over: int) -> bool:
+    """HG104: header text past the length limit.
+
+    Text that may be a whole message (a completion's start, between messages) has no
+    limit: it is prose. Elsewhere the header ends where it began, and its text is the
+    content (memory stays bounded all the same: content streams).
+    """
+    if engine.at_completion_start or _START in engine.parser.choices():
+        return True
+    if not _fill_header_words(engine, pending.start):
+        return False
+    engine.take_pending()
+    engine.diagnose(
+        "HG104",
+        f"header text is longer than {engine.max_header_length} characters: read as the"
+        " message's content",
+        pending.start,
+        over,
+    )
+    engine.feed(_MESSAGE, "", pending.start, pending.start)
+    for token, piece, begin, finish in pending.pieces:
+        if token is None:
+            engine.route_text(piece, begin, finish)
+        else:
+            engine.discard(begin, finish)
+    return True
+
+
+#: Header words fed empty to reach ``<|message|>`` (the actions read them as the parser's
+#: role, no channel, no content type).
+_EMPTY_WORDS = ("AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE")
+
+
+def _fill_header_words(engine: Repairable, at: int) -> bool:
+    """Feed empty header words until ``<|message|>`` is acceptable; False if it never is."""
+    for _ in range(3):
+        choices = engine.parser.choices()
+        if _MESSAGE in choices:
+            return True
+        word = next((w for w in _EMPTY_WORDS if w in choices), None)
+        if word is None:
+            return False
+        engine.feed(word, "", at, at)
+    return _MESSAGE in engine.parser.choices()

@@ -19,32 +19,23 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from .draft import Draft
+from .draft import Draft, PendingText
 from .grammar import HeaderLexer
 from .lalr import LalrDriver
-from .model import Message, RecipientPosition, Role, Terminator
+from .model import Message, Role, Terminator
 from .tokens import CHANNEL_WORD, TERMINATORS, ControlToken
 
 __all__ = [
     "Repairable",
-    "close_duplicate_channel",
     "end_open_body",
     "open_empty_body",
-    "recover_channel_word",
-    "recover_duplicate_channel",
     "recover_echoed_start",
-    "recover_header_garbage",
-    "recover_misplaced_recipient",
     "recover_missing_message",
     "recover_missing_start",
     "recover_missing_terminator",
-    "recover_space_without_type",
-    "recover_spelled_constrain",
     "recover_stray_control_token",
-    "recover_stripped_message",
     "report_before_header",
     "report_call_like",
-    "report_garbage",
     "report_stripped",
     "start_missing",
 ]
@@ -80,8 +71,6 @@ class Repairable(Protocol):
     draft: Draft | None
     #: The author of a message whose ``<|start|>{author}`` is missing.
     role: Role
-    #: The token range of a second ``<|channel|>`` whose name is still to be read.
-    duplicate_channel: tuple[int, int] | None
     #: The messages parsed so far.
     messages: list[Message]
     #: Whether ordinary text may be read as stripped control tokens.
@@ -119,25 +108,23 @@ class Repairable(Protocol):
         """Route text: message content, or pending header text."""
         ...
 
-    def lex_header_text(self, text: str, start: int, end: int) -> None:
-        """Lex ``text`` as header text from the parser's state (with the repairs)."""
-        ...
-
     def lexes_as_header_after_start(self, text: str) -> bool:
         """Whether ``<|start|>`` then ``text`` would lex as header text here (untouched)."""
         ...
 
-    def header_prefix(self, text: str) -> int:
-        """How much of ``text`` reads as header fields here (the parser is untouched)."""
+    def hold(self, token: ControlToken | None, text: str, start: int, end: int) -> None:
+        """Keep a piece of header text for its header (read whole when it ends)."""
         ...
 
     def discard(self, start: int, end: int) -> None:
         """Record ``[start, end)`` as held by no message."""
         ...
 
-    def fill_header_words(self, at: int) -> bool:
-        """Feed empty header words (role, no channel, no content type) until
-        ``<|message|>`` is acceptable; False when it never is."""
+    #: The longest header text before HG104.
+    max_header_length: int
+
+    def take_pending(self) -> PendingText:
+        """Hand over the pending header text, leaving none."""
         ...
 
     def complete_header(self, draft: Draft, at: int) -> None:
@@ -326,231 +313,6 @@ def recover_missing_start(
     engine.feed("AUTHOR", role, start, start)
     engine.feed(terminal, value, start, end)
     return True
-
-
-def recover_duplicate_channel(
-    engine: Repairable, terminal: str, value: str, start: int, end: int
-) -> bool:
-    """HG157: a second ``<|channel|>`` in one header; its name replaces the first's."""
-    draft = engine.draft
-    if terminal != _CHANNEL or draft is None or draft.channel is None or draft.content is not None:
-        return False
-    engine.duplicate_channel = (start, end)
-    return True
-
-
-def recover_space_without_type(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
-    """HG156: a space that no content type follows (``assistant to=<|channel|>``).
-
-    Lexed, it would commit the header to a content type; header garbage instead. A space
-    at the end of the text is left to the token that follows (``<|constrain|>`` may).
-    """
-    if text[pos] != " " or pos + 1 >= len(text) or "SPACE" not in engine.parser.choices():
-        return None
-    if _RECIPIENT_AHEAD.match(text, pos) or text.startswith(_CONSTRAIN_SPELLING, pos + 1):
-        return None
-    if engine.lexer.terminal_regex("CONTENT_TYPE").match(text, pos + 1):
-        return None
-    report_garbage(engine, " ", start, end)
-    return pos + 1
-
-
-def recover_misplaced_recipient(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
-    """HG158/HG172: a `` to=`` where the grammar takes no recipient.
-
-    A second recipient in one header is dropped: the first stands (HG158). One after the
-    content type (``commentary <|constrain|>json to=functions.f``) is the header's only
-    recipient, written out of order (HG172): it is kept, so the call is read as the call it
-    is; dropping it would lose the call and leave ``<|call|>`` ending a message to nobody.
-    """
-    if not text.startswith(" to=", pos) or not misplaced_recipient(
-        text, pos, engine.parser.choices()
-    ):
-        return None
-    draft = engine.draft
-    if draft is None or (draft.recipient is None and draft.content_type is None):
-        return None
-    match = engine.lexer.terminal_regex("CHANNEL_RECIPIENT").match(text, pos)
-    if match is None:
-        return None
-    length = len(match.group())
-    recipient = match.group().split("=", 1)[1]
-    there = start + length if engine.exact_positions else end
-    if draft.recipient is not None:
-        engine.diagnose(
-            "HG158",
-            f"a second recipient {recipient!r} after {draft.recipient!r} was not read (the"
-            " first stands)",
-            start,
-            there,
-        )
-        return pos + length
-    engine.diagnose(
-        "HG172",
-        f"recipient {recipient!r} after the content type {draft.content_type!r}: read as"
-        f" 'to={recipient} {draft.content_type}'",
-        start,
-        there,
-    )
-    draft.recipient = recipient
-    draft.recipient_position = (
-        RecipientPosition.CHANNEL if draft.channel is not None else RecipientPosition.ROLE
-    )
-    return pos + length
-
-
-def recover_stripped_message(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
-    """HG160: a call's header runs straight into its arguments: ``<|message|>`` was stripped.
-
-    ``…to=functions.f <|constrain|>json{"a":1}``: the arguments become the content rather
-    than header garbage, so a call never loses them.
-    """
-    draft = engine.draft
-    if draft is None or not draft.recipient or text[pos] not in "{[":
-        return None
-    if _MESSAGE not in engine.parser.choices():
-        return None
-    here = start
-    report_stripped(
-        engine,
-        f"<|message|> before the arguments of {draft.recipient!r}",
-        here,
-        here if engine.exact_positions else end,
-    )
-    engine.feed(_MESSAGE, "", here, here)
-    engine.route_text(text[pos:], here, end)
-    return len(text)
-
-
-def recover_channel_word(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
-    """HG173: a channel name with non-ASCII letters (``réponse``) is kept whole.
-
-    The grammar's ``CHANNEL_NAME`` is ASCII and never matches a prefix of a longer word, so
-    the word reaches the recoveries whole; it is fed as the channel, never cut to a fragment.
-    Whether the channel is one the conversation declares is the validator's question (HG201).
-    """
-    if "CHANNEL_NAME" not in engine.parser.choices():
-        return None
-    word = _WORD.match(text, pos)
-    if word is None:
-        return None
-    known = _KNOWN_CHANNEL_GLUED.match(text, pos)
-    if known is not None:  # ``commentary東京``: a channel word with prose glued on
-        engine.feed(
-            "CHANNEL_NAME",
-            known.group(),
-            start,
-            start + len(known.group()) if engine.exact_positions else end,
-        )
-        return known.end()
-    there = start + len(word.group()) if engine.exact_positions else end
-    engine.diagnose(
-        "HG173", f"channel name {word.group()!r} has non-ASCII letters: kept whole", start, there
-    )
-    engine.feed("CHANNEL_NAME", word.group(), start, there)
-    return word.end()
-
-
-def recover_spelled_constrain(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
-    """HG174: ordinary token ids spelling ``<|constrain|>`` in a header, read as the token.
-
-    Only token-id input gets here (in text the spelling *is* the token). The ids are a
-    rendering bug (special tokens encoded as text, HG110); where a header takes
-    ``<|constrain|>``, the spelling means nothing else, so it is read as the same text would be
-    and text and token ids give the same message.
-    """
-    if not text.startswith(_CONSTRAIN_SPELLING, pos) or _CONSTRAIN not in engine.parser.choices():
-        return None
-    there = start + len(_CONSTRAIN_SPELLING) if engine.exact_positions else end
-    engine.diagnose(
-        "HG174",
-        f"ordinary token ids spelling {_CONSTRAIN_SPELLING} in the header were read as the"
-        " control token",
-        start,
-        there,
-    )
-    engine.feed(_CONSTRAIN, _CONSTRAIN_SPELLING, start, there)
-    return pos + len(_CONSTRAIN_SPELLING)
-
-
-def recover_header_garbage(
-    engine: Repairable, text: str, pos: int, start: int, end: int
-) -> int | None:
-    """HG156: stray characters in a header, up to where lexing can resume.
-
-    They stay in the header's part of the input (its span), read as no field; prose never
-    gets here (the ``PENDING_TEXT`` rows make it content).
-    """
-    scanner = engine.lexer.scanner(engine.parser.position, engine.parser.choices())
-    resume = pos + 1
-    while resume < len(text) and (scanner is None or scanner.match(text, resume) is None):
-        resume += 1
-    report_garbage(engine, text[pos:resume], start, end)
-    return resume
-
-
-def report_garbage(engine: Repairable, shown: str, start: int, end: int) -> None:
-    """HG156 (the one place it is reported): header text read as no field."""
-    engine.diagnose(
-        "HG156",
-        f"stray characters {shown!r} in the header were read as no header field",
-        start,
-        start + len(shown) if engine.exact_positions else end,
-    )
-
-
-def close_duplicate_channel(engine: Repairable, text: str, start: int = 0) -> str:
-    """Finish the HG157 repair: the second channel's name replaces the first.
-
-    The second ``<|channel|>`` token was dropped by :func:`_recover_duplicate_channel`; its
-    name is the start of the header text that follows it. The channel nearest
-    ``<|message|>`` is the one the model wrote last, so it stands; what the first one
-    carried (a recipient) is kept and judged on its own.
-    """
-    if engine.duplicate_channel is None:
-        return text
-    token_start, token_end = engine.duplicate_channel
-    engine.duplicate_channel = None
-    # The channel word as HG173 reads one: a known word glued to non-ASCII text is that word
-    # (``analysisΣ``), any other word is kept whole.
-    name = _KNOWN_CHANNEL_GLUED.match(text) or _CHANNEL_WORD.match(text)
-    word = name.group() if name else ""
-    shown = f"<|channel|>{word}"
-    draft = engine.draft
-    current = draft.channel if draft else None
-    if draft is not None and word:
-        draft.channel = word
-    engine.diagnose(
-        "HG157",
-        f"a second {shown!r} after channel {current!r}: the later channel stands",
-        token_start,
-        max(token_end, start + len(word)) if engine.exact_positions else token_end,
-    )
-    return text[len(word) :]
-
-
-def misplaced_recipient(text: str, pos: int, choices: object) -> bool:
-    """A `` to=`` where no recipient may stand, though a separator may (lenient only).
-
-    The contextual lexer would read its space as the separator before a content type and
-    only then fail; the misplaced-recipient repair (HG158, HG172) needs the ``to=`` whole.
-    """
-    return (
-        text.startswith(" to=", pos)
-        and isinstance(choices, dict)
-        and "ROLE_RECIPIENT" not in choices
-        and "CHANNEL_RECIPIENT" not in choices
-    )
 
 
 def report_call_like(engine: Repairable, text: str, start: int, end: int) -> None:

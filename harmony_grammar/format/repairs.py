@@ -2,35 +2,39 @@
 
 Theory of operation
 -------------------
-The engine (:mod:`.engine`) parses by the grammar alone. At five points it may ask for help,
-and each point is a *hook* of this table:
+The engine (:mod:`.engine`) parses by the grammar alone. At seven points it may ask for
+help, and each point is a *hook* of this table:
 
 ``REJECTED_TOKEN``
     the LALR table refused a control token;
-``BEFORE_LEX``
-    header text is about to be lexed where the lexer reads no field yet (no match, a
-    separating space, or a channel name a dotted tool name may go on from): a repair sees
-    it first;
 ``UNLEXABLE_TEXT``
-    header text that no terminal the parser accepts can lex;
+    text between messages that no terminal the parser accepts can lex;
 ``PENDING_TEXT``
-    text outside a message body is complete (the token that ends it is known) and about to
-    be lexed as a header: the place to read what it really is; a row runs only where it can
-    apply (:class:`Where`: inside an open header, between messages, a completion's start);
+    text outside a message body is complete (the token that ends it is known): the place
+    to read what it really is; a row runs only where it can apply (:class:`Where`: between
+    messages, a completion's start);
+``HEADER``
+    a whole header (its text and its own control tokens, held until it ended) that the
+    grammar alone cannot read: the rows are the cost table of its least-cost reading
+    (:mod:`.headers`); at each place the cheapest move wins, ties to the earlier row;
+``LONG_HEADER``
+    header text past the length limit;
 ``HEADER_COMPLETE``
     ``<|message|>`` arrived: the whole header is known (its rows read a recipient or a
     content type, so a header with neither is not asked: tests/test_lossless.py checks it);
 ``END_OF_INPUT``
     the input ended where the grammar cannot end.
 
-A row names the codes it reports, the shape it reads and what it produces, and points at
-its function (in :mod:`.recoveries` or :mod:`.readings`). At a hook the rows run in order
-and the first that applies wins; a row that declines returns a falsy value. Strict mode is
+A row names the codes it reports, the shape it reads, what it produces and (``HEADER``) its
+cost, and points at its function (in :mod:`.recoveries`, :mod:`.readings` or
+:mod:`.headers`). At the other hooks the rows run in order and the first that applies wins;
+a row that declines returns a falsy value. Strict mode is
 the empty table: every deviation is then an error with its position.
 
 The rows never know the syntax themselves: they ask the parser which terminals it accepts
-and feed terminals of ``harmony.lark``. And none of them drops text: what a header cannot
-hold becomes the content of a message; only control-token debris is discarded
+and feed terminals of ``harmony.lark``. And none of them drops text: every character is a
+field, content, :attr:`.model.Message.unread` (no letter, no digit) or control-token
+debris, the one thing discarded
 (:class:`.model.Accounting`). Each code is reported by one function; the rows below say which.
 """
 
@@ -41,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import readings, recoveries
+from . import headers, readings, recoveries
 
 __all__ = ["LENIENT", "STRICT", "Hook", "Repair", "RepairTable", "Where"]
 
@@ -50,9 +54,10 @@ class Hook(str, enum.Enum):
     """Where the engine asks the table for help (see the module docstring)."""
 
     REJECTED_TOKEN = "rejected-token"
-    BEFORE_LEX = "before-lex"
     UNLEXABLE_TEXT = "unlexable-text"
     PENDING_TEXT = "pending-text"
+    HEADER = "header"
+    LONG_HEADER = "long-header"
     HEADER_COMPLETE = "header-complete"
     END_OF_INPUT = "end-of-input"
 
@@ -78,6 +83,8 @@ class Repair:
     produces: str
     apply: Callable[..., Any]
     where: frozenset[Where] = _ANYWHERE
+    #: What the row costs a reading (``HEADER`` rows: the least total cost wins).
+    cost: int = 0
 
 
 class RepairTable:
@@ -87,7 +94,6 @@ class RepairTable:
         self.rows = rows
         by_hook = {hook: tuple(r.apply for r in rows if r.hook is hook) for hook in Hook}
         self.rejected_token = by_hook[Hook.REJECTED_TOKEN]
-        self.before_lex = by_hook[Hook.BEFORE_LEX]
         self.unlexable_text = by_hook[Hook.UNLEXABLE_TEXT]
         #: The PENDING_TEXT rows, by where the text stands.
         self.pending_text = {
@@ -95,6 +101,9 @@ class RepairTable:
             for where in Where
         }
         self.header_complete = by_hook[Hook.HEADER_COMPLETE]
+        self.long_header = by_hook[Hook.LONG_HEADER]
+        #: The HEADER rows with their costs, in order (ties go to the earlier row).
+        self.header = tuple((r.apply, r.cost) for r in rows if r.hook is Hook.HEADER)
         self.end_of_input = by_hook[Hook.END_OF_INPUT]
 
     def __bool__(self) -> bool:
@@ -106,14 +115,17 @@ class RepairTable:
 
     def markdown(self) -> str:
         """The table as docs/diagnostics.md shows it: one line per row, in order."""
-        lines = ["| codes | hook | reads | produces | row |", "|---|---|---|---|---|"]
+        lines = [
+            "| codes | hook | cost | reads | produces | row |",
+            "|---|---|---:|---|---|---|",
+        ]
         for row in self.rows:
             module = row.apply.__module__.rsplit(".", 1)[-1]
             hook = row.hook.value
             if row.where != _ANYWHERE:
                 hook += " (" + ", ".join(w.value for w in Where if w in row.where) + ")"
             lines.append(
-                f"| {', '.join(row.codes)} | `{hook}` | {_cell(row.reads)} |"
+                f"| {', '.join(row.codes) or '—'} | `{hook}` | {row.cost} | {_cell(row.reads)} |"
                 f" {_cell(row.produces)} | `{module}.{row.apply.__name__}` |"
             )
         return "\n".join(lines) + "\n"
@@ -123,11 +135,11 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-_T, _B, _U, _P, _H, _E = (
+_T, _U, _P, _R, _H, _E = (
     Hook.REJECTED_TOKEN,
-    Hook.BEFORE_LEX,
     Hook.UNLEXABLE_TEXT,
     Hook.PENDING_TEXT,
+    Hook.HEADER,
     Hook.HEADER_COMPLETE,
     Hook.END_OF_INPUT,
 )
@@ -165,40 +177,11 @@ LENIENT = RepairTable(
             recoveries.recover_missing_start,
         ),
         Repair(
-            ("HG157",),
-            _T,
-            "a second <|channel|> in one header",
-            "the later channel name stands",
-            recoveries.recover_duplicate_channel,
-        ),
-        Repair(
             ("HG175",),
             _T,
             "any other control token the grammar refuses",
             "the token discarded as debris (the one thing ever discarded)",
             recoveries.recover_stray_control_token,
-        ),
-        # -- header text, before it is lexed
-        Repair(
-            ("HG166",),
-            _B,
-            "a tool's dotted name where the channel belongs",
-            "channel commentary to=NAME",
-            readings.tool_in_channel_slot,
-        ),
-        Repair(
-            ("HG156",),
-            _B,
-            "a space that no content type follows",
-            "header garbage",
-            recoveries.recover_space_without_type,
-        ),
-        Repair(
-            ("HG158", "HG172"),
-            _B,
-            "' to=' where the header takes no recipient",
-            "the recipient (after the content type) or a duplicate kept in the header",
-            recoveries.recover_misplaced_recipient,
         ),
         # -- header text no accepted terminal can lex
         Repair(
@@ -207,34 +190,6 @@ LENIENT = RepairTable(
             "text between messages that is not a header",
             "a message of its own",
             readings.recover_stray_text,
-        ),
-        Repair(
-            ("HG160",),
-            _U,
-            "a call's header running into its arguments",
-            "<|message|> before the arguments",
-            recoveries.recover_stripped_message,
-        ),
-        Repair(
-            ("HG173",),
-            _U,
-            "a channel name with non-ASCII letters",
-            "the whole word as the channel",
-            recoveries.recover_channel_word,
-        ),
-        Repair(
-            ("HG174",),
-            _U,
-            "ordinary ids spelling <|constrain|> in a header",
-            "the control token",
-            recoveries.recover_spelled_constrain,
-        ),
-        Repair(
-            ("HG156",),
-            _U,
-            "stray characters in a header (no prose)",
-            "kept in the header region, not read as any field",
-            recoveries.recover_header_garbage,
         ),
         # -- pending text, once the token that ends it is known
         Repair(
@@ -245,44 +200,12 @@ LENIENT = RepairTable(
             readings.read_stripped_headers,
         ),
         Repair(
-            ("HG156",),
-            _P,
-            "whitespace ending a header's text before <|message|> or <|channel|>",
-            "the header as written, the whitespace header garbage",
-            readings.read_header_before_space,
-            frozenset({Where.OPEN_HEADER, Where.COMPLETION_START}),
-        ),
-        Repair(
-            ("HG176",),
-            _P,
-            "'to=NAME' with no space at a completion's start",
-            "the role-section recipient",
-            readings.read_leading_recipient,
-            frozenset({Where.COMPLETION_START}),
-        ),
-        Repair(
-            ("HG160",),
-            _P,
-            "a channel word where <|channel|> was stripped",
-            "<|channel|> before it",
-            readings.read_channel_without_token,
-            frozenset({Where.OPEN_HEADER, Where.COMPLETION_START}),
-        ),
-        Repair(
             ("HG151",),
             _P,
             "an author between messages, its <|start|> lost",
             "<|start|> before it",
             readings.read_author_without_start,
             frozenset({Where.BETWEEN}),
-        ),
-        Repair(
-            ("HG161",),
-            _P,
-            "prose or a body where a header should end, no <|message|>",
-            "the header as far as it reads, the rest as content",
-            readings.read_free_header,
-            frozenset({Where.OPEN_HEADER, Where.COMPLETION_START}),
         ),
         Repair(
             ("HG163", "HG164", "HG152", "HG171"),
@@ -292,12 +215,117 @@ LENIENT = RepairTable(
             readings.read_headerless,
             frozenset({Where.BETWEEN, Where.COMPLETION_START}),
         ),
+        # -- a whole header, read at once (headers.py): the cheapest move at each place
+        Repair((), _R, "whitespace between fields", "syntax", headers.syntax_space),
+        Repair(
+            ("HG179", "HG174"),
+            _R,
+            "<|channel|> in a header with no channel",
+            "the channel follows",
+            headers.channel_token,
+        ),
+        Repair(
+            (),
+            _R,
+            "<|constrain|> in a header with no content type",
+            "the content type follows",
+            headers.constrain_token,
+        ),
+        Repair((), _R, "the author's word after <|start|>", "the author", headers.author_word),
+        Repair(
+            ("HG177",),
+            _R,
+            "a role glued to text (assistantThe)",
+            "the role is the author",
+            headers.glued_role,
+            cost=1,
+        ),
+        Repair((), _R, "':NAME' after a role", "the author's name", headers.author_name),
+        Repair(
+            ("HG172", "HG176"),
+            _R,
+            "'to=NAME' (again, after the content type, or first in a completion)",
+            "the recipient (a second one is content, HG158)",
+            headers.recipient,
+        ),
+        Repair(("HG173",), _R, "a word after <|channel|>", "the channel", headers.channel_name),
+        Repair(
+            ("HG177",),
+            _R,
+            "a channel word glued to text (analysisOK)",
+            "the word is the channel",
+            headers.glued_channel,
+            cost=1,
+        ),
+        Repair(
+            ("HG166",),
+            _R,
+            "a tool's dotted name where the channel belongs",
+            "channel commentary (a default) to=NAME",
+            headers.tool_in_channel_slot,
+            cost=1,
+        ),
+        Repair(
+            (),
+            _R,
+            "a content type after <|constrain|>, or bare where the header ends",
+            "the content type",
+            headers.content_type,
+        ),
+        Repair(
+            ("HG160",),
+            _R,
+            "a channel word with no <|channel|> before it",
+            "the channel",
+            headers.stripped_channel,
+            cost=2,
+        ),
+        Repair(
+            ("HG156",),
+            _R,
+            "stray characters with no letter and no digit",
+            "Message.unread",
+            headers.unread,
+            cost=3,
+        ),
+        Repair(
+            ("HG175",),
+            _R,
+            "a control token no field of this header can take",
+            "discarded as debris",
+            headers.debris,
+            cost=5,
+        ),
+        Repair(
+            ("HG157",),
+            _R,
+            "a second <|channel|> in one header",
+            "the next message (each channel word the field of one)",
+            headers.second_channel,
+            cost=4,
+        ),
+        Repair(
+            ("HG161", "HG178", "HG160", "HG158", "HG171"),
+            _R,
+            "text with a letter or a digit that no field reads",
+            "content (before a completion's first header: a message of its own)",
+            headers.content,
+            cost=6,
+        ),
+        # -- header text past the length limit
+        Repair(
+            ("HG104",),
+            Hook.LONG_HEADER,
+            "header text longer than the limit (prose where a message may begin: no limit)",
+            "the header ends; its text is the content",
+            readings.read_long_header,
+        ),
         # -- a complete header
         Repair(
             ("HG155",),
             _H,
             "a content type not in lower case",
-            "the content type lower-cased",
+            "a warning; the field stays as written (an exact slice)",
             readings.repair_content_type_case,
         ),
         Repair(

@@ -71,7 +71,10 @@ class StreamParser:
             if token_units:
                 encoding = load_encoding()
                 self._tokens = TokenLexer(
-                    token_bytes_table(encoding), self._engine, token_text_table(encoding)
+                    token_bytes_table(encoding),
+                    self._engine,
+                    token_text_table(encoding),
+                    per_token=self._options["tools"] is not None,  # as parse() does
                 )
             else:
                 self._text = TextLexer(self._engine)

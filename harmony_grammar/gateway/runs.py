@@ -9,7 +9,8 @@ streamed and a whole answer to the same output can never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import regex  # tiktoken's own dependency, for its pre-tokenizer's pattern
@@ -18,7 +19,7 @@ from ..bridges import ChatCompletionStream, ResponsesStream
 from ..format.bounded_encode import EncodeLimitError
 from ..format.harmony_ids import encode_harmony
 from ..format.lexer import split_text
-from ..format.tokens import CONTROL_SPELLINGS
+from ..format.tokens import CONTROL_SPELLINGS, STOP_TOKENS
 from ..format.vocabulary import load_encoding
 from ..rendering.chat import FUNCTIONS_PREFIX
 from .backend import Output
@@ -133,16 +134,29 @@ def _control_prefix(text: str) -> bool:
     return any(s.startswith(text) and s != text for s in CONTROL_SPELLINGS)
 
 
+_STOP_IDS = frozenset(token.id for token in STOP_TOKENS)
+_STOP_SPELLING = re.compile("|".join(re.escape(token.value) for token in STOP_TOKENS))
+#: How much of the text fed last a stop token's spelling may straddle into the next read.
+_STOP_OVERLAP = max(len(token.value) for token in STOP_TOKENS) - 1
+
+
 class _Run:
     """What both APIs' runs share: feeding output, counting tokens, and how the turn ended.
 
     The gateway counts the tokens itself and takes none past ``max_tokens``, whatever the
     engine does; the turn was cut (:attr:`truncated`) when it did not reach its stop token
     and the gateway's count or the engine's own word says a limit ended it.
+
+    The turn ends at its stop token (``<|call|>``, ``<|return|>``), and the gateway stops
+    reading there, so a read is fed to the bridge only up to the stop: what an engine sent
+    past it is never read, whether it came in the same read or a later one. The answer and
+    its diagnostics then never depend on where the engine's reads end
+    (tests/test_bridge_chunking.py).
     """
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
+        self._last_text = ""  # the end of the text fed last: a stop spelling may straddle
         self.prompt_tokens = len(plan.prompt_ids)
         self.completion_tokens = 0
         self._engine_count: int | None = None
@@ -207,6 +221,37 @@ class _Run:
         self.completion_tokens = self._text.count
         return rest
 
+    def _pieces(self, output: Output) -> Iterator[str | tuple[int, ...]]:
+        """``output`` cut after each stop token (ids) or stop spelling (text)."""
+        if output.ids:
+            ids, start = output.ids, 0
+            for index, token_id in enumerate(ids):
+                if token_id in _STOP_IDS:
+                    yield ids[start : index + 1]
+                    start = index + 1
+            if start < len(ids):
+                yield ids[start:]
+            return
+        text, before = output.text, self._last_text
+        self._last_text = (before + text)[-_STOP_OVERLAP:]
+        start = 0
+        for match in _STOP_SPELLING.finditer(before + text):
+            end = match.end() - len(before)
+            if end > start:
+                yield text[start:end]
+                start = end
+        if start < len(text):
+            yield text[start:]
+
+    def _read(self, bridge: ChatCompletionStream | ResponsesStream, output: Output) -> list[Any]:
+        """What the bridge makes of ``output``, read up to the turn's stop."""
+        out: list[Any] = []
+        for piece in self._pieces(output):
+            out += bridge.feed(piece) if isinstance(piece, str) else bridge.feed_tokens(piece)
+            if bridge.should_stop:
+                break
+        return out
+
     @property
     def output_tokens(self) -> int:
         """Completion tokens: the ids taken, or a text engine's own count (unless the
@@ -236,9 +281,7 @@ class ChatRun(_Run):
         output = self._take(output)
         if not output.ids and not output.text:
             return []
-        chunks = (
-            self.bridge.feed_tokens(output.ids) if output.ids else self.bridge.feed(output.text)
-        )
+        chunks = self._read(self.bridge, output)
         if self.bridge.kind == "reasoning":
             self.reasoning_tokens += len(output.ids)
         return _named(self._filtered(chunks))
@@ -408,9 +451,7 @@ class ResponsesRun(_Run):
         output = self._take(output)
         if not output.ids and not output.text:
             return []
-        if not output.ids:
-            return self.bridge.feed(output.text)
-        events = self.bridge.feed_tokens(output.ids)
+        events = self._read(self.bridge, output)
         if self.bridge.kind == "reasoning":
             self.reasoning_tokens += len(output.ids)
         return events

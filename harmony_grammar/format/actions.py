@@ -1,0 +1,162 @@
+"""What each terminal of ``harmony.lark`` means: one small function per terminal.
+
+The engine (:mod:`.engine`) feeds terminals to the LALR parser; once the parser takes one,
+its action here reads it into the message being parsed (:class:`.draft.Draft`): this word
+is the author, that one the channel. The order in which terminals may come is the
+grammar's alone. Every action that reads a header field records where it stood in the
+input (:attr:`.model.Accounting.fields`); a repair's zero-width word is a default the
+input does not spell, recorded as ``-1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .call_check import CallCheck
+from .draft import Draft
+from .engine_view import EngineView
+from .events import HeaderComplete, MessageStart, ToolCallStart
+from .header_reader import release_early
+from .model import RecipientPosition, Role, Terminator
+from .tokens import TERMINATORS, ControlToken
+
+__all__ = ["ACTIONS"]
+
+_TERMINATOR_BY_SPELLING = {token.value: Terminator(token.name.lower()) for token in TERMINATORS}
+_START = ControlToken.START.terminal
+_MESSAGE = ControlToken.MESSAGE.terminal
+_CONTENT = "CONTENT"
+
+
+def on_start(engine: EngineView, value: str, start: int, end: int) -> None:
+    engine.draft = Draft(start=start)
+    if engine.events is not None:
+        engine.events.append(MessageStart(start))
+
+
+def on_author(engine: EngineView, value: str, start: int, end: int) -> None:
+    draft = _require_draft(engine, start)
+    if not value:  # a repair's: a header with no author is the parser's role's (HG175)
+        draft.role = engine.role
+        draft.fields.append(("author", -1, -1))
+        return
+    draft.fields.append(("author", start, end) if end > start else ("author", -1, -1))
+    draft.role = Role.of_author(value)
+    if draft.role is Role.TOOL:
+        draft.name = value
+        if engine.completion:
+            engine.diagnose(
+                "HG170",
+                f"the model began a message from the tool {value!r}: it is forging the"
+                " tool's result; stop the turn here",
+                draft.start,
+                end,
+            )
+            engine.stop("abort", draft.start)
+
+
+def on_author_name(engine: EngineView, value: str, start: int, end: int) -> None:
+    draft = _require_draft(engine, start)
+    draft.name = value
+    draft.fields.append(("name", start, end) if end > start else ("name", -1, -1))
+
+
+def on_role_recipient(engine: EngineView, value: str, start: int, end: int) -> None:
+    _recipient(engine, value, start, end, RecipientPosition.ROLE)
+
+
+def on_channel_recipient(engine: EngineView, value: str, start: int, end: int) -> None:
+    _recipient(engine, value, start, end, RecipientPosition.CHANNEL)
+
+
+def _recipient(
+    engine: EngineView, value: str, start: int, end: int, position: RecipientPosition
+) -> None:
+    draft = _require_draft(engine, start)
+    draft.recipient = value.split("=", 1)[1]
+    draft.recipient_position = position
+    # The field is the name after "to=" (text: its exact slice; ids: the run).
+    first = end - len(draft.recipient) if engine.exact_positions else start
+    draft.fields.append(("recipient", first, end) if end > first else ("recipient", -1, -1))
+
+
+def on_channel_name(engine: EngineView, value: str, start: int, end: int) -> None:
+    # A repair's empty name (a <|channel|> with none, HG175) is no channel.
+    draft = _require_draft(engine, start)
+    draft.channel = value or None
+    if value:
+        draft.fields.append(("channel", start, end) if end > start else ("channel", -1, -1))
+
+
+def on_constrain(engine: EngineView, value: str, start: int, end: int) -> None:
+    _require_draft(engine, start).constrained = True
+
+
+def on_content_type(engine: EngineView, value: str, start: int, end: int) -> None:
+    draft = _require_draft(engine, start)
+    if not value:  # a repair's: <|constrain|> that no content type followed (HG175)
+        draft.content_type, draft.constrained = None, False
+        return
+    draft.content_type = ControlToken.CONSTRAIN.value + value if draft.constrained else value
+    draft.fields.append(("content_type", start, end) if end > start else ("content_type", -1, -1))
+
+
+def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
+    draft = _require_draft(engine, start)
+    if engine.repairs and (draft.recipient is not None or draft.content_type is not None):
+        # The HEADER_COMPLETE rows read a recipient or a content type (repairs.py): a
+        # header with neither has nothing for them.
+        engine.complete_header(draft, start)
+    draft.content = []
+    draft.body_start = end
+    if draft.is_tool_call:
+        draft.call_id = engine.new_call_id()
+        if engine.tools is not None and draft.recipient is not None:
+            engine.call_check = CallCheck.open(
+                engine.tools,
+                draft.recipient,
+                engine.diagnose,
+                exact=engine.exact_positions,
+                start=draft.start,
+                end=end,
+            )
+    if engine.events is not None:
+        engine.events.append(
+            HeaderComplete(
+                draft.role, draft.name, draft.recipient, draft.channel, draft.content_type
+            )
+        )
+        if draft.call_id is not None and draft.recipient is not None:
+            name = draft.recipient.removeprefix("functions.")
+            engine.events.append(ToolCallStart(name, draft.recipient, draft.call_id))
+    if draft.early:  # header text read as content comes first in it
+        release_early(engine, draft)
+
+
+def on_content(engine: EngineView, value: str, start: int, end: int) -> None:
+    _require_draft(engine, start).content_fed = True
+
+
+def on_terminator(engine: EngineView, value: str, start: int, end: int) -> None:
+    engine.finish(_TERMINATOR_BY_SPELLING[value], end)
+
+
+def _require_draft(engine: EngineView, start: int) -> Draft:
+    if engine.draft is None:  # only a synthetic repair can get here without <|start|>
+        engine.draft = Draft(start=start, role=engine.role)
+    return engine.draft
+
+
+ACTIONS: dict[str, Callable[[EngineView, str, int, int], None]] = {
+    _START: on_start,
+    "AUTHOR": on_author,
+    "AUTHOR_NAME": on_author_name,
+    "ROLE_RECIPIENT": on_role_recipient,
+    "CHANNEL_RECIPIENT": on_channel_recipient,
+    "CHANNEL_NAME": on_channel_name,
+    ControlToken.CONSTRAIN.terminal: on_constrain,
+    "CONTENT_TYPE": on_content_type,
+    _MESSAGE: on_message,
+    _CONTENT: on_content,
+    **{token.terminal: on_terminator for token in TERMINATORS},
+}
