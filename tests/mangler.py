@@ -15,6 +15,11 @@ does to them what serving stacks do (harmony-format.md §5):
 ``drop_terminator`` a terminator dropped
 ``cut``             the input cut anywhere
 ``split_utf8``      (token ids) a multi-byte character's bytes as single-byte tokens, one lost
+``prose_gap``       prose and whitespace put before a header
+``symbol_body``     a ``<|message|>`` dropped where the body opens with a digit or a symbol
+``glued_channel``   a channel word glued to its text (``<|channel|>analysisWe…``)
+``word_after_stop`` ``<|start|>assistant<|channel|>`` stripped: a channel word after a stop
+``junk_recipient``  junk between a role-section recipient and ``<|channel|>``
 ==================  =========================================================================
 
 :func:`expected` says which manglings leave only one reading of the generated inputs, and
@@ -27,7 +32,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections.abc import Callable
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from harmony_grammar.format.lexer import split_text
@@ -40,6 +47,7 @@ __all__ = [
     "comparable",
     "expected",
     "mangle",
+    "missing_characters",
     "random_completion",
     "random_conversation",
 ]
@@ -307,6 +315,106 @@ def _split_utf8(sample: Sample, rng: random.Random) -> tuple[str, dict[str, obje
     return sample.text, {"char": rng.choice(wide) if wide else None}
 
 
+def _prose_gap(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
+    cuts = _boundaries(sample)
+    slot = rng.randrange(len(cuts))
+    prose = rng.choice(PROSE) + rng.choice(("\n", " ", "\n\n", "\t", " \n"))
+    at = cuts[slot]
+    return sample.text[:at] + prose + sample.text[at:], {"slot": slot, "prose": prose}
+
+
+#: What a body may open with where no field can read it: digits, symbols, emoji.
+OPENINGS = ("42 ", "7", "🙂 ", "« ", "$3 ", "( ", "!! ", "3.5 ", "— ", "#1 ", "@ ")
+
+
+def _plain(sample: Sample) -> list[int]:
+    """Indexes of messages with a channel and no recipient or content type."""
+    return [
+        i
+        for i, m in enumerate(sample.messages)
+        if m.channel and not m.recipient and not m.content_type
+    ]
+
+
+def _rewrite(sample: Sample, index: int, header: str, content: str) -> str:
+    """The sample's text with message ``index``'s header and content rewritten."""
+    parts = []
+    for i, message in enumerate(sample.messages):
+        first = sample.start == "completion" and i == 0
+        if i == index:
+            parts.append(header + content)
+        else:
+            parts.append(_header(message, completion_start=first) + message.content)
+        parts.append(f"<|{message.terminator.value}|>" if message.terminator else "")
+    return "".join(parts)
+
+
+def _opened(sample: Sample, index: int) -> str:
+    message = sample.messages[index]
+    first = sample.start == "completion" and index == 0
+    return _header(message, completion_start=first).removesuffix("<|message|>")
+
+
+def _symbol_body(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
+    plain = _plain(sample)
+    if not plain:
+        return sample.text, {"message": None}
+    index = rng.choice(plain)
+    opening = rng.choice(OPENINGS)
+    content = opening + sample.messages[index].content
+    text = _rewrite(sample, index, _opened(sample, index) + " ", content)
+    return text, {"message": index, "content": content}
+
+
+def _glued_channel(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
+    plain = _plain(sample)
+    if not plain:
+        return sample.text, {"message": None}
+    index = rng.choice(plain)  # generated content opens with a capital: the word is glued
+    return _rewrite(sample, index, _opened(sample, index), sample.messages[index].content), {
+        "message": index
+    }
+
+
+def _word_after_stop(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
+    later = [
+        i
+        for i, m in enumerate(sample.messages)
+        if i and m.role is Role.ASSISTANT and m.channel and m.recipient_position is not
+        RecipientPosition.ROLE
+    ]
+    if not later:
+        return sample.text, {"message": None}
+    index = rng.choice(later)
+    message = sample.messages[index]
+    # <|start|>assistant<|channel|> stripped: the channel word follows the stop token.
+    header = _header(message, completion_start=True).removeprefix("<|channel|>")
+    return _rewrite(sample, index, header, message.content), {"message": index}
+
+
+#: Junk between a recipient and <|channel|>: punctuation leaves one reading.
+JUNK = (" ??", " --", " …", " :", " abc", " x1")
+
+
+def _junk_recipient(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
+    roles = [
+        i
+        for i, m in enumerate(sample.messages)
+        if m.recipient_position is RecipientPosition.ROLE and m.channel
+    ]
+    if not roles:
+        return sample.text, {"message": None}
+    index = rng.choice(roles)
+    message = sample.messages[index]
+    junk = rng.choice(JUNK)
+    head = _header(message, completion_start=False)
+    channel = head.index("<|channel|>")
+    return _rewrite(sample, index, head[:channel] + junk + head[channel:], message.content), {
+        "message": index,
+        "junk": junk,
+    }
+
+
 MANGLINGS: dict[str, Callable[[Sample, random.Random], tuple[str, dict[str, object]]]] = {
     "strip_all": _strip_all,
     "strip_some": _strip_some,
@@ -318,6 +426,11 @@ MANGLINGS: dict[str, Callable[[Sample, random.Random], tuple[str, dict[str, obje
     "drop_terminator": _drop_terminator,
     "cut": _cut,
     "split_utf8": _split_utf8,
+    "prose_gap": _prose_gap,
+    "symbol_body": _symbol_body,
+    "glued_channel": _glued_channel,
+    "word_after_stop": _word_after_stop,
+    "junk_recipient": _junk_recipient,
 }
 
 
@@ -372,10 +485,60 @@ def expected(mangled: Mangled) -> list[tuple] | None:
         if not target.recipient or not target.content_type:
             return None  # prose glued to its channel word: ambiguous
         return [comparable(m) for m in originals]
-    if kind == "prose_before":
+    if kind in ("word_after_stop", "glued_channel"):
+        return [comparable(m) for m in originals]
+    if kind == "symbol_body":
+        view = [comparable(m) for m in originals]
+        if mangled.detail["message"] is not None:
+            index = int(mangled.detail["message"])  # type: ignore[call-overload]
+            view[index] = (*view[index][:4], str(mangled.detail["content"]), view[index][5])
+        return view
+    if kind == "junk_recipient":
+        junk = str(mangled.detail.get("junk", ""))
+        if any(c.isalnum() for c in junk):
+            return None  # a word there may be a content type out of order, or the body's
+        return [comparable(m) for m in originals]
+    if kind in ("prose_before", "prose_gap"):
         view = [comparable(m) for m in originals]
         slot = int(mangled.detail["slot"])  # type: ignore[call-overload]
         prose = str(mangled.detail["prose"]).strip()
         view.insert(slot, ("assistant", None, None, None, prose, None))
         return view
     return None
+
+
+# ---------------------------------------------------------------------------- characters
+_CONTROL = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call)\|>")
+
+
+def _letters(texts: Iterable[str | None]) -> Counter[str]:
+    counted: Counter[str] = Counter()
+    for text in texts:
+        if text:
+            text = _CONTROL.sub(" ", text).replace("to=", " ")
+            counted.update(c for c in text.casefold() if c.isalnum())
+    return counted
+
+
+def missing_characters(text: str, messages: Iterable[Message]) -> Counter[str]:
+    """Letters and digits of ``text`` that no field of ``messages`` holds.
+
+    Independent of the ledger: the input's letters and digits (control-token spellings and
+    the ``to=`` of recipients aside) against those of every message's author, recipient,
+    channel, content type, content and unread text. A repair may add letters (a default
+    role, ``functions.``); none may lose one. Case is folded (a content type is read in
+    lower case). A header that repeats its channel or its recipient (``<|channel|>final
+    <|channel|>final``) holds it once, in two places: such a value counts once for each time
+    the input spells it.
+    """
+    messages = list(messages)
+    held = _letters(
+        value
+        for m in messages
+        for value in (m.author, m.recipient, m.channel, m.content_type, m.content, m.unread)
+    )
+    for value in {v for m in messages for v in (m.channel, m.recipient) if v}:
+        spelled = len(re.findall(rf"(?<![\w.]){re.escape(value)}(?![\w])", text))
+        for _ in range(spelled - 1):
+            held += _letters([value])
+    return _letters([text]) - held

@@ -29,7 +29,15 @@ from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.stream import StreamParser
 from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
 
-from .mangler import MANGLINGS, comparable, expected, mangle, random_completion, random_conversation
+from .mangler import (
+    MANGLINGS,
+    comparable,
+    expected,
+    mangle,
+    missing_characters,
+    random_completion,
+    random_conversation,
+)
 
 KINDS = sorted(MANGLINGS)
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -49,6 +57,8 @@ def test_conservation(seed, kind, conversation, strict):
     for source in (mangled.text, encode_harmony(mangled.text)):
         result = parse(source, start=start, strict=strict)
         assert conservation_problems(source, result, strict=strict) == [], mangled.text
+        if not strict:  # a second check, independent of the ledger: no letter goes missing
+            assert not missing_characters(mangled.text, result.messages), mangled.text
 
 
 @SETTINGS
@@ -59,7 +69,7 @@ def test_exact_recovery_where_one_reading(seed, kind, conversation):
     if want is None:
         return
     result = parse(mangled.text, start=mangled.sample.start, strict=False)
-    inserted = kind == "prose_before"
+    inserted = kind in ("prose_before", "prose_gap")
     got = [
         comparable(
             m,
@@ -126,7 +136,9 @@ def test_repair_is_lossless_idempotent_and_valid(seed, kind, conversation):
     # nothing. (Elsewhere what was read may itself break a rule, and repair never invents
     # content to hide that: text after a call stays after it, HG206; a cut call's arguments
     # stay cut, HG180. docs/parser.md lists these.)
-    after_stop = kind == "prose_before" and mangled.detail["slot"] == len(mangled.sample.messages)
+    after_stop = kind in ("prose_before", "prose_gap") and mangled.detail["slot"] == len(
+        mangled.sample.messages
+    )
     if expected(mangled) is not None and not after_stop:
         report = validate(once, start=start)
         errors = [d.format() for d in report.diagnostics if d.severity.value == "error"]
@@ -357,3 +369,124 @@ def test_header_complete_rows_need_a_recipient_or_a_content_type(role, channel):
         before = repr(draft)
         repair(engine, draft, 0)
         assert repr(draft) == before and not engine.diagnostics, repair.__name__
+
+
+# ---------------------------------------------------------------------------- issue 30
+def _both(text: str, **options):
+    """The lenient parse of ``text`` and of its token ids, each conserved field by field."""
+    results = []
+    for source in (text, encode_harmony(text)):
+        result = parse(source, start=options.pop("start", "completion"), strict=False, **options)
+        assert conservation_problems(source, result) == [], text
+        results.append(result)
+    assert results[0].messages == results[1].messages
+    return results[0]
+
+
+def _fields(result):
+    return [(m.role.value, m.channel, m.recipient, m.content_type, m.content) for m in result.messages]
+
+
+@pytest.mark.parametrize("gap", ["\n", " ", "\n\n", "\t"])
+def test_prose_then_whitespace_before_the_first_header_keeps_the_call(gap):
+    from harmony_grammar import to_chat_completion
+
+    text = (
+        f"Let me check.{gap}<|channel|>commentary to=functions.lookup <|constrain|>json"
+        '<|message|>{"q":"tides"}<|call|>'
+    )
+    assert _fields(_both(text)) == [
+        ("assistant", "analysis", None, None, "Let me check."),
+        ("assistant", "commentary", "functions.lookup", "<|constrain|>json", '{"q":"tides"}'),
+    ]
+    message = to_chat_completion(text, strict=False)["message"]
+    assert [c["function"]["arguments"] for c in message["tool_calls"]] == ['{"q":"tides"}']
+    assert '{"q":"tides"}' not in (message["content"] or "")
+
+
+@pytest.mark.parametrize("body", ["42 apples", "🙂 apples", "« apples", "$3 apples", "( apples",
+                                  "analysis-free apples", "7", "!!"])
+def test_a_header_that_lost_its_message_token_keeps_a_body_opening_with_anything(body):
+    assert _fields(_both(f"<|channel|>final {body}<|return|>")) == [
+        ("assistant", "final", None, None, body)
+    ]
+
+
+def test_harmony_words_glued_to_text_are_read_as_those_words():
+    result = _both("<|start|>assistantThe answer is 42<|return|>")
+    assert _fields(result) == [("assistant", "final", None, None, "The answer is 42")]
+    assert "HG170" not in [d.code for d in result.diagnostics]  # no forged tool result
+    assert _fields(_both("<|channel|>analysisOK so<|end|>")) == [
+        ("assistant", "analysis", None, None, "OK so")
+    ]
+    result = _both("<|start|>assistant<|channel|>commentary?<|message|>x<|end|>", start="conversation")
+    assert _fields(result) == [("assistant", "commentary", None, None, "x")]
+    assert result.messages[0].unread == "?"
+
+
+def test_a_control_token_the_header_can_still_use_is_never_debris():
+    text = "<|start|>assistant to=functions.x abc<|channel|>analysis<|message|>{}<|call|>"
+    result = _both(text, start="conversation")
+    (message,) = result.messages
+    assert (message.channel, message.recipient) == ("analysis", "functions.x")
+    assert result.accounting.discarded == ()
+
+
+def test_commentary_with_text_and_no_message_token_stays_commentary():
+    """openai-harmony reads ``<|channel|>commentary Hello<|end|>`` on ``commentary``."""
+    assert _fields(_both("<|channel|>commentary Hello<|end|>")) == [
+        ("assistant", "commentary", None, None, "Hello")
+    ]
+
+
+def test_a_header_holding_json_then_text_skips_no_message():
+    text = (
+        '<|start|>assistant<|channel|>final {"a":1} and more<|message|>x<|end|>'
+        "<|start|>user<|message|>next<|end|>"
+    )
+    result = _both(text, start="conversation")
+    assert "HG100" not in [d.code for d in result.diagnostics]
+    assert [m.content for m in result.messages] == ['{"a":1} and morex', "next"]
+
+
+def test_a_bare_channel_word_after_a_stop_is_no_message_of_its_own():
+    text = (
+        "<|channel|>commentary to=functions.f<|message|>{}<|call|>"
+        "commentary<|channel|>final<|message|>hi<|return|>"
+    )
+    result = _both(text)
+    assert "commentary" not in [m.content for m in result.messages]
+    assert [(m.channel, m.content) for m in result.messages][-1] == ("final", "hi")
+
+
+def test_a_second_recipient_is_content_never_a_discarded_range():
+    text = "<|channel|>commentary to=functions.a to=functions.b<|message|>{}<|call|>"
+    result = _both(text)
+    assert result.accounting.discarded == ()
+    assert result.messages[0].content == "to=functions.b{}"
+
+
+def test_token_ids_read_in_the_stripped_dialect_are_conserved():
+    text = 'analysisOk.assistantcommentary to=functions.f json{"a":1}'
+    ids = encode_harmony(text)
+    result = parse(ids, start="completion", strict=False, stripped_dialect=True)
+    assert [m.recipient for m in result.messages] == [None, "functions.f"]
+    assert conservation_problems(ids, result) == []
+    assert all(s.end > s.start for spans in result.accounting.content for s in spans)
+
+
+def test_every_field_of_a_well_formed_parse_is_its_slice_of_the_input():
+    text = (
+        "<|start|>user:alice<|message|>hi<|end|>"
+        "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>"
+    )
+    result = parse(text)
+    fields = result.accounting.fields
+    shown = [[(name, text[s.start : s.end]) for name, s in message] for message in fields]
+    assert shown == [
+        [("author", "user"), ("name", "alice")],
+        [("author", "assistant"), ("channel", "commentary"), ("recipient", "functions.f"),
+         ("content_type", "json")],
+    ]
+    assert conservation_problems(text, result, strict=True) == []
+    assert result.messages[0].to_dict()["unread"] == ""

@@ -2,35 +2,44 @@
 
 :attr:`ParseResult.accounting <harmony_grammar.format.model.ParseResult.accounting>` says
 where the input went; :func:`conservation_problems` checks it against the input itself, so
-a test, or a user auditing a dataset, can prove that nothing was lost:
+a test, or a user auditing a dataset, can prove that nothing was lost.
 
-* every message's span, every discarded range and every gap between them lie in order
-  inside the input, without overlap (debris discarded inside a message's header is in its
-  span, never in its content);
-* what lies in no message and no discarded range is whitespace (between messages);
-* each message's content is exactly the input it was read from (text input: its
-  characters; token ids: its decoded ids), inside the message's span, and after its body
-  began the span holds nothing else but control tokens (its terminator, debris) and
-  whitespace: text read neither as header nor as content shows up there;
-* in lenient mode only control-token debris was discarded: spellings of control tokens
-  (text) or special and non-integer ids (token ids); strict mode may discard more, after an
-  error that names the skip.
+For text input the check is field by field. Every character is in exactly one of:
 
-Header text is not checked field by field: repairs read it (a channel word lower-cased,
-a duplicate recipient ignored) and say so in their diagnostics; it stays in its message's
-span. What must never happen, text dropped or moved out of place, is what this catches.
+* a header field whose value is the slice of the input it was read from (author, name,
+  recipient, channel, content type; a repair's reading of it is named by a diagnostic:
+  lower case, ``functions.`` before a declared name, ``to=assistant`` ignored);
+* a message's content (its ranges, joined, are the content exactly);
+* a message's :attr:`~harmony_grammar.format.model.Message.unread` text (no letter, no
+  digit; its ranges, joined, are ``unread`` exactly);
+* a discarded range (in lenient mode control-token debris only; in strict mode also an
+  error's skip, which the error names);
+* syntax: whitespace, complete control-token spellings, and the ``to=`` before a recipient
+  or the ``:`` before a name.
+
+The ranges of each message lie inside its span, nothing overlaps, and together with the
+syntax they tile the input. The check sorts the ranges once and walks them: linear in the
+input and the ledger (Python's sort is linear on ranges that come nearly in order).
+
+Token ids have no character positions inside a run of text, so for them the check is by
+message: spans and discarded ranges tile the ids with whitespace between, and lenient mode
+discards only special ids.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
-from .lexer import split_text
-from .model import Accounting, ParseResult, Span
-from .tokens import FIRST_SPECIAL_ID, special_token_spelling
+from .model import Accounting, Message, ParseResult, Span
+from .tokens import CONTROL_SPELLING_RE, FIRST_SPECIAL_ID, special_token_spelling
 from .vocabulary import load_encoding, token_bytes_table
 
 __all__ = ["conservation_problems"]
+
+#: What may stand between the ranges: whitespace and complete control-token spellings.
+_SYNTAX = re.compile(rf"(?:\s|{CONTROL_SPELLING_RE.pattern})*")
+_FUNCTIONS = "functions."
 
 
 def conservation_problems(
@@ -38,16 +47,14 @@ def conservation_problems(
 ) -> list[str]:
     """What the ledger of ``result`` (parsed from ``source``) fails to account for.
 
-    An empty list means every character (or token id) of ``source`` is in a message or in a
-    discarded range a diagnostic names, and (``strict=False``) only control-token debris was
-    discarded. ``strict`` must say which mode produced ``result``.
+    An empty list means every character (or token id) of ``source`` is in a field, the
+    content or the unread text of a message, in a discarded range a diagnostic names, or
+    is syntax; and (``strict=False``) only control-token debris was discarded. ``strict``
+    must say which mode produced ``result``.
     """
     ledger = result.accounting
     if ledger is None:
         return ["the result carries no accounting"]
-    text = source if isinstance(source, str) else None
-    ids = None if isinstance(source, str) else list(source)
-    decode = _decoder() if ids is not None else None
     problems: list[str] = []
     if ledger.length != len(source):
         problems.append(f"the ledger covers {ledger.length} of {len(source)} units")
@@ -56,116 +63,169 @@ def conservation_problems(
             f"{len(ledger.content)} content ledgers for {len(result.messages)} messages"
         )
         return problems
-
-    def piece(span: Span) -> str:
-        if text is not None:
-            return text[span.start : span.end]
-        assert ids is not None and decode is not None
-        return decode(ids[span.start : span.end])
-
-    regions: list[tuple[Span, str]] = [(s, "discarded") for s in ledger.discarded]
-    if ledger.next_turn is not None:
-        regions.append((ledger.next_turn, "the next turn's header"))
-    bodies = ledger.bodies or (-1,) * len(result.messages)
-    for index, message in enumerate(result.messages):
-        if message.span is None:
-            problems.append(f"message {index} has no span")
-            continue
-        regions.append((message.span, f"message {index}"))
-        spans = ledger.content[index]
-        for span in spans:
-            if not message.span.start <= span.start <= span.end <= message.span.end:
-                problems.append(f"message {index}: content {span} outside its span {message.span}")
-        if text is not None:
-            read = "".join(piece(span) for span in spans)
-            if read != message.content:
-                problems.append(
-                    f"message {index}: content {message.content[:40]!r} is not the input it came"
-                    f" from ({read[:40]!r})"
-                )
-        elif message.content and not spans:
-            problems.append(f"message {index}: content with no input range")
-        if bodies[index] >= 0:
-            problems += _body_problems(index, message.span, bodies[index], spans, ledger, piece)
-    # Debris discarded inside a message (a stray token in its header) is in its span, never
-    # in its content; the sweep below covers the rest.
-    contents = [span for spans in ledger.content for span in spans]
-    for span in ledger.discarded:
-        if any(c.start < span.end and span.start < c.end for c in contents):
-            problems.append(f"discarded {span} overlaps a message's content")
-    messages = [s for s, what in regions if what.startswith("message")]
-    regions = [
-        (span, what)
-        for span, what in regions
-        if what != "discarded"
-        or not any(m.start <= span.start and span.end <= m.end for m in messages)
-    ]
-    regions.sort(key=lambda region: (region[0].start, region[0].end))
-    position = 0
-    for span, what in regions:
-        if span.start < position:
-            problems.append(f"{what} {span} overlaps what precedes it (up to {position})")
-        elif span.start > position:
-            gap = piece(Span(position, span.start))
-            if gap.strip():
-                problems.append(f"input {position}-{span.start} is in no message: {gap[:40]!r}")
-        position = max(position, span.end)
-    if position < len(source):
-        gap = piece(Span(position, len(source)))
-        if gap.strip():
-            problems.append(f"input {position}-{len(source)} is in no message: {gap[:40]!r}")
+    if isinstance(source, str):
+        problems += _text_problems(source, result.messages, ledger)
+        debris = _text_debris
+    else:
+        problems += _ids_problems(list(source), result.messages, ledger)
+        debris = _ids_debris
     if not strict:
         for span in ledger.discarded:
-            if not _debris(source, span):
-                shown = piece(span)[:40]
-                problems.append(f"discarded {span} is not control-token debris: {shown!r}")
+            if not debris(source, span):
+                problems.append(f"discarded {span} is not control-token debris")
     return problems
 
 
-def _body_problems(
-    index: int,
-    span: Span,
-    body: int,
-    contents: Sequence[Span],
-    ledger: Accounting,
-    piece: Callable[[Span], str],
-) -> list[str]:
-    """What lies after a message's body began that is neither its content nor structure."""
-    taken = sorted((*contents, *ledger.discarded), key=lambda s: (s.start, s.end))
-    gaps, position = [], body
-    for part in taken:
-        if part.end <= position or part.start >= span.end:
+# ------------------------------------------------------------------ text: field by field
+def _text_problems(text: str, messages: Sequence[Message], ledger: Accounting) -> list[str]:
+    problems: list[str] = []
+    # (start, end, kind, message index, field name): kind orders ranges that start together
+    ranges: list[tuple[int, int, str, int, str]] = []
+    fields = ledger.fields or ((),) * len(messages)
+    unread = ledger.unread or ((),) * len(messages)
+    for index, message in enumerate(messages):
+        span = message.span
+        if span is None:
+            problems.append(f"message {index} has no span")
             continue
-        if part.start > position:
-            gaps.append(Span(position, part.start))
-        position = max(position, part.end)
-    if position < span.end:
-        gaps.append(Span(position, span.end))
+        owned: list[tuple[int, int, str, int, str]] = []
+        for name, where in fields[index]:
+            if where is not None:
+                owned.append((where.start, where.end, "field", index, name))
+                shown = text[where.start : where.end]
+                if not _field_holds(message, name, shown):
+                    problems.append(f"message {index}: {name} is not the input {shown[:40]!r}")
+        problems += _unspelled_fields(index, message, fields[index])
+        content = ledger.content[index]
+        owned += [(s.start, s.end, "content", index, "") for s in content]
+        read = "".join(text[s.start : s.end] for s in content)
+        if read != message.content:
+            problems.append(
+                f"message {index}: content {message.content[:40]!r} is not the input it came"
+                f" from ({read[:40]!r})"
+            )
+        owned += [(s.start, s.end, "unread", index, "") for s in unread[index]]
+        stray = "".join(text[s.start : s.end] for s in unread[index])
+        if stray != message.unread:
+            problems.append(f"message {index}: unread {message.unread[:40]!r} is not the input")
+        if any(c.isalnum() for c in message.unread):
+            problems.append(f"message {index}: unread {message.unread[:40]!r} holds a letter")
+        for start, end, kind, _, _ in owned:
+            if not span.start <= start <= end <= span.end:
+                problems.append(f"message {index}: {kind} {Span(start, end)} outside {span}")
+        ranges += owned
+    ranges += [(s.start, s.end, "discarded", -1, "") for s in ledger.discarded]
+    if ledger.next_turn is not None:  # a prompt's trailing <|start|>{author}: a header
+        ranges.append((ledger.next_turn.start, ledger.next_turn.end, "next turn", -1, ""))
+    ranges.sort()
+    position = 0
+    for start, end, kind, _, name in ranges:
+        if start < position:
+            problems.append(f"{kind} {Span(start, end)} overlaps what precedes it")
+        elif start > position:
+            gap = text[position:start]
+            if kind == "field" and name == "recipient":
+                gap = gap.removesuffix("to=")
+            elif kind == "field" and name == "name":
+                gap = gap.removesuffix(":")
+            if _SYNTAX.fullmatch(gap) is None:
+                problems.append(f"input {position}-{start} is in no field: {gap[:40]!r}")
+        position = max(position, end)
+    rest = text[position:]
+    if _SYNTAX.fullmatch(rest) is None:
+        problems.append(f"input {position}-{len(text)} is in no field: {rest[:40]!r}")
+    return problems
+
+
+def _field_holds(message: Message, name: str, written: str) -> bool:
+    """Whether the field ``name`` of ``message`` was read from ``written`` (as written, or
+    as a repair reads it: case, ``functions.``, a role a repair changed)."""
+    if name == "author":
+        return written in (message.role.value, message.name, message.recipient)
+    if name == "name":
+        return written == message.name
+    if name == "channel":
+        return written == message.channel
+    if name == "recipient":
+        recipient = message.recipient
+        if written == "assistant":  # HG167 ignores it, HG168 reads the call the other way
+            return True
+        return recipient is not None and written in (recipient, recipient.removeprefix(_FUNCTIONS))
+    if name == "content_type":
+        value = (message.content_type or "").removeprefix("<|constrain|>")
+        return written.lower() == value.lower()
+    return False
+
+
+def _unspelled_fields(
+    index: int, message: Message, fields: Sequence[tuple[str, Span | None]]
+) -> list[str]:
+    """A field the message holds with no entry in the ledger, not even as a default."""
+    named = {name for name, _ in fields}
+    held = {
+        "channel": message.channel,
+        "recipient": message.recipient,
+        "content_type": message.content_type,
+    }
     return [
-        f"message {index}: {piece(gap)[:40]!r} after its body began is neither content nor a"
-        " control token"
-        for gap in gaps
-        if not _structure(piece(gap))
+        f"message {index}: {name} {value!r} has no place in the ledger"
+        for name, value in held.items()
+        if value is not None and name not in named
     ]
 
 
-def _structure(text: str) -> bool:
-    """Whether ``text`` is only control-token spellings and whitespace."""
-    return all(control is not None or not piece.strip() for control, piece, *_ in split_text(text))
+def _text_debris(source: str | Sequence[int], span: Span) -> bool:
+    assert isinstance(source, str)
+    piece = source[span.start : span.end]
+    return CONTROL_SPELLING_RE.sub("", piece) == ""
 
 
-def _debris(source: str | Sequence[int], span: Span) -> bool:
-    """Whether ``source[span]`` holds only control tokens (text) or special ids (ids)."""
-    if isinstance(source, str):
-        pieces = split_text(source[span.start : span.end])
-        return all(control is not None for control, *_ in pieces)
+# ------------------------------------------------------------------ token ids: by message
+def _ids_problems(ids: list[object], messages: Sequence[Message], ledger: Accounting) -> list[str]:
+    problems: list[str] = []
+    decode = _decoder()
+    regions = [(s.start, s.end) for s in ledger.discarded]
+    if ledger.next_turn is not None:
+        regions.append((ledger.next_turn.start, ledger.next_turn.end))
+    for index, message in enumerate(messages):
+        span = message.span
+        if span is None:
+            problems.append(f"message {index} has no span")
+            continue
+        regions.append((span.start, span.end))
+        content = ledger.content[index]
+        if message.content and not content:
+            problems.append(f"message {index}: content with no input range")
+        for part in content:
+            if not span.start <= part.start <= part.end <= span.end:
+                problems.append(f"message {index}: content {part} outside its span {span}")
+            elif part.end <= part.start and message.content:
+                problems.append(f"message {index}: content from the empty range {part}")
+    regions.sort()
+    position = 0
+    for start, end in regions:
+        # Overlaps are no problem here: debris inside a header is in its message's span, and
+        # messages read from one run of text share its range (no positions inside a run).
+        if start > position:
+            gap = decode(ids[position:start])
+            if gap.strip():
+                problems.append(f"input {position}-{start} is in no message: {gap[:40]!r}")
+        position = max(position, end)
+    if position < len(ids):
+        gap = decode(ids[position:])
+        if gap.strip():
+            problems.append(f"input {position}-{len(ids)} is in no message: {gap[:40]!r}")
+    return problems
+
+
+def _ids_debris(source: str | Sequence[int], span: Span) -> bool:
     return all(
         not isinstance(token, int) or isinstance(token, bool) or token >= FIRST_SPECIAL_ID
         for token in source[span.start : span.end]
     )
 
 
-def _decoder() -> Callable[[Sequence[int]], str]:
+def _decoder() -> Callable[[Sequence[object]], str]:
     table = token_bytes_table(load_encoding())
 
     def spelled(token: object) -> bytes:
@@ -175,7 +235,7 @@ def _decoder() -> Callable[[Sequence[int]], str]:
             return table[token]
         return special_token_spelling(token).encode() if token >= FIRST_SPECIAL_ID else b""
 
-    def decode(ids: Sequence[int]) -> str:
+    def decode(ids: Sequence[object]) -> str:
         return b"".join(map(spelled, ids)).decode("utf-8", errors="replace")
 
     return decode

@@ -39,7 +39,7 @@ def on_author(engine: EngineView, value: str, start: int, end: int) -> None:
         draft.role = engine.role
         draft.fields.append(("author", -1, -1))
         return
-    draft.fields.append(("author", start, end))
+    _field(draft, "author", start, end)
     draft.role = Role.of_author(value)
     if draft.role is Role.TOOL:
         draft.name = value
@@ -57,7 +57,7 @@ def on_author(engine: EngineView, value: str, start: int, end: int) -> None:
 def on_author_name(engine: EngineView, value: str, start: int, end: int) -> None:
     draft = _require_draft(engine, start)
     draft.name = value
-    draft.fields.append(("name", start, end))
+    _field(draft, "name", start, end)
 
 
 def on_role_recipient(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -76,7 +76,7 @@ def _recipient(
     draft.recipient_position = position
     # The field is the name after "to=" (text: its exact slice; ids: the run).
     first = end - len(draft.recipient) if engine.exact_positions else start
-    draft.fields.append(("recipient", first, end))
+    _field(draft, "recipient", first, end)
 
 
 def on_channel_name(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -84,7 +84,7 @@ def on_channel_name(engine: EngineView, value: str, start: int, end: int) -> Non
     draft = _require_draft(engine, start)
     draft.channel = value or None
     if value:
-        draft.fields.append(("channel", start, end))
+        _field(draft, "channel", start, end)
 
 
 def on_constrain(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -97,7 +97,7 @@ def on_content_type(engine: EngineView, value: str, start: int, end: int) -> Non
         draft.content_type, draft.constrained = None, False
         return
     draft.content_type = ControlToken.CONSTRAIN.value + value if draft.constrained else value
-    draft.fields.append(("content_type", start, end))
+    _field(draft, "content_type", start, end)
 
 
 def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -138,6 +138,12 @@ def on_content(engine: EngineView, value: str, start: int, end: int) -> None:
 
 def on_terminator(engine: EngineView, value: str, start: int, end: int) -> None:
     engine.finish(_TERMINATOR_BY_SPELLING[value], end)
+
+
+def _field(draft: Draft, name: str, start: int, end: int) -> None:
+    """Record where a field was read; a repair's zero-width word is a default the input
+    does not spell (``-1``)."""
+    draft.fields.append((name, start, end) if end > start else (name, -1, -1))
 
 
 def _require_draft(engine: EngineView, start: int) -> Draft:

@@ -434,6 +434,8 @@ def content_type(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
         return Move("field", pos, end, fields=here)
     if state.expect or not state.read_any or pos == 0 or not header.text[pos - 1].isspace():
         return None
+    if not any(c.isalpha() for c in value):
+        return None  # ``--``, ``42``: no bare content type has no letter
     after = _SPACE.match(header.text, end)
     rest = after.end() if after else end
     last = (

@@ -80,12 +80,13 @@ DOTTED_NAME = re.compile(
 _GLUED_AUTHOR = re.compile(f"assistant{CHANNEL_WORD}")
 #: A channel word alone (a recipient and a content type may follow) where ``<|channel|>``
 #: was stripped: ``analysis<|message|>``, `` commentary to=functions.f json<|message|>``.
-_BARE_CHANNEL = re.compile(rf"\s*({CHANNEL_WORD})(?=$| to=[^\s<>|]+(?: ?[a-z]+)?$| [a-z]+$)")
+_BARE_CHANNEL = re.compile(
+    rf"\s*({CHANNEL_WORD})(?=\s*$|\s+to=[^\s<>|]+(?:\s*[a-z]+)?\s*$|\s+[a-z]+\s*$)"
+)
 #: An author a header may begin with: a role (``user:alice``) or a tool's dotted name.
 _AUTHOR_WORD = re.compile(
     r"(?:(?:system|developer|user|assistant)(?![^\s:<>|=])|[A-Za-z_][\w\-]*(?:\.[\w\-]+)+)"
 )
-#: A channel word glued to its text (``finalHello``): the evidence rule of the stripped
 _FUNCTIONS = "functions."
 
 
@@ -253,26 +254,29 @@ def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, c
             return False
         headers = headers[:1]  # the glued author's header; the rest is lexed as written
     at = _positions(engine, start, end)
+    exact = engine.exact_positions
     if lead and text[:lead].strip():
         if "AUTHOR" in engine.parser.choices():
             return False  # <|start|> then prose then a glued header: not this shape
         own_message(engine, text[:lead], start, at(lead), _START)
     for index, header in enumerate(headers):
         here, there = at(header.start), at(header.end)
-        _close_open_message(engine, here)
+        _close_open_message(engine, here if exact else end)  # ids: the run holds both
         if _START in engine.parser.choices():
             engine.feed(_START, "", here, here)
+        written = {name: (at(a), at(b) if exact else end) for name, a, b in header.slices}
         if "AUTHOR" in engine.parser.choices():
-            engine.feed("AUTHOR", Role.ASSISTANT.value, here, here)
+            engine.feed("AUTHOR", Role.ASSISTANT.value, *written.get("author", (-1, -1)))
         engine.feed(_CHANNEL, _SPELLING[_CHANNEL], here, here)
-        engine.feed("CHANNEL_NAME", header.channel, here, there)
+        engine.feed("CHANNEL_NAME", header.channel, *written.get("channel", (-1, -1)))
         shown = f"<|start|>assistant<|channel|>{header.channel}"
         if header.recipient:
-            engine.feed("CHANNEL_RECIPIENT", f" to={header.recipient}", here, there)
+            a, b = written["recipient"]
+            engine.feed("CHANNEL_RECIPIENT", f" to={header.recipient}", a, b)
             shown += f" to={header.recipient}"
         if header.content_type:
             engine.feed("SPACE", " ", here, here)
-            engine.feed("CONTENT_TYPE", header.content_type, here, there)
+            engine.feed("CONTENT_TYPE", header.content_type, *written["content_type"])
             shown += f" {header.content_type}"
         report_stripped(
             engine,
@@ -286,8 +290,9 @@ def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, c
             return True
         engine.feed(_MESSAGE, _SPELLING[_MESSAGE], there, there)
         following = headers[index + 1].start if index + 1 < len(headers) else len(text)
-        if following > header.end:
-            engine.route_text(text[header.end : following], there, at(following))
+        if following > header.end:  # token ids: the whole run is the range
+            until = at(following) if exact else end
+            engine.route_text(text[header.end : following], there, until)
     return True
 
 
@@ -373,6 +378,21 @@ def repair_glued_content_type(engine: Repairable, draft: Draft, at: int) -> None
         at,
     )
     draft.recipient, draft.content_type = recipient, rest
+    _split_field(engine, draft, len(recipient))
+
+
+def _split_field(engine: Repairable, draft: Draft, cut: int) -> None:
+    """The recipient's slice, split after ``cut`` characters: recipient, content type."""
+    for index in range(len(draft.fields) - 1, -1, -1):
+        name, start, end = draft.fields[index]
+        if name != "recipient":
+            continue
+        if start < 0 or not engine.exact_positions:  # token ids: both are the whole run
+            draft.fields.append(("content_type", start, end))
+            return
+        draft.fields[index] = ("recipient", start, start + cut)
+        draft.fields.append(("content_type", start + cut, end))
+        return
 
 
 def repair_bare_function_name(engine: Repairable, draft: Draft, at: int) -> None:
@@ -404,6 +424,7 @@ def repair_call_without_channel(engine: Repairable, draft: Draft, at: int) -> No
         at,
     )
     draft.channel = "commentary"
+    draft.fields.append(("channel", -1, -1))  # a default: the input spells no channel
 
 
 # ------------------------------------------------------------------ the end of input

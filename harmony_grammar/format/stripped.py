@@ -37,6 +37,9 @@ class StrippedHeader:
     channel: str
     recipient: str | None = None
     content_type: str | None = None
+    #: Where each field was written in ``text``: ``{field: (start, end)}`` (the channel is
+    #: absent where a call with no channel word goes to ``commentary``, a default).
+    slices: tuple[tuple[str, int, int], ...] = ()
 
 
 @functools.lru_cache(maxsize=1)
@@ -45,21 +48,23 @@ def _machinery() -> tuple[LalrTable, HeaderLexer, re.Pattern[str]]:
     return parse_table(stripped_parser()), lexer, lexer.terminal_regex("MARKER")
 
 
-def _lex(start: str, text: str, pos: int) -> tuple[list[tuple[str, str]], int] | None:
+def _lex(
+    start: str, text: str, pos: int
+) -> tuple[list[tuple[str, str, int]], int] | None:
     """Lex and parse ``text[pos:]`` from ``start`` as far as the grammar goes.
 
-    Returns the terminals read and where they end, or None when what was read is not a
-    complete ``start``.
+    Returns the terminals read (name, text, start) and where they end, or None when what
+    was read is not a complete ``start``.
     """
     table, lexer, _ = _machinery()
     driver = LalrDriver(table, start)
-    read: list[tuple[str, str]] = []
+    read: list[tuple[str, str, int]] = []
     while pos < len(text):
         scanner = lexer.scanner(driver.position, driver.choices())
         match = scanner.match(text, pos) if scanner is not None else None
         if match is None or not driver.feed(match.lastgroup or ""):
             break
-        read.append((match.lastgroup or "", match.group()))
+        read.append((match.lastgroup or "", match.group(), pos))
         pos = match.end()
     return (read, pos) if read and driver.feed_eof() else None
 
@@ -69,7 +74,17 @@ def _header(text: str, pos: int) -> StrippedHeader | None:
     if lexed is None:
         return None
     read, end = lexed
-    values = dict(read)
+    values = {name: value for name, value, _ in read}
+    slices = []
+    for name, value, at in read:
+        field = _FIELD_OF.get(name)
+        if field is None:
+            continue
+        if field == "recipient":  # the name after "to="
+            at += value.index("=") + 1
+            value = value[value.index("=") + 1 :]
+        lead = len(value) - len(value.lstrip())
+        slices.append((field, at + lead, at + len(value.rstrip())))
     recipient = values.get("RECIPIENT") or values.get("LEAD_RECIPIENT")
     channel = (
         values.get("CHANNEL_WORD")
@@ -86,7 +101,20 @@ def _header(text: str, pos: int) -> StrippedHeader | None:
         channel,
         recipient.split("=", 1)[1].strip() if recipient else None,
         content_type.strip() if content_type else None,
+        tuple(slices),
     )
+
+
+#: The header field each terminal of the stripped dialect holds.
+_FIELD_OF = {
+    "GLUED_AUTHOR": "author",
+    "CHANNEL_WORD": "channel",
+    "LEAD_CHANNEL": "channel",
+    "LEAD_COLON_CHANNEL": "channel",
+    "RECIPIENT": "recipient",
+    "LEAD_RECIPIENT": "recipient",
+    "CONTENT_TYPE": "content_type",
+}
 
 
 def stripped_evidence(text: str, *, at_start: bool, closed: bool) -> bool:
