@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from harmony_grammar.format.lexer import split_text
+from harmony_grammar.format.lexer import partial_spelling_length, split_text
 from harmony_grammar.format.model import Message, RecipientPosition, Role, Terminator
 
 __all__ = [
@@ -527,18 +527,14 @@ def missing_characters(text: str, messages: Iterable[Message]) -> Counter[str]:
     the ``to=`` of recipients aside) against those of every message's author, recipient,
     channel, content type, content and unread text. A repair may add letters (a default
     role, ``functions.``); none may lose one. Case is folded (a content type is read in
-    lower case). A header that repeats its channel or its recipient (``<|channel|>final
-    <|channel|>final``) holds it once, in two places: such a value counts once for each time
-    the input spells it.
+    lower case). A control token's spelling cut short at the end of input is debris.
     """
-    messages = list(messages)
     held = _letters(
         value
         for m in messages
         for value in (m.author, m.recipient, m.channel, m.content_type, m.content, m.unread)
     )
-    for value in {v for m in messages for v in (m.channel, m.recipient) if v}:
-        spelled = len(re.findall(rf"(?<![\w.]){re.escape(value)}(?![\w])", text))
-        for _ in range(spelled - 1):
-            held += _letters([value])
+    cut = partial_spelling_length(text)
+    if cut and text[-cut:].startswith("<|"):  # a control token cut short: debris
+        text = text[:-cut]
     return _letters([text]) - held

@@ -311,7 +311,7 @@ def test_duplicate_recipient():
     )
     assert codes(parse(text)) == ["HG101"]
     lenient = parse(text, strict=False)
-    assert codes(lenient) == ["HG178"]  # a second, different recipient: content, not hidden
+    assert codes(lenient) == ["HG158"]  # a second, different recipient: content, not hidden
     (message,) = lenient.messages
     assert (message.recipient, message.content_type) == ("functions.f", "<|constrain|>json")
     assert message.content == "to=functions.g{}"
@@ -323,7 +323,7 @@ def test_duplicate_recipient_in_the_role_section():
     )
     assert codes(parse(text)) == ["HG101"]
     lenient = parse(text, strict=False)
-    assert codes(lenient) == ["HG178"] and lenient.messages[0].recipient == "functions.a"
+    assert codes(lenient) == ["HG158"] and lenient.messages[0].recipient == "functions.a"
     assert lenient.messages[0].content == "to=functions.b{}"
 
 

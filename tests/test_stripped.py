@@ -144,7 +144,7 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         None,
         # a second, different recipient is no field: it is the content (nothing hidden)
         [(A, "commentary", "functions.read", None, "to=assistant json")],
-        ["HG166", "HG157", "HG161", "HG153"],
+        ["HG166", "HG158", "HG153"],
     ),
     "call-shaped-reply": (
         '<|start|>functions.read_file<|channel|>commentary to=assistant code<|message|>{"p":1}',
@@ -402,7 +402,7 @@ def test_a_recipient_after_the_content_type_is_still_the_recipient_once():
     text = "<|channel|>commentary to=functions.f json to=functions.g<|message|>{}<|call|>"
     result = parse(text, start="completion", strict=False)
     # a second, different recipient is read by no field: it is content, never hidden
-    assert [d.code for d in result.diagnostics] == ["HG178"]
+    assert [d.code for d in result.diagnostics] == ["HG158"]
     assert result.messages[0].recipient == "functions.f"
     assert result.messages[0].content == "to=functions.g{}"
 

@@ -12,8 +12,9 @@ For text input the check is field by field. Every character is in exactly one of
 * a message's content (its ranges, joined, are the content exactly);
 * a message's :attr:`~harmony_grammar.format.model.Message.unread` text (no letter, no
   digit; its ranges, joined, are ``unread`` exactly);
-* a discarded range (in lenient mode control-token debris only; in strict mode also an
-  error's skip, which the error names);
+* a discarded range (in lenient mode control-token debris only, or a control token's
+  spelling cut short at the end of input; in strict mode also an error's skip, which the
+  error names);
 * syntax: whitespace, complete control-token spellings, and the ``to=`` before a recipient
   or the ``:`` before a name.
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from .lexer import partial_spelling_length
 from .model import Accounting, Message, ParseResult, Span
 from .tokens import CONTROL_SPELLING_RE, FIRST_SPECIAL_ID, special_token_spelling
 from .vocabulary import load_encoding, token_bytes_table
@@ -175,9 +177,12 @@ def _unspelled_fields(
 
 
 def _text_debris(source: str | Sequence[int], span: Span) -> bool:
+    """Control-token spellings, and at the very end of input the start of one (cut)."""
     assert isinstance(source, str)
-    piece = source[span.start : span.end]
-    return CONTROL_SPELLING_RE.sub("", piece) == ""
+    rest = CONTROL_SPELLING_RE.sub("", source[span.start : span.end])
+    if span.end == len(source) and rest.startswith("<|"):
+        return partial_spelling_length(rest) == len(rest)
+    return rest == ""
 
 
 # ------------------------------------------------------------------ token ids: by message
@@ -208,12 +213,12 @@ def _ids_problems(ids: list[object], messages: Sequence[Message], ledger: Accoun
         # messages read from one run of text share its range (no positions inside a run).
         if start > position:
             gap = decode(ids[position:start])
-            if gap.strip():
+            if _SYNTAX.fullmatch(gap) is None:
                 problems.append(f"input {position}-{start} is in no message: {gap[:40]!r}")
         position = max(position, end)
     if position < len(ids):
         gap = decode(ids[position:])
-        if gap.strip():
+        if _SYNTAX.fullmatch(gap) is None:
             problems.append(f"input {position}-{len(ids)} is in no message: {gap[:40]!r}")
     return problems
 

@@ -210,7 +210,7 @@ class Engine:
             # The hot path: more of a body already open (see route_text for the rest).
             draft.content.append(text)  # type: ignore[union-attr]
             spans = draft.content_spans
-            if spans[-1] == start:
+            if spans[-1] >= start:  # ids: a split character's ids overlap the last range
                 spans[-1] = end
             else:
                 spans += (start, end)
@@ -243,7 +243,7 @@ class Engine:
                     return
             draft.content.append(text)
             spans = draft.content_spans
-            if spans and spans[-1] == start:
+            if spans and spans[-1] >= start:
                 spans[-1] = end
             else:
                 spans += (start, end)
@@ -273,9 +273,10 @@ class Engine:
         if pending.start < 0:
             pending.start = start
         pieces = pending.pieces
-        if token is None and pieces and pieces[-1][0] is None and pieces[-1][3] == start:
+        if token is None and pieces and pieces[-1][0] is None:
             # One piece per run of text, however it was chunked (token ids: positions are
-            # whole runs, and stream must equal batch).
+            # whole runs, and stream must equal batch; a split UTF-8 character's ids may
+            # leave the parts' ranges apart).
             last = pieces[-1]
             pieces[-1] = (None, last[1] + text, last[2], end)
         else:
@@ -309,6 +310,14 @@ class Engine:
         else:
             what = f"{token_id} is not an o200k_harmony token id"
         self.diagnose("HG103", f"{what}; it was skipped", index, index + 1)
+
+    def partial(self, text: str, start: int, end: int) -> None:
+        """The start of a control token's spelling at the end of input (text only)."""
+        if self._lines is not None:
+            self._lines.add(text, start)
+        self.flush_pending("$END")
+        self.discard(start, end)
+        self.diagnose("HG175", f"{text!r}, a control token cut short, was discarded", start, end)
 
     def run_end(self, run: TextRun) -> None:
         """Facts about a run of ordinary token ids that just ended."""
@@ -524,7 +533,12 @@ class Engine:
         if end <= start:
             return
         spans = self._discarded
-        if spans and spans[-1] >= start:
+        if spans and start < spans[-2]:  # held text discarded after a later token: re-sort
+            pairs = sorted([*zip(spans[::2], spans[1::2], strict=True), (start, end)])
+            spans.clear()
+            for first, last in pairs:
+                self.discard(first, last)
+        elif spans and spans[-1] >= start:
             spans[-1] = max(spans[-1], end)
         else:
             spans += (start, end)

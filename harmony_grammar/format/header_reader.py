@@ -17,7 +17,15 @@ from typing import Any
 
 from .draft import Draft
 from .engine_view import EngineView
-from .headers import GLUED_CHANNEL, GLUED_ROLE, HeaderState, HeaderText, Move, read_header
+from .headers import (
+    GLUED_CHANNEL,
+    GLUED_ROLE,
+    RECIPIENT,
+    HeaderState,
+    HeaderText,
+    Move,
+    read_header,
+)
 from .model import RecipientPosition
 from .repairs import Where
 from .tokens import ControlToken
@@ -37,7 +45,9 @@ _CHANNEL_BY_CLOSER = {ControlToken.RETURN.terminal: "final", "$END": "final"}
 _EMPTY_WORDS = ("AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE")
 
 Piece = tuple[Any, str, int, int]
-_SPELLED_HEADER_TOKEN = re.compile("|".join(re.escape(token.value) for token in HEADER_TOKENS))
+#: Ordinary ids spelling ``<|constrain|>`` in a header are read as the token (HG174): the
+#: spelling means nothing else there, and the ids then read as the same text does.
+_SPELLED_HEADER_TOKEN = re.compile(re.escape(ControlToken.CONSTRAIN.value))
 
 
 def read_pending(engine: EngineView, pieces: list[Piece], closer: str) -> None:
@@ -45,6 +55,8 @@ def read_pending(engine: EngineView, pieces: list[Piece], closer: str) -> None:
     start, end = pieces[0][2], pieces[-1][3]
     if not engine.header_open:
         text = _joined(pieces)
+        if not text.strip():
+            return  # whitespace between messages: syntax (the grammar's optional _SEP)
         for repair in engine.repairs.pending_text[Where.BETWEEN]:
             if repair(engine, text, start, end, closer):
                 return
@@ -168,6 +180,8 @@ def _apply(
             engine.finish(None, at(move.start))
             _reinject(engine, header, pieces, move.start, closer)
             return
+    if engine.parser.at_start and _CHANNEL in engine.parser.choices():
+        engine.parser.feed(_CHANNEL)  # a completion's header was read: it is not empty
     _reach_message(engine)
     if closer == _MESSAGE or content_at is None:
         return
@@ -315,7 +329,7 @@ def _header_text(pieces: list[Piece], closed: bool) -> HeaderText:
         offsets.append((offset, start, end))
         if token is not None:
             controls[offset] = (token, offset + len(text))
-        elif "<|" in text:  # ordinary ids spelling a header's token (HG110): read as it
+        elif "<|" in text:  # ordinary ids spelling <|constrain|> (HG110): read as it
             for match in _SPELLED_HEADER_TOKEN.finditer(text):
                 token = ControlToken.from_spelling(match.group())
                 controls[offset + match.start()] = (token, offset + match.end())
@@ -356,8 +370,8 @@ def _holds(name: str, value: str, constrained: bool, closed: bool) -> bool:
     reached ``<|message|>`` a bare content type is only ``json`` or ``code``."""
     if name == "CONTENT_TYPE" and not constrained and not closed:
         return value.lower() in _BARE_TYPES
-    if name.endswith("RECIPIENT") and not closed:
-        return not any(c in value for c in '{["(')  # a call's arguments begin there
+    if name.endswith("RECIPIENT"):  # a name; not its arguments, not stray punctuation
+        return RECIPIENT.fullmatch(value.lstrip()) is not None
     if name == "CHANNEL_NAME":
         glued = GLUED_CHANNEL.match(value)
         return glued is None or glued.end() == len(value)

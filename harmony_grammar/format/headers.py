@@ -36,6 +36,7 @@ from .tokens import CHANNEL_WORD, ControlToken
 __all__ = [
     "GLUED_CHANNEL",
     "GLUED_ROLE",
+    "RECIPIENT",
     "HeaderState",
     "HeaderText",
     "Move",
@@ -51,8 +52,9 @@ GLUED_CHANNEL = re.compile(rf"{CHANNEL_WORD}(?=[^a-z0-9_\-\s<>|])")
 _EXACT_CHANNEL = re.compile(rf"{CHANNEL_WORD}(?![\w\-])")
 _AUTHOR = re.compile(r"[^\s:<>|=]+")
 _NAME = re.compile(r"[^\s<>|=]+")
-#: A recipient's name stops where a call's arguments begin (``to=functions.f{"a":1}``).
-_RECIPIENT = re.compile(r"to=([^\s<>|{\[\"(]+)")
+#: A recipient's name: a tool's name (``functions.f``, ``browser.search``, ``container.exec``);
+#: it stops where a call's arguments or stray punctuation begin (``to=functions.f{"a":1}``).
+RECIPIENT = re.compile(r"to=([\w.\-:/@]+)")
 #: The grammar's CHANNEL_NAME, never the first word of a dotted tool name.
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_\-]+(?![\w\-]|\.\w)")
 _NON_ASCII_WORD = re.compile(r"[\w\-]+")
@@ -101,6 +103,9 @@ class HeaderState:
     name: bool = False
     recipient: str | None = None
     channel: str | None = None
+    #: Whether the channel is a default the input does not spell (HG166's ``commentary``):
+    #: a ``<|channel|>`` may still write it.
+    channel_default: bool = False
     content_type: str | None = None
     #: ``channel`` after ``<|channel|>``, ``content_type`` after ``<|constrain|>``.
     expect: str | None = None
@@ -193,7 +198,7 @@ def _with_cost(move: Move, cost: int) -> Move:
 def _advance(state: HeaderState, move: Move) -> None:
     if move.expect is not None:
         state.expect = move.expect
-    for name, value, _, _ in move.fields:
+    for name, value, start, _ in move.fields:
         state.read_any = True
         if name == "author":
             state.author, state.author_open = True, False
@@ -203,6 +208,7 @@ def _advance(state: HeaderState, move: Move) -> None:
             state.recipient = value
         elif name == "channel":
             state.channel, state.expect = value, None
+            state.channel_default = start < 0
         elif name == "content_type":
             state.content_type, state.expect = value, None
     if move.kind == "content":
@@ -230,7 +236,9 @@ def syntax_space(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
 
 def channel_token(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     """``<|channel|>`` in a header with no channel yet: the channel's name follows."""
-    if _control(header, pos) is not ControlToken.CHANNEL or state.expect or state.channel:
+    if _control(header, pos) is not ControlToken.CHANNEL or state.expect:
+        return None
+    if state.channel is not None and not state.channel_default:
         return None
     end = header.controls[pos][1]
     if state.content_type is not None:
@@ -306,8 +314,8 @@ def author_name(header: HeaderText, pos: int, state: HeaderState) -> Move | None
 
 def recipient(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     """``to=NAME``: the recipient; after the content type it is out of order (HG172); the
-    same recipient twice is one field in two places (HG158)."""
-    match = _RECIPIENT.match(header.text, pos)
+    second recipient is no field: it is content (HG158)."""
+    match = RECIPIENT.match(header.text, pos)
     if match is None or _control(header, pos) or state.expect == "content_type":
         return None
     end = _word_end(header, pos, match.end())
@@ -316,9 +324,7 @@ def recipient(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     value = header.text[match.start(1) : end]
     here = (("recipient", value, match.start(1), end),)
     if state.recipient is not None:
-        if value != state.recipient:
-            return None
-        return Move("field", pos, end, 1, "HG158", f"a second 'to={value}'", here)
+        return None  # a second recipient is no field (HG158: content)
     if state.content_type is not None:
         return Move("field", pos, end, 1, "HG172", f"'to={value}' after the content type", here)
     if state.completion_start and not state.read_any and pos == 0:
@@ -441,7 +447,7 @@ def content_type(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
     last = (
         rest >= len(header.text)
         or rest in header.controls
-        or (rest > end and _RECIPIENT.match(header.text, rest) is not None)
+        or (rest > end and RECIPIENT.match(header.text, rest) is not None)
     )
     if header.closed and last:
         return Move("field", pos, end, fields=here)
@@ -480,24 +486,13 @@ def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
 
 
 def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """HG157: ``<|channel|>`` in a header that has a channel. The same word again is the
-    same field; another word begins the next message (``<|message|><|end|><|start|>``
-    lost before it)."""
+    """HG157: ``<|channel|>`` in a header whose channel is written: it begins the next
+    message (``<|message|><|end|><|start|>assistant`` lost before it), so each channel word
+    stays the field of one message."""
     if _control(header, pos) is not ControlToken.CHANNEL or state.channel is None:
         return None
-    end = header.controls[pos][1]
-    if header.text.startswith(state.channel, end):
-        word = _CHANNEL_NAME.match(header.text, end)
-        if word is not None and word.group() == state.channel:
-            return Move(
-                "field",
-                pos,
-                word.end(),
-                1,
-                "HG157",
-                f"a second '<|channel|>{state.channel}': one channel",
-                (("channel", state.channel, end, word.end()),),
-            )
+    if state.channel_default:
+        return None
     return Move("split", pos, pos, 4, "HG157", "a second <|channel|> began the next message")
 
 
@@ -518,10 +513,13 @@ def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
             return Move("prose", pos, channel, 6, "HG171", "text before the first header")
     if following < len(text) and _usable(header, following, state):
         stop = len(text[pos:following].rstrip()) + pos
-        return Move("content", pos, max(stop, pos + 1), 6, "HG178", "header text read as content")
+        code = "HG158" if state.recipient and text.startswith("to=", pos) else "HG178"
+        return Move("content", pos, max(stop, pos + 1), 6, code, "header text read as content")
     code = "HG161" if not header.closed else "HG178"
     if state.recipient is not None and text[pos] in "{[":
         code = "HG160"
+    elif state.recipient is not None and text.startswith("to=", pos):
+        code = "HG158"  # a second recipient
     return Move("content", pos, len(text), 6, code, "header text read as content", stop=True)
 
 

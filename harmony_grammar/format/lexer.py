@@ -194,6 +194,7 @@ class PieceSink(Protocol):
     def text(self, text: str, start: int, end: int) -> None: ...
     def special(self, token_id: object, index: int) -> None: ...
     def run_end(self, run: TextRun) -> None: ...
+    def partial(self, text: str, start: int, end: int) -> None: ...
 
 
 def token_sequence(value: object, caller: str) -> Sequence[object]:
@@ -346,8 +347,16 @@ class TextLexer:
         self._push(self._lexer.feed(chunk))
 
     def close(self) -> int:
-        """End of input: flush the held-back tail; returns the number of characters seen."""
-        self._push(self._lexer.close())
+        """End of input: flush the held-back tail; returns the number of characters seen.
+
+        A tail that began a control token's spelling (``<|cal``: an output cut inside a stop
+        token) goes to ``sink.partial``, never to content; a lone ``<`` is text.
+        """
+        for _, piece, start, end in self._lexer.close():
+            if piece.startswith("<|"):
+                self._sink.partial(piece, start, end)
+            else:
+                self._sink.text(piece, start, end)
         return self._lexer.offset
 
     def _push(self, pieces: Iterator[tuple[ControlToken | None, str, int, int]]) -> None:
