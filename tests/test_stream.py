@@ -140,11 +140,16 @@ def test_partial_control_token_is_held_back():
     assert parser.result().messages[0].content == "Hello "
 
 
-def test_held_back_text_that_is_not_a_token_is_released_at_close():
+def test_a_token_cut_short_at_close_is_debris_never_content():
+    """A control token's spelling held back at a chunk's end and never finished is debris
+    (HG175, naming its span), so it never reaches content whatever the chunking (issue 30)."""
     parser = StreamParser()
     parser.feed("<|channel|>final<|message|>a <|ret")
     events = parser.close()
-    assert [e.text for e in events if isinstance(e, ContentDelta)] == ["<|ret"]
+    assert [e.text for e in events if isinstance(e, ContentDelta)] == []
+    assert parser.result().messages[0].content == "a "
+    cut = [d for d in parser.result().diagnostics if d.code == "HG175"]
+    assert [(d.start, d.end) for d in cut] == [(29, 34)]
 
 
 def test_split_utf8_is_held_back(encoding):
