@@ -527,13 +527,19 @@ def missing_characters(text: str, messages: Iterable[Message]) -> Counter[str]:
     the ``to=`` of recipients aside) against those of every message's author, recipient,
     channel, content type, content and unread text. A repair may add letters (a default
     role, ``functions.``); none may lose one. Case is folded (a content type is read in
-    lower case). A control token's spelling cut short at the end of input is debris.
+    lower case). A control token's spelling cut short at the end of input is debris. A
+    call's header may write its channel or its recipient twice, one field each (the call is
+    never broken): a call's channel and recipient count twice.
     """
+    messages = list(messages)
     held = _letters(
         value
         for m in messages
         for value in (m.author, m.recipient, m.channel, m.content_type, m.content, m.unread)
     )
+    for message in messages:  # a call's header may write its channel or recipient twice
+        if message.recipient:
+            held += _letters([message.channel, message.recipient])
     cut = partial_spelling_length(text)
     if cut and text[-cut:].startswith("<|"):  # a control token cut short: debris
         text = text[:-cut]

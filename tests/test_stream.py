@@ -141,15 +141,18 @@ def test_partial_control_token_is_held_back():
 
 
 def test_a_token_cut_short_at_close_is_debris_never_content():
-    """A control token's spelling held back at a chunk's end and never finished is debris
-    (HG175, naming its span), so it never reaches content whatever the chunking (issue 30)."""
+    """Output cut inside a stop token's spelling (issue 30): the held-back ``<|ret`` is
+    discarded with a diagnostic at close, in the stream as in ``parse``; a lone ``<`` is
+    text."""
     parser = StreamParser()
     parser.feed("<|channel|>final<|message|>a <|ret")
     events = parser.close()
     assert [e.text for e in events if isinstance(e, ContentDelta)] == []
     assert parser.result().messages[0].content == "a "
-    cut = [d for d in parser.result().diagnostics if d.code == "HG175"]
-    assert [(d.start, d.end) for d in cut] == [(29, 34)]
+    assert [d.code for d in parser.result().diagnostics] == ["HG175"]
+    parser = StreamParser()
+    parser.feed("<|channel|>final<|message|>a <")
+    assert [e.text for e in parser.close() if isinstance(e, ContentDelta)] == ["<"]
 
 
 def test_split_utf8_is_held_back(encoding):

@@ -41,6 +41,7 @@ def message_fields(message: Message) -> Json:
         "content_type": message.content_type,
         "content": message.content,
         "terminator": message.terminator.value if message.terminator else None,
+        **({"unread": message.unread} if message.unread else {}),
     }
 
 

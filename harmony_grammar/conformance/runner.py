@@ -103,6 +103,12 @@ def _compare_messages(expected: Sequence[Mapping[str, Any]], got: Any) -> str | 
                     f"message {index} {name}: expected {_show(want.get(name))}, "
                     f"got {_show(have.get(name))}"
                 )
+        # Lenient reading's header text read as no field; absent means empty.
+        if want.get("unread", "") != have.get("unread", ""):
+            return (
+                f"message {index} unread: expected {_show(want.get('unread', ''))}, "
+                f"got {_show(have.get('unread', ''))}"
+            )
     if len(expected) != len(got):
         return f"expected {len(expected)} messages, got {len(got)}"
     return None

@@ -4,7 +4,8 @@ The engine (:mod:`.engine`) feeds terminals to the LALR parser; once the parser 
 its action here reads it into the message being parsed (:class:`.draft.Draft`): this word
 is the author, that one the channel. The order in which terminals may come is the
 grammar's alone. Every action that reads a header field records where it stood in the
-input (:attr:`.model.Accounting.fields`).
+input (:attr:`.model.Accounting.fields`); a repair's zero-width word is a default the
+input does not spell, recorded as ``-1``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def on_author(engine: EngineView, value: str, start: int, end: int) -> None:
         draft.role = engine.role
         draft.fields.append(("author", -1, -1))
         return
-    _field(draft, "author", start, end)
+    draft.fields.append(("author", start, end) if end > start else ("author", -1, -1))
     draft.role = Role.of_author(value)
     if draft.role is Role.TOOL:
         draft.name = value
@@ -57,7 +58,7 @@ def on_author(engine: EngineView, value: str, start: int, end: int) -> None:
 def on_author_name(engine: EngineView, value: str, start: int, end: int) -> None:
     draft = _require_draft(engine, start)
     draft.name = value
-    _field(draft, "name", start, end)
+    draft.fields.append(("name", start, end) if end > start else ("name", -1, -1))
 
 
 def on_role_recipient(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -76,7 +77,7 @@ def _recipient(
     draft.recipient_position = position
     # The field is the name after "to=" (text: its exact slice; ids: the run).
     first = end - len(draft.recipient) if engine.exact_positions else start
-    _field(draft, "recipient", first, end)
+    draft.fields.append(("recipient", first, end) if end > first else ("recipient", -1, -1))
 
 
 def on_channel_name(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -84,7 +85,7 @@ def on_channel_name(engine: EngineView, value: str, start: int, end: int) -> Non
     draft = _require_draft(engine, start)
     draft.channel = value or None
     if value:
-        _field(draft, "channel", start, end)
+        draft.fields.append(("channel", start, end) if end > start else ("channel", -1, -1))
 
 
 def on_constrain(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -97,7 +98,7 @@ def on_content_type(engine: EngineView, value: str, start: int, end: int) -> Non
         draft.content_type, draft.constrained = None, False
         return
     draft.content_type = ControlToken.CONSTRAIN.value + value if draft.constrained else value
-    _field(draft, "content_type", start, end)
+    draft.fields.append(("content_type", start, end) if end > start else ("content_type", -1, -1))
 
 
 def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -138,12 +139,6 @@ def on_content(engine: EngineView, value: str, start: int, end: int) -> None:
 
 def on_terminator(engine: EngineView, value: str, start: int, end: int) -> None:
     engine.finish(_TERMINATOR_BY_SPELLING[value], end)
-
-
-def _field(draft: Draft, name: str, start: int, end: int) -> None:
-    """Record where a field was read; a repair's zero-width word is a default the input
-    does not spell (``-1``)."""
-    draft.fields.append((name, start, end) if end > start else (name, -1, -1))
 
 
 def _require_draft(engine: EngineView, start: int) -> Draft:

@@ -58,7 +58,7 @@ from .events import (
     tool_call_delta,
 )
 from .grammar import expected_description, harmony_parser, header_lexer
-from .header_reader import HEADER_TOKENS, lex_header_text, read_pending
+from .header_reader import HEADER_TOKENS, lex_header_text, lex_pending, read_pending
 from .lalr import LalrDriver, parse_table
 from .lexer import TextRun
 from .model import (
@@ -104,6 +104,8 @@ _RESYNC_START = {
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
 _CONSTRAIN = ControlToken.CONSTRAIN.terminal
+#: Tokens a row may leave held with the header text it opened (they join that header).
+_HELD_CLOSERS = frozenset({_CHANNEL, _CONSTRAIN})
 _CONTENT = "CONTENT"
 #: How many distinct delta events one message shares (Draft.deltas): bounded memory.
 _SHARED_DELTAS = 4096
@@ -145,6 +147,10 @@ class Engine:
         self.role = role
         #: The repair table: strict mode is the empty one.
         self.repairs = STRICT if strict else LENIENT
+        #: The control tokens that wait with their header's text (lenient: read whole).
+        self._held_tokens = HEADER_TOKENS if self.repairs else frozenset()
+        #: How pending text is read: whole headers with the table, or the grammar's lexing.
+        self._read_pending = read_pending if self.repairs else lex_pending
         #: Whether ordinary text may be read as stripped control tokens (lenient only).
         self.reads_stripped = not strict and (
             not token_units if stripped_dialect is None else stripped_dialect
@@ -185,7 +191,7 @@ class Engine:
     # ------------------------------------------------------------------ pieces in
     def control(self, token: ControlToken, start: int, end: int) -> None:
         """A control token at ``[start, end)``."""
-        if token in HEADER_TOKENS and self.repairs:
+        if token in self._held_tokens:
             # Lenient: a header's own tokens wait with its text; it is read whole.
             if not self.header_open:
                 self.flush_pending(_TERMINAL_OF[token])  # text before it may open one
@@ -399,13 +405,8 @@ class Engine:
             self._pending = PendingText()
             if self.skipping:
                 return
-            pieces = pending.pieces
-            if not self.repairs:  # strict: the grammar's lexer alone, as the text stands
-                text = pieces[0][1] if len(pieces) == 1 else "".join(p[1] for p in pieces)
-                self.lex_header_text(text, pending.start, pending.end)
-                return
-            read_pending(self, pieces, closer)
-            if closer in (_CHANNEL, _CONSTRAIN) and self.header_open:
+            self._read_pending(self, pending.pieces, closer)
+            if closer in _HELD_CLOSERS and self.header_open:
                 return  # a row opened a header and held its text: the token joins them
 
     @property

@@ -30,7 +30,7 @@ from .model import RecipientPosition
 from .repairs import Where
 from .tokens import ControlToken
 
-__all__ = ["HEADER_TOKENS", "lex_header_text", "read_pending", "release_early"]
+__all__ = ["HEADER_TOKENS", "lex_header_text", "lex_pending", "read_pending", "release_early"]
 
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
@@ -43,11 +43,22 @@ _BARE_TYPES = frozenset({"json", "code"})
 #: answer that simply stops is a final one; reasoning must never reach the user.
 _CHANNEL_BY_CLOSER = {ControlToken.RETURN.terminal: "final", "$END": "final"}
 _EMPTY_WORDS = ("AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE")
+_TERMINAL_OF = {token: token.terminal for token in ControlToken}
+#: The terminals whose grammar reading a lenient reading may judge otherwise (_holds).
+_JUDGED = frozenset(
+    {"AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE", "ROLE_RECIPIENT", "CHANNEL_RECIPIENT"}
+)
 
 Piece = tuple[Any, str, int, int]
 #: Ordinary ids spelling ``<|constrain|>`` in a header are read as the token (HG174): the
 #: spelling means nothing else there, and the ids then read as the same text does.
 _SPELLED_HEADER_TOKEN = re.compile(re.escape(ControlToken.CONSTRAIN.value))
+
+
+def lex_pending(engine: EngineView, pieces: list[Piece], closer: str) -> None:
+    """Strict mode: pending text lexed by the grammar alone, as it stands."""
+    text = pieces[0][1] if len(pieces) == 1 else "".join(p[1] for p in pieces)
+    lex_header_text(engine, text, pieces[0][2], pieces[-1][3])
 
 
 def read_pending(engine: EngineView, pieces: list[Piece], closer: str) -> None:
@@ -107,38 +118,48 @@ def read_whole_header(engine: EngineView, pieces: list[Piece], closer: str) -> N
 
 
 def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bool:
-    """Feed the header as the grammar reads it, if it does (whole, with ``closer``)."""
+    """Feed the header as the grammar reads it, if it does (whole, with ``closer``).
+
+    The hot path of lenient reading: every well-formed header comes through here once.
+    """
     driver = engine.parser.copy()
     fed: list[tuple[str, str, int, int]] = []
     exact = engine.exact_positions
+    closed = closer == _MESSAGE
+    scanner_of = engine.lexer.scanner
+    feed = driver.feed
     constrained = False
     for token, text, start, end in pieces:
         if token is not None:
-            if not driver.feed(token.terminal):
+            terminal = _TERMINAL_OF[token]
+            if not feed(terminal):
                 return False
-            fed.append((token.terminal, text, start, end))
+            fed.append((terminal, text, start, end))
             constrained = token is ControlToken.CONSTRAIN
             continue
         pos = 0
         while pos < len(text):
-            scanner = engine.lexer.scanner(driver.position, driver.choices())
+            scanner = scanner_of(driver.position, driver.choices())
             match = scanner.match(text, pos) if scanner is not None else None
-            name = match.lastgroup or "" if match is not None else ""
-            if match is None or not driver.feed(name):
+            if match is None:
+                return False
+            name = match.lastgroup or ""
+            if not feed(name):
                 return False
             value = match.group()
-            if not _holds(name, value, constrained, closer == _MESSAGE):
+            if name in _JUDGED and not _holds(name, value, constrained, closed):
                 return False
             here = start + pos if exact else start
             fed.append((name, value, here, here + len(value) if exact else end))
             pos = match.end()
             if name != "SPACE":
                 constrained = False
-    if closer == _MESSAGE and _MESSAGE not in driver.choices():
+    if closed and _MESSAGE not in driver.choices():
         return False
     engine.parser = driver
+    act = engine.act
     for terminal, value, start, end in fed:
-        engine.act(terminal, value, start, end)
+        act(terminal, value, start, end)
     return True
 
 

@@ -313,8 +313,9 @@ def author_name(header: HeaderText, pos: int, state: HeaderState) -> Move | None
 
 
 def recipient(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """``to=NAME``: the recipient; after the content type it is out of order (HG172); the
-    second recipient is no field: it is content (HG158)."""
+    """``to=NAME``: the recipient; after the content type it is out of order (HG172); a
+    different second recipient is no field: it is content (HG158); the same one again is
+    the one field, written twice."""
     match = RECIPIENT.match(header.text, pos)
     if match is None or _control(header, pos) or state.expect == "content_type":
         return None
@@ -324,7 +325,10 @@ def recipient(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     value = header.text[match.start(1) : end]
     here = (("recipient", value, match.start(1), end),)
     if state.recipient is not None:
-        return None  # a second recipient is no field (HG158: content)
+        if value != state.recipient:
+            return None  # a second recipient is no field (HG158: content)
+        # The same recipient again: one field written twice (a call is never broken).
+        return Move("field", pos, end, 1, "HG158", f"'to={value}' written twice", here)
     if state.content_type is not None:
         return Move("field", pos, end, 1, "HG172", f"'to={value}' after the content type", here)
     if state.completion_start and not state.read_any and pos == 0:
@@ -488,11 +492,25 @@ def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
 def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     """HG157: ``<|channel|>`` in a header whose channel is written: it begins the next
     message (``<|message|><|end|><|start|>assistant`` lost before it), so each channel word
-    stays the field of one message."""
+    stays the field of one message; a call's header writing the same channel twice keeps
+    it as one field (a call is never broken)."""
     if _control(header, pos) is not ControlToken.CHANNEL or state.channel is None:
         return None
     if state.channel_default:
         return None
+    end = header.controls[pos][1]
+    word = _CHANNEL_NAME.match(header.text, end)
+    if state.recipient is not None and word is not None and word.group() == state.channel:
+        # A call's header writing its channel twice: one field (the call is never broken).
+        return Move(
+            "field",
+            pos,
+            word.end(),
+            1,
+            "HG157",
+            f"'<|channel|>{state.channel}' written twice",
+            (("channel", state.channel, end, word.end()),),
+        )
     return Move("split", pos, pos, 4, "HG157", "a second <|channel|> began the next message")
 
 
