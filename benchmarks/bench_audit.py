@@ -1,6 +1,7 @@
 """audit-masks: records audited per second, with the peers that read the same records.
 
-Run ``python benchmarks/bench_audit.py [--records 2000]``. On ``--records`` training
+Run ``python benchmarks/bench_audit.py [--records 2000] [--configs local-1,local-2,ray-1,ray-2]``.
+On ``--records`` training
 examples (bench_prepare's records: 1 to 3 turns, tool loops, reasoning; ids and masks from
 ``render_training``), in one run, it prints records per second of
 
@@ -11,7 +12,13 @@ examples (bench_prepare's records: 1 to 3 turns, tool loops, reasoning; ids and 
    the ratio of the two;
 3. ``audit_batch`` on masks from TRL's training template (``apply_chat_template(...,
    return_assistant_tokens_mask=True)``), whose ids are re-rendered the same way;
-4. the ``audit-masks`` command end to end on a Parquet file of the same records.
+4. the ``audit-masks`` command end to end on a Parquet file of the same records;
+5. :class:`~harmony_grammar.audit.AuditTask` on the data layer's engines, as
+   ``bench_datasets.py`` shows validation's: the records in Parquet shards of
+   ``--shard-records`` rows, each configuration (``local-N``: the process pool with N
+   processes; ``ray-N``: Ray Data on a local Ray with N CPUs, its start-up timed apart)
+   consuming every audit, with records/s, records/s per worker and the load average when it
+   started (a busy machine is visible).
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import logging
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -26,8 +35,9 @@ from typing import Any
 
 from bench_prepare import record
 
-from harmony_grammar.audit import AuditOptions, audit_batch
+from harmony_grammar.audit import AuditOptions, AuditTask, audit_batch
 from harmony_grammar.cli.main import main as cli
+from harmony_grammar.data import plan, run_task
 from harmony_grammar.training.importers import import_record
 from harmony_grammar.training.render import render_training
 from harmony_grammar.validation.batch import validate_batch
@@ -98,9 +108,52 @@ def _trl_examples(count: int) -> dict[str, list[Any]] | None:
     return {"input_ids": ids, "assistant_masks": masks}
 
 
+def _engines(batch: dict[str, list[Any]], configs: list[str], shard_records: int) -> None:
+    """Records/s of ``AuditTask`` on each engine configuration, on Parquet shards of ``batch``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    count = len(batch["input_ids"])
+    table = pa.table(batch)
+    with tempfile.TemporaryDirectory() as folder:
+        for n, start in enumerate(range(0, count, shard_records)):
+            shard = table.slice(start, shard_records)
+            pq.write_table(shard, Path(folder) / f"part-{n:04d}.parquet", row_group_size=1000)
+        task = AuditTask(AuditOptions())
+        pieces = plan(folder, list(task.columns)).pieces
+        print(f"engines on {len(pieces)} Parquet shards of up to {shard_records:,} records:")
+        for config in configs:
+            kind, _, n = config.partition("-")
+            workers = int(n)
+            load = os.getloadavg()[0]
+            started = ""
+            ray: Any = None
+            if kind == "ray":
+                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+                import ray
+
+                began = time.perf_counter()
+                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING)  # fmt: skip
+                started = f", start-up {time.perf_counter() - began:.1f} s (not counted)"
+            begin = time.perf_counter()
+            audited = sum(len(b) for b in run_task(pieces, task, engine=kind, jobs=workers))
+            seconds = time.perf_counter() - begin
+            if ray is not None:
+                ray.shutdown()
+            assert audited == count
+            rate = count / seconds
+            print(f"  {config:<8} {rate:9,.0f} records/s  {rate / workers:7,.0f} per worker"
+                  f"  (load {load:.1f} before{started})")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2000)
+    parser.add_argument(
+        "--configs", default="local-1,local-2,ray-1,ray-2", help='engines to run ("": none)'
+    )
+    parser.add_argument("--shard-records", type=int, default=500)
     args = parser.parse_args()
     count = args.records
     batch = _examples(count)
@@ -133,6 +186,8 @@ def main() -> None:
         seconds = time.perf_counter() - start
         assert status == 0
         print(f"audit-masks CLI on Parquet, end to end:       {count / seconds:9,.0f} records/s")
+    if args.configs:
+        _engines(batch, args.configs.split(","), args.shard_records)
 
 
 if __name__ == "__main__":

@@ -167,6 +167,12 @@ REFERENCES: dict[str, Callable[[list[dict[str, Any]], int], tuple[str, float]] |
     "oss-harmony-0.0.11": _oss_harmony,
     "hf-chat-template": _hf_template,
     "omp": None,
+    "vllm-0.34": None,
+}
+#: Why a profile has no reference code to time.
+NO_REFERENCE = {
+    "omp": "none (rules in harmony-format.md §8)",
+    "vllm-0.34": "none (committed token references)",
 }
 
 
@@ -183,7 +189,7 @@ def main() -> None:
         row: dict[str, Any] = {"profile": profile, "ours_per_s": args.count / ours}
         reference = REFERENCES[profile]
         if reference is None:
-            row.update(reference="none (rules in harmony-format.md §8)", reference_per_s=None)
+            row.update(reference=NO_REFERENCE[profile], reference_per_s=None)
         else:
             try:
                 name, seconds = reference(requests, args.rounds)

@@ -17,201 +17,139 @@ The package is layered; each subpackage imports only the ones an explicit graph 
   ``audit`` what a loss mask trains (``audit-masks``);
 * ``cli`` the command line.
 
-This module is the curated public API: every name in ``__all__`` is supported here.
+* ``base`` the base error :class:`HarmonyGrammarError`, the str-enum base, moved names.
+
+This module is the curated public API, small enough to hold: parsing, rendering, the
+payload bridges, validation, grammars, escaping, training rows, the in-band scanner and the
+base error. Everything else is reached through its subpackage (``harmony_grammar.format``,
+``harmony_grammar.rendering``, ...). The names that used to be here and moved keep working
+for one release: reading one warns (``DeprecationWarning``) and names its home.
 """
 
 from __future__ import annotations
 
+from . import dialect as _dialect
+from . import format as _format
+from . import generation as _generation
+from . import rendering as _rendering
+from . import safety as _safety
+from . import schema as _schema
+from . import tools as _tools
+from . import training as _training
+from .base.deprecation import moved_names as _moved_names
+from .base.errors import HarmonyGrammarError
 from .bridges import ChatCompletionStream, ResponsesStream, to_chat_completion, to_responses
-from .dialect import InbandScanner, dialect_prompt
+from .dialect import InbandScanner
 from .format import (
-    DEFAULT_MAX_HEADER_LENGTH,
-    STOP_TOKENS,
-    Accounting,
-    ContentDelta,
-    ControlToken,
     Diagnostic,
-    DiagnosticEvent,
     Event,
-    HeaderComplete,
     Message,
-    MessageEnd,
-    MessageStart,
     ParseResult,
-    RecipientPosition,
     Role,
     Severity,
-    Span,
-    StopGeneration,
     StreamParser,
-    Terminator,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    VocabularyNotFoundError,
-    conservation_problems,
-    grammar_path,
-    grammar_text,
     load_encoding,
     parse,
 )
-from .generation import (
-    TurnGrammarError,
-    TurnOptions,
-    completion_grammar,
-    to_outlines,
-    xgrammar_structural_tag,
-)
+from .generation import TurnOptions, completion_grammar
 from .rendering import (
-    ChatCompletionError,
     Conversation,
     DeveloperContent,
-    DropRule,
     ReasoningEffort,
     RenderError,
     RenderOptions,
-    ResponseFormat,
-    ResponsesError,
     SystemContent,
     assistant_message,
     from_chat_completions,
-    from_openai_harmony,
     from_responses,
     render,
-    rendered_messages,
-    to_openai_harmony,
     tool_call_message,
     tool_result_message,
     user_message,
 )
-from .safety import (
-    RESERVED_SPELLINGS,
-    ForgedToolResult,
-    LeakDetector,
-    LeakReport,
-    LeakSignal,
-    LeakSpan,
-    LeakSurface,
-    detect_leak,
-    encode_untrusted,
-    escape_control_tokens,
-    escape_control_tokens_in_json,
-    find_forged_tool_result,
-    repair_thinking,
-    unescape_control_tokens,
-    unescape_control_tokens_in_json,
-)
-from .schema import UnsupportedSchemaError, canonical_json, schema_to_grammar
-from .tools import (
-    ToolNamespace,
-    ToolSpec,
-    TypeScriptError,
-    schema_to_typescript,
-    tools_from_typescript,
-)
-from .training import (
-    DropScope,
-    ImportResult,
-    TrainingExample,
-    TrainOn,
-    import_record,
-    render_training,
-)
+from .safety import detect_leak, escape_control_tokens
+from .schema import schema_to_grammar
+from .tools import ToolSpec
+from .training import import_record, render_training
 from .validation import ValidationReport, validate, validate_batch
 
 __all__ = [
-    "DEFAULT_MAX_HEADER_LENGTH",
-    "RESERVED_SPELLINGS",
-    "STOP_TOKENS",
-    "Accounting",
-    "ChatCompletionError",
     "ChatCompletionStream",
-    "ContentDelta",
-    "ControlToken",
     "Conversation",
     "DeveloperContent",
     "Diagnostic",
-    "DiagnosticEvent",
-    "DropRule",
-    "DropScope",
     "Event",
-    "ForgedToolResult",
-    "HeaderComplete",
-    "ImportResult",
+    "HarmonyGrammarError",
     "InbandScanner",
-    "LeakDetector",
-    "LeakReport",
-    "LeakSignal",
-    "LeakSpan",
-    "LeakSurface",
     "Message",
-    "MessageEnd",
-    "MessageStart",
     "ParseResult",
     "ReasoningEffort",
-    "RecipientPosition",
     "RenderError",
     "RenderOptions",
-    "ResponseFormat",
-    "ResponsesError",
     "ResponsesStream",
     "Role",
     "Severity",
-    "Span",
-    "StopGeneration",
     "StreamParser",
     "SystemContent",
-    "Terminator",
-    "ToolCallDelta",
-    "ToolCallEnd",
-    "ToolCallStart",
-    "ToolNamespace",
     "ToolSpec",
-    "TrainOn",
-    "TrainingExample",
-    "TurnGrammarError",
     "TurnOptions",
-    "TypeScriptError",
-    "UnsupportedSchemaError",
     "ValidationReport",
-    "VocabularyNotFoundError",
     "assistant_message",
-    "canonical_json",
     "completion_grammar",
-    "conservation_problems",
     "detect_leak",
-    "dialect_prompt",
-    "encode_untrusted",
     "escape_control_tokens",
-    "escape_control_tokens_in_json",
-    "find_forged_tool_result",
     "from_chat_completions",
-    "from_openai_harmony",
     "from_responses",
-    "grammar_path",
-    "grammar_text",
     "import_record",
     "load_encoding",
     "parse",
     "render",
     "render_training",
-    "rendered_messages",
-    "repair_thinking",
     "schema_to_grammar",
-    "schema_to_typescript",
     "to_chat_completion",
-    "to_openai_harmony",
-    "to_outlines",
     "to_responses",
     "tool_call_message",
     "tool_result_message",
-    "tools_from_typescript",
-    "unescape_control_tokens",
-    "unescape_control_tokens_in_json",
     "user_message",
     "validate",
     "validate_batch",
-    "xgrammar_structural_tag",
 ]
 
 __version__ = "0.1.0"
+
+#: The names this module held before 0.2 and where each lives now (docs: README, "Python
+#: API"). Reading one here still works for one release, with a DeprecationWarning.
+MOVED = {
+    _format: (
+        "DEFAULT_MAX_HEADER_LENGTH", "STOP_TOKENS", "Accounting", "ContentDelta",
+        "ControlToken", "DiagnosticEvent", "HeaderComplete", "MessageEnd", "MessageStart",
+        "RecipientPosition", "Span", "StopGeneration", "Terminator", "ToolCallDelta",
+        "ToolCallEnd", "ToolCallStart", "TypeScriptError", "VocabularyNotFoundError",
+        "conservation_problems", "grammar_path", "grammar_text", "tools_from_typescript",
+    ),
+    _rendering: (
+        "ChatCompletionError", "DropRule", "ResponseFormat", "ResponsesError",
+        "from_openai_harmony", "rendered_messages", "schema_to_typescript",
+        "to_openai_harmony",
+    ),
+    _safety: (
+        "RESERVED_SPELLINGS", "ForgedToolResult", "LeakDetector", "LeakReport", "LeakSignal",
+        "LeakSpan", "LeakSurface", "encode_untrusted", "escape_control_tokens_in_json",
+        "find_forged_tool_result", "repair_thinking", "unescape_control_tokens",
+        "unescape_control_tokens_in_json",
+    ),
+    _generation: ("TurnGrammarError", "to_outlines", "xgrammar_structural_tag"),
+    _schema: ("UnsupportedSchemaError", "canonical_json"),
+    _tools: ("ToolNamespace",),
+    _training: ("DropScope", "ImportResult", "TrainOn", "TrainingExample"),
+    _dialect: ("dialect_prompt",),
+}  # fmt: skip
+
+__getattr__ = _moved_names(
+    __name__,
+    {
+        name: (f"{module.__name__}.{name}", getattr(module, name))
+        for module, names in MOVED.items()
+        for name in names
+    },
+)

@@ -1,4 +1,12 @@
-"""Shared fixtures: the encoding (offline) and openai-harmony as a test oracle."""
+"""Shared fixtures (the encoding, offline; openai-harmony as a test oracle) and the one place
+that sets Hypothesis budgets.
+
+Hypothesis profiles: ``ci`` (the default: what CI and the README's test command run), ``dev``
+(a quick local pass while editing) and ``bench`` (a long hunt for counterexamples). Pick one
+with ``HYPOTHESIS_PROFILE=dev python -m pytest ...``. A test states no budget of its own; a
+test that needs more examples than its neighbours asks for a multiple of the profile's
+(``settings(max_examples=5 * settings.default.max_examples)``), so every profile scales it.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +14,20 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from harmony_grammar.format.vocabulary import find_vocabulary
+
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    deadline=None,  # shared CI machines stall: timing is never a test's verdict
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,  # a failure prints how to reproduce it
+)
+settings.register_profile("dev", settings.get_profile("ci"), max_examples=10)
+settings.register_profile("bench", settings.get_profile("ci"), max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 #: Third-party conformance data lives beside the checkout, never inside it.
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

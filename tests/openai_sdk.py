@@ -57,7 +57,7 @@ def check_chunk(payload: dict[str, Any]) -> ChatCompletionChunk:
 
 def check_responses_request(request: dict[str, Any]) -> None:
     """A Responses request body: each part against the SDK's models for it."""
-    from openai.types.responses import FunctionTool, ResponseInputItem, ResponseTextConfig
+    from openai.types.responses import ResponseInputItem, ResponseTextConfig, Tool
     from openai.types.shared import Reasoning
 
     items = request["input"]
@@ -65,8 +65,9 @@ def check_responses_request(request: dict[str, Any]) -> None:
         adapter: TypeAdapter[Any] = TypeAdapter(ResponseInputItem)
         for item in items:
             _no_extras(adapter.validate_python(item), "input")
+    tools: TypeAdapter[Any] = TypeAdapter(Tool)  # function, custom, namespace, hosted
     for tool in request.get("tools", []):
-        _no_extras(FunctionTool.model_validate(tool), "tools")
+        _no_extras(tools.validate_python(tool), "tools")
     if "text" in request:
         _no_extras(ResponseTextConfig.model_validate(request["text"]), "text")
     if "reasoning" in request:

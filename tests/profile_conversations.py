@@ -14,7 +14,7 @@ import json
 import random
 from typing import Any
 
-__all__ = ["generated_requests"]
+__all__ = ["generated_requests", "vllm_requests"]
 
 _WORDS = [
     "weather", "Zürich", "café", "東京", "データ", "naïve", "📦", "résumé", "Ωmega", "größe",
@@ -161,5 +161,27 @@ def generated_requests(count: int, *, seed: int = 26, parallel: bool = False) ->
         request["current_date"] = f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
         if rng.random() < 0.2:
             request["auto_drop_analysis"] = False
+        out.append(request)
+    return out
+
+
+def vllm_requests(count: int) -> list[dict[str, Any]]:
+    """:func:`generated_requests` as the ``vllm-0.34`` profile's references take them: every
+    one as a prompt (vLLM renders for completion only), and in every other one each assistant
+    message with calls and reasoning gains a text too, and the conversation ends at its last
+    tool result (a tool loop in progress, whose reasoning vLLM keeps), so that vLLM's order
+    (text, reasoning, calls) is exercised; the generator alone never gives a message both."""
+    out = []
+    for index, request in enumerate(generated_requests(count)):
+        request = {**request, "mode": "prompt"}
+        if index % 2:
+            messages = []
+            body = request["conversation"]["messages"]
+            tools = [at for at, message in enumerate(body) if message["role"] == "tool"]
+            for message in body[: tools[-1] + 1] if tools else body:
+                if message.get("tool_calls") and "reasoning_content" in message:
+                    message = {**message, "content": f"Checking {index} — ünï 🙂"}
+                messages.append(message)
+            request["conversation"] = {**request["conversation"], "messages": messages}
         out.append(request)
     return out

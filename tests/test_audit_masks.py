@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.audit import SEGMENTS, AuditOptions, audit_batch, audit_record
@@ -445,7 +445,6 @@ _SPECIALS = [ControlToken.START.id, ControlToken.MESSAGE.id, ControlToken.CHANNE
              ControlToken.END.id, ControlToken.CALL.id, ControlToken.RETURN.id, 200_001, -1]  # fmt: skip
 
 
-@settings(max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "60")), deadline=None)
 @given(st.data())
 def test_any_ids_and_mask_give_an_audit_never_an_exception(data):
     ids, _ = _render(TOOL_LOOP[:4])
@@ -481,3 +480,16 @@ def test_a_record_tokenized_another_way_gets_the_exact_mask_laid_on_its_own_toke
     host = audit_record(ids, [0] * (len(prompt) - 2) + [1] * (len(generated) + 2))
     assert host.findings == ("generation-start-trained", "differs-from-exact")
     assert host.differing == 2
+
+
+def test_an_unreadable_piece_is_one_undecodable_audit_per_record_and_crosses_processes():
+    from harmony_grammar.audit import AuditTask
+    from harmony_grammar.data.read import Failure
+
+    task = AuditTask(AuditOptions())
+    batch = task.unreadable(Failure("f.parquet", 5, 3, "f.parquet row group 0", "corrupt page"))
+    assert batch.records == [5, 6, 7]
+    assert all(a.findings == ("undecodable",) and "corrupt page" in (a.error or "")
+               for a in batch.audits)  # fmt: skip
+    pytest.importorskip("pyarrow")
+    assert list(task.unpack(task.pack([batch, batch]))) == [batch, batch]

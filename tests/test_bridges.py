@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar.bridges.chat import ChatCompletionStream, accumulate, to_chat_completion
@@ -309,7 +309,7 @@ def _check_whole_equals_streamed(
     assert response["status"] in ("failed", ended[whole["finish_reason"]])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(
     text=completions(),
     cuts=st.lists(st.integers(0, 10_000), max_size=10),
@@ -322,7 +322,7 @@ def test_whole_equals_streamed_text(
     _check_whole_equals_streamed(text, _split(text, cuts), truncated, tools)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(
     text=completions(),
     cuts=st.lists(st.integers(0, 10_000), max_size=10),

@@ -8,6 +8,8 @@ from typing import Any
 from unittest.mock import ANY
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harmony_grammar.bridges.chat import to_chat_completion
 from harmony_grammar.cli.main import main
@@ -23,6 +25,7 @@ from harmony_grammar.rendering.conversation import (
 )
 from harmony_grammar.rendering.interop import to_openai_harmony
 from harmony_grammar.rendering.renderer import render
+from harmony_grammar.rendering.responses import ResponsesError
 
 WEATHER = {
     "type": "object",
@@ -361,3 +364,25 @@ def test_cli_to_chat(tmp_path: Path, capsys: pytest.CaptureFixture[str], encodin
     assert main(["to-chat", path, "--tools", tools_path]) == 1
     err = capsys.readouterr().err
     assert "HG181" in err and err.count("\n") == 1
+
+
+@given(
+    texts=st.lists(st.text(max_size=8), max_size=5),
+    bad=st.one_of(st.integers(), st.none(), st.text(max_size=3), st.just({"type": "image"})),
+    where=st.integers(min_value=0, max_value=5),
+)
+def test_one_content_parts_reader_for_chat_and_responses(texts, bad, where):
+    from harmony_grammar.rendering.requests import content_text
+
+    for part_type, error in (("text", ChatCompletionError), ("input_text", ResponsesError)):
+        parts = [{"type": part_type, "text": t} for t in texts]
+        assert content_text(parts, "m.content", error, (part_type,)) == "".join(texts)
+        assert content_text("".join(texts), "m.content", error, (part_type,)) == "".join(texts)
+        i = min(where, len(parts))
+        broken = [*parts[:i], {"type": part_type, "text": bad}, *parts[i:]]
+        wrong_part = bad if isinstance(bad, dict) else {"type": "image_url", "image_url": bad}
+        if not isinstance(bad, str):  # a text that is no string, at its own path
+            with pytest.raises(error, match=rf"^m\.content\[{i}\]\.text: text must be"):
+                content_text(broken, "m.content", error, (part_type,))
+        with pytest.raises(error, match=rf"^m\.content\[{i}\]: content part of type"):
+            content_text([*parts[:i], wrong_part, *parts[i:]], "m.content", error, (part_type,))

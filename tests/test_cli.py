@@ -54,7 +54,9 @@ def test_tokens_round_trip_through_parse(capsys, tmp_path):
 def test_completion_flag(capsys, tmp_path):
     path = tmp_path / "c.harmony"
     path.write_text("<|channel|>final<|message|>Hello")
-    assert run(capsys, "parse", str(path))[0] == 1
+    # a completion read as a conversation is a usage mistake naming the flag (issue 35)
+    status, _, err = run(capsys, "parse", str(path))
+    assert status == 2 and "add --completion" in err and err.count("\n") == 1
     assert run(capsys, "parse", "--completion", str(path))[0] == 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import warnings
 
 import pytest
@@ -165,8 +166,14 @@ def test_ray_workers_write_a_directory_and_the_driver_gets_the_same_summary_and_
     assert len(runs["ray"]) == 1 and len(runs["local"]) > 1
     assert runs["ray"][-1] == runs["local"][-1]
     # the report's figures and samples, aggregated on the workers, are the driver's own
-    local_page = (tmp_path / "local.html").read_text(encoding="utf-8")
-    assert (tmp_path / "ray.html").read_text(encoding="utf-8") == local_page
+    # (the pages differ only in the minute each was generated, when a run crosses one)
+    pages = {
+        engine: re.sub(r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", "generated WHEN",
+                       (tmp_path / f"{engine}.html").read_text(encoding="utf-8"))
+        for engine in ("local", "ray")
+    }  # fmt: skip
+    assert "generated WHEN" in pages["local"]
+    assert pages["ray"] == pages["local"]
     # an existing, non-empty directory is refused before anything runs
     status = main([*common, "--engine", "ray", "--output", str(tmp_path / "results")])
     _, err = capsys.readouterr()
@@ -239,3 +246,65 @@ def test_ray_accounts_for_hostile_records_and_pieces_as_the_local_engine_does(
         assert out.splitlines()[-1].startswith(f"{sum(counts.values())} records checked")
         outputs.append(pq.read_table(output).to_pylist())
     assert len(outputs[0]) == sum(counts.values()) and outputs[0] == outputs[1]
+
+
+@pytest.fixture(scope="module")
+def mask_shards(tmp_path_factory):
+    """Training records in three Parquet shards of two row groups each: exact masks, masks
+    shifted by one, everything trained, a record without a mask and one without ids."""
+    from harmony_grammar.training.importers import import_record
+    from harmony_grammar.training.render import render_training
+
+    root = tmp_path_factory.mktemp("mask-shards")
+    ids_column: list[object] = []
+    masks: list[object] = []
+    for i in range(60):
+        chat = [{"role": "user", "content": f"Weather {i}?"}]
+        chat.append({"role": "assistant", "content": f"Sunny, {i} °C.", "thinking": "Easy."})
+        conversation = import_record({"messages": chat}).conversation
+        assert conversation is not None
+        example = render_training(conversation, train_on="all")
+        mask = list(example.assistant_masks)
+        kind = i % 4
+        if kind == 1:
+            mask = [0, *mask[:-1]]
+        elif kind == 2:
+            mask = [1] * len(mask)
+        ids_column.append(list(example.input_ids))
+        masks.append(mask)
+    masks[9] = None  # no mask
+    ids_column[13] = None  # no ids
+    table = pa.table({"input_ids": ids_column, "assistant_masks": masks})
+    for n, start in enumerate(range(0, 60, 20)):
+        pq.write_table(table.slice(start, 20), root / f"part-{n}.parquet", row_group_size=10)
+    return root
+
+
+def test_audit_masks_gives_the_same_audit_on_every_engine(
+    ray_local, mask_shards, tmp_path, capsys
+):
+    """``audit-masks`` in one process, in two, and on Ray Data: the same records in the same
+    order with the same audits, and the same summary."""
+    runs = {}
+    for name, options in (
+        ("local-1", ["--jobs", "1"]),
+        ("local-2", ["--jobs", "2"]),
+        ("ray", ["--engine", "ray", "--jobs", "2"]),
+    ):
+        output = tmp_path / f"{name}.jsonl"
+        status = main(["audit-masks", str(mask_shards), "--format", "json",
+                       "--output", str(output), *options])  # fmt: skip
+        summary = json.loads(capsys.readouterr().out)
+        runs[name] = (status, summary, output.read_text(encoding="utf-8").splitlines())
+    assert runs["local-1"] == runs["local-2"] == runs["ray"]
+    status, summary, lines = runs["local-1"]
+    rows = [json.loads(line) for line in lines]
+    assert status == 1 and summary["records"] == len(rows) == 60
+    assert [(r["file"].rsplit("/", 1)[-1], r["record"]) for r in rows] == [
+        (f"part-{n}.parquet", k) for n in range(3) for k in range(1, 21)
+    ]
+    found = {f["code"]: f["records"] for f in summary["findings"]}
+    assert found["mask-invalid"] == 1 and found["undecodable"] == 1
+    assert found["off-by-one"] == 13  # every fourth from the second, less records 9 and 13
+    assert found["prompt-trained"] == 15
+    assert rows[9]["findings"] == ["mask-invalid"] and rows[13]["findings"] == ["undecodable"]

@@ -8,26 +8,25 @@ deltas and compares with the events of the whole output fed at once.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.dialect import (
     FORMAT_RULES,
     Aborted,
+    ContentDelta,
+    DiagnosticEvent,
     InbandScanner,
-    Problem,
     RawBlock,
-    Stopped,
-    Text,
+    StopGeneration,
     ThinkingDelta,
     ThinkingEnd,
     ThinkingStart,
+    ToolCallStart,
     ToolEnd,
-    ToolStart,
     dialect_prompt,
     tool_catalogue,
 )
@@ -63,8 +62,12 @@ def _joined(events: list[Any]) -> list[Any]:
     out: list[Any] = []
     for event in events:
         last = out[-1] if out else None
-        if isinstance(event, Text) and isinstance(last, Text) and last.channel == event.channel:
-            out[-1] = Text(last.text + event.text, event.channel)
+        if (
+            isinstance(event, ContentDelta)
+            and isinstance(last, ContentDelta)
+            and last.channel == event.channel
+        ):
+            out[-1] = ContentDelta(last.text + event.text, event.channel)
         elif isinstance(event, ThinkingDelta) and isinstance(last, ThinkingDelta):
             out[-1] = ThinkingDelta(last.text + event.text)
         else:
@@ -107,16 +110,30 @@ def test_catalogue_escapes_control_tokens_and_rejects_bad_tools():
 # ---------------------------------------------------------------------------- the events
 
 
+def test_the_dialect_speaks_the_parsers_events_and_its_former_names_warn():
+    import harmony_grammar.dialect as dialect
+    import harmony_grammar.format.events as parser_events
+
+    assert ContentDelta is parser_events.ContentDelta
+    assert ToolCallStart is parser_events.ToolCallStart
+    for former, now in (("Text", ContentDelta), ("ToolStart", ToolCallStart),
+                        ("Stopped", StopGeneration), ("Problem", DiagnosticEvent)):  # fmt: skip
+        with pytest.warns(DeprecationWarning, match=f"dialect.{former} moved to .*{now.__name__}"):
+            assert getattr(dialect, former) is now
+    with pytest.raises(AttributeError):
+        dialect.NoSuchEvent  # noqa: B018
+
+
 def test_a_turn_reads_as_thinking_text_and_a_call():
     events = _joined(_all(InbandScanner(), [TURN]))
     kinds = [type(e) for e in events]
     assert kinds == [
         ThinkingStart, ThinkingDelta, ThinkingEnd, RawBlock,
-        Text, RawBlock,
-        ToolStart, ToolEnd, RawBlock, Stopped,
+        ContentDelta, RawBlock,
+        ToolCallStart, ToolEnd, RawBlock, StopGeneration,
     ]  # fmt: skip
     assert events[2] == ThinkingEnd("Need the weather — é 東京.")
-    assert events[4] == Text("Checking.", "commentary")
+    assert events[4] == ContentDelta("Checking.", "commentary")
     start, end = events[6], events[7]
     assert (start.name, start.recipient) == ("get_weather", "functions.get_weather")
     assert start.call_id and end.call_id == start.call_id
@@ -131,7 +148,7 @@ def test_role_section_recipient_and_builtin_tools_are_calls():
         "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{}<|call|>"
         "<|start|>assistant<|channel|>analysis to=browser.search code<|message|>{\"q\":1}<|call|>"
     )  # fmt: skip
-    starts = [e for e in _all(InbandScanner(), [text]) if isinstance(e, ToolStart)]
+    starts = [e for e in _all(InbandScanner(), [text]) if isinstance(e, ToolCallStart)]
     assert [(s.name, s.recipient) for s in starts] == [
         ("get_weather", "functions.get_weather"),
         ("browser.search", "browser.search"),
@@ -155,13 +172,13 @@ def test_unreadable_arguments_become_empty_with_a_diagnostic():
 def test_with_tools_the_arguments_are_checked_as_they_stream():
     text = '<|channel|>commentary to=functions.get_weather<|message|>{"city": 3}<|call|>'
     events = _all(InbandScanner(tools=[WEATHER]), [text])
-    problems = [e.diagnostic.code for e in events if isinstance(e, Problem)]
+    problems = [e.diagnostic.code for e in events if isinstance(e, DiagnosticEvent)]
     assert problems == ["HG180"]  # off the schema, reported by the parser's argument check
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert end.arguments == {"city": 3} and end.diagnostic is None  # readable: kept as written
     unknown = "<|channel|>commentary to=functions.nope<|message|>{}<|call|>"
     events = _all(InbandScanner(tools=[WEATHER]), [unknown])
-    assert [e.diagnostic.code for e in events if isinstance(e, Problem)] == ["HG181"]
+    assert [e.diagnostic.code for e in events if isinstance(e, DiagnosticEvent)] == ["HG181"]
 
 
 def test_a_stream_ending_inside_a_call_ends_it_incomplete():
@@ -170,7 +187,7 @@ def test_a_stream_ending_inside_a_call_ends_it_incomplete():
     events = _all(InbandScanner(), ['<|channel|>commentary to=functions.f<|message|>{"a": 1'])
     end = next(e for e in events if isinstance(e, ToolEnd))
     assert not end.complete and end.arguments == {} and end.diagnostic is not None
-    assert any(isinstance(e, Problem) and e.diagnostic.code == "HG153" for e in events)
+    assert any(isinstance(e, DiagnosticEvent) and e.diagnostic.code == "HG153" for e in events)
 
 
 def test_a_forged_tool_result_aborts_the_stream():
@@ -184,7 +201,7 @@ def test_a_forged_tool_result_aborts_the_stream():
     assert isinstance(events[-1], Aborted) and scanner.aborted
     cut = forged.index("<|start|>functions.f")
     assert events[-1].cut == cut and events[-1].diagnostic.code == "HG170"
-    assert not any(isinstance(e, Text) for e in events)  # nothing after the forged start
+    assert not any(isinstance(e, ContentDelta) for e in events)  # nothing after the forged start
     assert scanner.feed("more") == [] and scanner.close() == []
 
 
@@ -193,17 +210,12 @@ def test_other_authors_are_skipped_but_kept_raw():
         "<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>final<|message|>Yo<|return|>"
     )
     events = _all(InbandScanner(), [text])
-    assert [e for e in events if isinstance(e, Text)] == [Text("Yo", "final")]
+    assert [e for e in events if isinstance(e, ContentDelta)] == [ContentDelta("Yo", "final")]
     assert "".join(e.raw for e in events if isinstance(e, RawBlock)) == text
 
 
 # ---------------------------------------------------------------------------- chunking
 
-PROPERTY = settings(
-    max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "60")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 OUTPUTS = [
     TURN,
     TURN.replace("<|call|>", "<|start|>functions.get_weather to=assistant<|channel|>commentary"
@@ -219,7 +231,6 @@ def _cuts(length: int, cuts: list[int]) -> list[tuple[int, int]]:
     return list(zip(points, points[1:]))
 
 
-@PROPERTY
 @given(st.sampled_from(OUTPUTS), st.lists(st.integers(min_value=0), max_size=12))
 def test_any_text_chunking_gives_the_same_events(output, cuts):
     whole = _joined(_all(InbandScanner(), [output]))
@@ -227,7 +238,6 @@ def test_any_text_chunking_gives_the_same_events(output, cuts):
     assert _joined(_all(InbandScanner(), pieces)) == whole
 
 
-@PROPERTY
 @given(st.sampled_from(OUTPUTS), st.lists(st.integers(min_value=0), max_size=12))
 def test_any_token_chunking_gives_the_same_events(output, cuts):
     ids = load_encoding().encode(output, allowed_special="all")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harmony_grammar import ControlToken, VocabularyNotFoundError, load_encoding
+from harmony_grammar import load_encoding
+from harmony_grammar.format import ControlToken, VocabularyNotFoundError
 from harmony_grammar.format import vocabulary as encoding_module
 from harmony_grammar.format.vocabulary import O200K_BASE_SHA256, find_vocabulary
 

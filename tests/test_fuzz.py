@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harmony_grammar import ControlToken, parse
+from harmony_grammar import parse
+from harmony_grammar.format import ControlToken
 from harmony_grammar.format.stream import StreamParser
 
 SPELLINGS = [token.value for token in ControlToken]
@@ -58,12 +57,9 @@ IDS = st.lists(
 OPTIONS = st.fixed_dictionaries(
     {"start": st.sampled_from(["conversation", "completion"]), "strict": st.booleans()}
 )
-# CI runs 300 examples per test; set HG_FUZZ_EXAMPLES for a longer local run.
-FUZZ = settings(
-    max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "300")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+# Five times the profile's budget (tests/conftest.py: 300 examples per test under "ci";
+# HYPOTHESIS_PROFILE=bench for a longer run).
+FUZZ = settings(max_examples=5 * settings.default.max_examples)
 
 
 def chunked(sequence, cuts):

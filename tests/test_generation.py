@@ -15,7 +15,7 @@ pytest.importorskip("torch", reason="the generate extra is not installed")
 pytest.importorskip("transformers", reason="the generate extra is not installed")
 pytest.importorskip("outlines", reason="the generate extra is not installed")
 
-from harmony_grammar import ControlToken
+from harmony_grammar.format import ControlToken
 from harmony_grammar.generation.hf import (
     generate_ids,
     hf_tokenizer,

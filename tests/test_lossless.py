@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar import parse, validate
@@ -40,7 +40,6 @@ from .mangler import (
 )
 
 KINDS = sorted(MANGLINGS)
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _mangled(seed: int, kind: str, conversation: bool):
@@ -49,7 +48,6 @@ def _mangled(seed: int, kind: str, conversation: bool):
     return mangle(sample, kind, rng)
 
 
-@SETTINGS
 @given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans(), st.booleans())
 def test_conservation(seed, kind, conversation, strict):
     mangled = _mangled(seed, kind, conversation)
@@ -61,7 +59,6 @@ def test_conservation(seed, kind, conversation, strict):
             assert not missing_characters(mangled.text, result.messages), mangled.text
 
 
-@SETTINGS
 @given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans())
 def test_exact_recovery_where_one_reading(seed, kind, conversation):
     mangled = _mangled(seed, kind, conversation)
@@ -85,7 +82,6 @@ def test_exact_recovery_where_one_reading(seed, kind, conversation):
     assert got == want, (mangled.text, [d.format() for d in result.diagnostics])
 
 
-@SETTINGS
 @given(
     st.integers(0, 2**32),
     st.sampled_from(KINDS),
@@ -118,7 +114,6 @@ def _contents(text: str, start: str) -> str:
     return "".join(m.content for m in parse(text, start=start, strict=False).messages)
 
 
-@SETTINGS
 @given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans())
 def test_repair_is_lossless_idempotent_and_valid(seed, kind, conversation):
     mangled = _mangled(seed, kind, conversation)
@@ -155,7 +150,7 @@ def _byte_ids() -> dict[int, int]:
 BYTE_IDS = _byte_ids()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.binary(max_size=40), st.lists(st.integers(1, 8), max_size=10))
 def test_invalid_utf8_is_replaced_by_maximal_subparts(body, sizes):
     """Token ids whose bytes are not UTF-8: one U+FFFD per maximal subpart, exactly as

@@ -6,15 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harmony_grammar import (
-    ControlToken,
-    Message,
-    RecipientPosition,
-    Role,
-    Severity,
-    Terminator,
-    parse,
-)
+from harmony_grammar import Message, Role, Severity, parse
+from harmony_grammar.format import ControlToken, RecipientPosition, Terminator
 from harmony_grammar.format.harmony_ids import encode_harmony
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -1,7 +1,8 @@
 """Rendering profiles, each against its reference.
 
 * ``oss-harmony-0.0.11`` against oss-harmony 0.0.11 itself, in its own environment
-  (``.venv-oss-harmony``, made by ``.ci/run``; a subprocess speaks JSON lines to it);
+  (``.venv-oss-harmony``, made by ``scripts/oss-harmony-venv.sh``; a subprocess speaks JSON
+  lines to it);
 * ``hf-chat-template`` against the model repo's template as TRL ships it, run by
   transformers' ``apply_chat_template`` with ``strftime_now`` pinned;
 * ``omp`` against the rules of harmony-format.md §8, spelled out here.

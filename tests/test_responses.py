@@ -135,7 +135,12 @@ def test_string_input_and_tool_choice() -> None:
             {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
             "input[0].content[0]",
         ),
-        ({"input": "x", "tools": [{"type": "web_search"}]}, "tools[0]"),
+        ({"input": "x", "tools": [{"type": 5}]}, "tools[0]"),
+        ({"input": "x", "tools": [{"type": "namespace", "name": "n", "tools": []}]}, "tools[0].tools"),
+        (
+            {"input": "x", "tools": [{"type": "custom", "name": "c", "format": {"type": "grammar", "syntax": "ebnf", "definition": "x"}}]},
+            "tools[0].format",
+        ),
         ({"input": "x", "tool_choice": {"type": "function", "name": "missing"}}, "tool_choice"),
         ({"input": "x", "reasoning": {"effort": "minimal"}}, "reasoning.effort"),
         ({"input": "x", "text": {"format": {"type": "json_object"}}}, "text.format"),

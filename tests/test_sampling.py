@@ -18,7 +18,8 @@ import jsonschema
 import numpy as np
 import pytest
 
-from harmony_grammar import ControlToken, Terminator, parse
+from harmony_grammar import parse
+from harmony_grammar.format import ControlToken, Terminator
 from harmony_grammar.format.tokens import CONTROL_SPELLING_RE, FIRST_SPECIAL_ID
 from harmony_grammar.format.vocabulary import load_encoding
 from harmony_grammar.tools.arguments import tool_schemas
@@ -318,7 +319,8 @@ def test_configurations_total_one_thousand():
 )
 def test_sampled_turns_are_valid(tool_set, tool_choice, response_format, count):
     turn_grammar = pytest.importorskip(
-        "harmony_grammar.generation.turn_grammar", reason="harmony_grammar/generation/turn_grammar.py is not importable"
+        "harmony_grammar.generation.turn_grammar",
+        reason="harmony_grammar/generation/turn_grammar.py is not importable",
     )
     tools = TOOL_SETS[tool_set]
     options: dict[str, Any] = {"tool_choice": tool_choice}

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import lark
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.schema import (
@@ -481,7 +481,6 @@ _HOLDS = {
 }
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     bounds=st.dictionaries(st.sampled_from(_BOUND_KEYWORDS), _DECIMALS, min_size=1, max_size=2),
     texts=st.lists(_DECIMALS, min_size=1, max_size=12),

@@ -227,7 +227,7 @@ def _check_schema(tally: Tally, name: str, schema: Any) -> None:
         tally.counts["not generated"] += 1
         return
 
-    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
+    @settings(max_examples=EXAMPLES, derandomize=True, database=None,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))  # fmt: skip
     @given(strategy)
     def run(value: Any) -> None:

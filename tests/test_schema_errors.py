@@ -74,7 +74,7 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(_JSON)
 def test_arbitrary_json_compiles_or_raises_the_documented_error(schema: object) -> None:
     with contextlib.suppress(UnsupportedSchemaError):

@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.schema import UnsupportedSchemaError, schema_to_grammar
@@ -106,7 +106,6 @@ _BOUND = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     st.sampled_from(["number", "integer"]),
     st.dictionaries(st.sampled_from(sorted(_HOLDS)), _BOUND, max_size=2),

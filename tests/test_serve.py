@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -485,14 +484,6 @@ def test_sglang_and_vllm_structural_tag_form() -> None:
     tag = json.loads(vllm["structured_outputs"]["structural_tag"])
     assert tag["type"] == "structural_tag"
     assert json.loads(sglang["sampling_params"]["structural_tag"]) == tag
-
-
-@pytest.mark.skipif(shutil.which("llama-server") is None, reason="no llama-server on PATH")
-def test_llamacpp_real_server() -> None:
-    model = os.environ.get("HARMONY_LLAMACPP_MODEL")
-    if not model:
-        pytest.skip("llama-server is on PATH but HARMONY_LLAMACPP_MODEL names no gpt-oss GGUF file")
-    pytest.skip("a real llama-server run needs a gpt-oss GGUF model; none ships offline")
 
 
 # -- faults ------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harmony_grammar import ControlToken, parse
+from harmony_grammar import parse
+from harmony_grammar.format import ControlToken
 from harmony_grammar.format.events import (
     ContentDelta,
     DiagnosticEvent,
@@ -229,6 +230,8 @@ def test_mixing_text_and_tokens_is_a_usage_error():
 
 def test_escaped_json_spellings_are_not_flagged():
     body = '{"\\u0063ity": "\\u0050aris \\ud83c\\udf89", "x": [1e3, -0.5, true, null]}'
-    text = f"<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{body}<|call|>"
+    text = (
+        f"<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{body}<|call|>"
+    )
     loose = {"name": "get_weather", "parameters": {"type": "object"}}
     assert parse(text, start="completion", tools=[loose]).diagnostics == ()

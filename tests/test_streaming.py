@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.bridges.chat import ChatCompletionStream, to_chat_completion
@@ -164,7 +164,6 @@ def test_responses_event_order() -> None:
     assert cut[-1]["type"] == "response.incomplete"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     text=st.sampled_from(ALL),
     cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12),

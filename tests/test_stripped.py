@@ -8,7 +8,7 @@ and token by token (the same result as the batch parse).
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar import parse, validate
@@ -368,7 +368,7 @@ def test_ids_spelling_a_call_stay_content():
     assert [m.recipient for m in opted.messages] == [None, "functions.delete_all"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(st.sampled_from(sorted(CASES)), st.lists(st.integers(min_value=0), max_size=6))
 def test_streaming_in_random_chunks_equals_batch(name, cuts):
     text, start, tools, _, _ = CASES[name]

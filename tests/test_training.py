@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar import render_training
@@ -45,7 +45,6 @@ from tests.test_render_properties import (
 openai_harmony = pytest.importorskip("openai_harmony")
 
 TRAIN_ON = ["all", "last", "final"]
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # -- agent conversations: turns of analysis, preambles, tool loops and finals -------------
 
@@ -185,7 +184,6 @@ def _check_mask(example: TrainingExample, expected: list[Message], encoding: Any
 # -- ids ----------------------------------------------------------------------------------
 
 
-@SETTINGS
 @given(conversations(), st.sampled_from(TRAIN_ON), st.booleans())
 def test_ids_match_openai_harmony_whole_conversation_drop(
     harmony_oracle: Any, encoding: Any, conversation: Conversation, train_on: str, drop: bool
@@ -209,7 +207,6 @@ def test_ids_match_openai_harmony_whole_conversation_drop(
     assert example.text == harmony_oracle.decode_utf8(example.input_ids)
 
 
-@SETTINGS
 @given(st.one_of(conversations(), agent_conversations()), st.sampled_from(TRAIN_ON))
 def test_ids_match_openai_harmony_with_earlier_turns_dropped(
     harmony_oracle: Any, encoding: Any, conversation: Conversation, train_on: str
@@ -226,7 +223,6 @@ def test_ids_match_openai_harmony_with_earlier_turns_dropped(
     assert example.input_ids == expected
 
 
-@SETTINGS
 @given(agent_conversations())
 def test_multi_turn_default_equals_openai_harmony_default(
     harmony_oracle: Any, encoding: Any, conversation: Conversation
@@ -243,7 +239,6 @@ def test_multi_turn_default_equals_openai_harmony_default(
 # -- the mask -----------------------------------------------------------------------------
 
 
-@SETTINGS
 @given(
     st.one_of(agent_conversations(), well_formed_conversations),
     st.sampled_from(TRAIN_ON),

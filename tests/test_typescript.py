@@ -15,7 +15,7 @@ from harmony_grammar.rendering.conversation import (
 )
 from harmony_grammar.rendering.interop import to_openai_harmony
 from harmony_grammar.rendering.renderer import developer_text, render
-from harmony_grammar.tools.typescript import (
+from harmony_grammar.rendering.typescript import (
     json_display,
     namespace_typescript,
     rust_lines,

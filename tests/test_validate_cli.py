@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from harmony_grammar.cli.display import in_cli_words
+
 from .cli_helpers import run_cli
 
 GOOD = "<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>final<|message|>Hello.<|end|>"
@@ -62,7 +64,7 @@ def test_the_summary_names_each_likely_cause_once_per_run(capsys, write):
     assert status == 0
     hints = [line for line in out.splitlines() if " cause: " in line]
     cause = CAUSES["HG159"]
-    assert hints == [f"  HG159 cause: {cause.summary}; fix: {cause.fix}"]
+    assert hints == [f"  HG159 cause: {cause.summary}; fix: {in_cli_words(cause.fix)}"]
     assert out.count("HG159 warning:") == 3
 
 
@@ -74,8 +76,14 @@ def test_the_json_summary_lists_the_causes(capsys, write):
     summary = json.loads(out.splitlines()[-1])["summary"]
     assert summary["by_code"] == {"HG102": 1}
     assert summary["causes"] == [
-        {"codes": ["HG102"], "cause": CAUSES["HG102"].summary, "fix": CAUSES["HG102"].fix}
+        {
+            "codes": ["HG102"],
+            "cause": CAUSES["HG102"].summary,
+            "fix": in_cli_words(CAUSES["HG102"].fix),
+        }
     ]
+    assert "--completion" in summary["causes"][0]["fix"]  # the CLI's flag, not the keyword
+    assert 'start="completion"' not in out
 
 
 def test_missing_file_exits_2_before_any_output(capsys, write):
@@ -126,7 +134,8 @@ def test_bad_tools_file_exits_2(capsys, write, content, message):
 def test_completion_and_lenient(capsys, write):
     completion = write("c.harmony", "<|channel|>final<|message|>Hi<|return|>")
     assert run(capsys, completion, "--completion")[0] == 0
-    assert run(capsys, completion)[0] == 1
+    assert run(capsys, completion)[0] == 2  # a usage mistake: "add --completion"
+    assert run(capsys, completion, "--lenient")[0] == 0  # read as HG151, repaired
     messy = write("m.harmony", "<|channel|>final<|message|>Hi<|return|>junk")
     status, out, _ = run(capsys, messy, "--completion", "--lenient")
     # The text after the stop is kept (lossless), so the <|return|> no longer ends the turn.
@@ -206,5 +215,10 @@ def test_jsonl_token_ids_and_jobs(capsys, write, encoding):
 
 
 def test_a_file_of_json_lines_without_the_field(capsys, write):
-    status, out, _ = run(capsys, write("d.jsonl", '{"a": 1}\n'), "--jsonl", "text")
-    assert status == 1 and "no field 'text'" in out
+    # a usage mistake (issue 35): one line naming the fields the record has, exit 2
+    status, out, err = run(capsys, write("d.jsonl", '{"a": 1}\n'), "--jsonl", "text")
+    assert status == 2 and out == "" and "no field 'text'" in err and "(it has: a)" in err
+    # a later record without it is that record's error, as before
+    path = write("e.jsonl", '{"text": "<|start|>user<|message|>hi<|end|>"}\n{"a": 1}\n')
+    status, out, _ = run(capsys, path, "--jsonl", "text")
+    assert status == 1 and "e.jsonl:2: HG290 error: the record has no field 'text'" in out

@@ -13,19 +13,19 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harmony_grammar.rendering.conversation import DeveloperContent, SystemContent, ToolSpec
-from harmony_grammar.rendering.renderer import developer_text, system_text
-from harmony_grammar.tools.arguments import first_schema_error
-from harmony_grammar.tools.from_typescript import (
+from harmony_grammar.format.from_typescript import (
     TypeScriptError,
     declared_namespaces,
     schema_from_typescript,
     tools_from_typescript,
 )
-from harmony_grammar.tools.typescript import schema_to_typescript
+from harmony_grammar.rendering.conversation import DeveloperContent, SystemContent, ToolSpec
+from harmony_grammar.rendering.renderer import developer_text, system_text
+from harmony_grammar.rendering.typescript import schema_to_typescript
+from harmony_grammar.tools.arguments import first_schema_error
 
 from .conftest import shared_data_dir
 from .test_typescript import KITCHEN_SINK
@@ -222,7 +222,7 @@ _schemas = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(_objects(_schemas))
 def test_rendering_read_back_renders_the_same(schema):
     original, again = round_trip(schema)

@@ -1,17 +1,18 @@
-"""One batch of records in, one audit per record out: the unit of work of ``audit-masks``.
+"""One record in, one audit out: the unit of work of ``audit-masks``.
 
-:func:`audit_batch` takes a table of records (a ``pyarrow.Table`` or ``RecordBatch``, or a
-dict of equally long column lists, as ``datasets`` passes) and returns the result columns of
-:data:`RESULT_COLUMNS`, one row per record. Whatever runs it (a loop here, a pool or Ray Data
-later), the same records give the same audits. A record that cannot be audited is a row with
-an ``error`` and one unauditable finding, never an exception.
+:func:`audit_record` audits one record's ids and mask; :func:`audit_values` a batch of them
+(with the reader's errors, :class:`~.task.AuditTask` on the data layer);
+:func:`audit_batch` is the same for ``datasets.Dataset.map(batched=True)``: a dict of equally
+long column lists in, the result columns of :data:`RESULT_COLUMNS` out. Whatever runs it,
+the same records give the same audits. A record that cannot be audited is an audit with an
+``error`` and one unauditable finding, never an exception.
 """
 
 from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,14 @@ from .expected import exact_mask
 from .findings import FINDINGS, RecordView
 from .segments import SEGMENTS, layout
 
-__all__ = ["RESULT_COLUMNS", "AuditOptions", "RecordAudit", "audit_batch", "audit_record"]
+__all__ = [
+    "RESULT_COLUMNS",
+    "AuditOptions",
+    "RecordAudit",
+    "audit_batch",
+    "audit_record",
+    "audit_values",
+]
 
 #: The result columns of :func:`audit_batch`, in order.
 RESULT_COLUMNS = ("segments", "findings", "differing", "error")
@@ -50,6 +58,19 @@ class RecordAudit:
     findings: tuple[str, ...]
     differing: int = 0
     error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The audit as JSON: ``{"segments": {NAME: {"tokens", "trained", "expected"}},
+        "findings", "differing", "error"}`` (``--output``'s line, less the identity)."""
+        return {
+            "segments": {
+                name: {"tokens": t, "trained": k, "expected": e}
+                for name, (t, k, e) in self.segments.items()
+            },
+            "findings": list(self.findings),
+            "differing": self.differing,
+            "error": self.error,
+        }
 
 
 def _int_list(value: Any) -> list[int] | None:
@@ -109,21 +130,31 @@ def audit_record(
     return RecordAudit(segments, findings, differing)
 
 
-def _column(batch: Any, name: str) -> list[Any]:
-    if isinstance(batch, Mapping):
-        return list(batch[name])
-    return batch.column(name).to_pylist()  # type: ignore[no-any-return]
+def audit_values(
+    ids: Sequence[Any],
+    masks: Sequence[Any],
+    options: AuditOptions,
+    errors: Sequence[str | None] | None = None,
+) -> list[RecordAudit]:
+    """Audit each record of equally long ``ids`` and ``masks``; ``errors[i]``, when given and
+    not None, says why record ``i`` could not be read at all (then it is ``undecodable``)."""
+    audits = []
+    for i, (ids_value, mask_value) in enumerate(zip(ids, masks, strict=True)):
+        error = None if errors is None else errors[i]
+        if error is not None:
+            audits.append(_unauditable("undecodable", error))
+            continue
+        audits.append(audit_record(ids_value, mask_value, options.train_on, options.drop_rule))
+    return audits
 
 
-def audit_batch(batch: Any, options: AuditOptions) -> dict[str, list[Any]]:
-    """Audit every record of ``batch``; the result columns of :data:`RESULT_COLUMNS`."""
-    ids = _column(batch, options.ids)
-    masks = _column(batch, options.mask)
-    out: dict[str, list[Any]] = {name: [] for name in RESULT_COLUMNS}
-    for ids_value, mask_value in zip(ids, masks, strict=True):
-        audit = audit_record(ids_value, mask_value, options.train_on, options.drop_rule)
-        out["segments"].append(dict(audit.segments))
-        out["findings"].append(list(audit.findings))
-        out["differing"].append(audit.differing)
-        out["error"].append(audit.error)
-    return out
+def audit_batch(batch: Mapping[str, Sequence[Any]], options: AuditOptions) -> dict[str, list[Any]]:
+    """Audit every record of ``batch`` (a dict of columns, as ``datasets.Dataset.map`` passes
+    it with ``batched=True``); the result columns of :data:`RESULT_COLUMNS`."""
+    audits = audit_values(batch[options.ids], batch[options.mask], options)
+    return {
+        "segments": [dict(a.segments) for a in audits],
+        "findings": [list(a.findings) for a in audits],
+        "differing": [a.differing for a in audits],
+        "error": [a.error for a in audits],
+    }

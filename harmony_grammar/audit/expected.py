@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..format.model import Message
 from ..rendering.conversation import Conversation
-from ..rendering.renderer import RenderError
+from ..rendering.errors import RenderError
 from ..training.render import TrainOn, render_training
 from .segments import Layout, layout
 

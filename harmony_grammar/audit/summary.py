@@ -13,6 +13,7 @@ from typing import Any
 
 from .findings import FINDINGS
 from .segments import SEGMENTS
+from .task import AuditBatch
 
 __all__ = ["SAMPLE_SIZE", "AuditSummary"]
 
@@ -34,28 +35,27 @@ class AuditSummary:
     findings: Counter[str] = field(default_factory=Counter)
     samples: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, file: str, records: list[int], results: dict[str, list[Any]]) -> None:
-        """Count one batch of :func:`~.batch.audit_batch` results."""
-        for i, record in enumerate(records):
+    def add(self, batch: AuditBatch) -> None:
+        """Count one batch of audits (:class:`~.task.AuditBatch`)."""
+        for record, audit in zip(batch.records, batch.audits, strict=True):
             self.records += 1
-            segments, codes = results["segments"][i], results["findings"][i]
-            if segments:
+            if audit.segments:
                 self.audited += 1
-                for name, counts in segments.items():
+                for name, counts in audit.segments.items():
                     total = self.segments[name]
                     for k in range(3):
                         total[k] += counts[k]
-            self.differing += results["differing"][i]
-            self.findings.update(codes)
-            self.clean += not codes
-            if codes and len(self.samples) < SAMPLE_SIZE:
+            self.differing += audit.differing
+            self.findings.update(audit.findings)
+            self.clean += not audit.findings
+            if audit.findings and len(self.samples) < SAMPLE_SIZE:
                 self.samples.append(
                     {
-                        "file": file,
+                        "file": batch.file,
                         "record": record,
-                        "findings": list(codes),
-                        "differing": results["differing"][i],
-                        "error": results["error"][i],
+                        "findings": list(audit.findings),
+                        "differing": audit.differing,
+                        "error": audit.error,
                     }
                 )
 

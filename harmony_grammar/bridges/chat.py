@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..format.events import HeaderComplete
 from ..format.model import Message, Severity
-from ..rendering.chat import FUNCTIONS_PREFIX, ChatCompletionError
+from ..rendering.chat import ChatCompletionError
 from ..tools.arguments import ToolsArgument
 from .stream import BridgeStream, feed_whole
-from .turn import FUNCTION_CALL, MESSAGE
+from .turn import FUNCTION_CALL, MESSAGE, call_name
 
 __all__ = ["ChatCompletionStream", "accumulate", "random_call_id", "to_chat_completion"]
 
@@ -46,7 +46,8 @@ class ChatCompletionStream(BridgeStream):
     lenient unless ``strict``; :attr:`diagnostics` lists what it found. ``id_factory(index)``
     makes the call ids (default ``call_`` + 24 random hex digits). ``stripped_dialect`` is
     as for :func:`~harmony_grammar.parse`: token ids are read as the stripped dialect only
-    when it is True (ids that went through a detokenizer and back).
+    when it is True (ids that went through a detokenizer and back). A call into one of
+    ``namespaces`` (``to=NAMESPACE.fn``) is a tool call named ``NAMESPACE.fn``.
     """
 
     def __init__(
@@ -59,8 +60,9 @@ class ChatCompletionStream(BridgeStream):
         created: int | None = None,
         id_factory: Callable[[int], str] | None = None,
         stripped_dialect: bool | None = None,
+        namespaces: Iterable[str] = (),
     ) -> None:
-        super().__init__(tools, strict, stripped_dialect)
+        super().__init__(tools, strict, stripped_dialect, namespaces)
         self._base = {
             "id": completion_id or f"chatcmpl-{secrets.token_hex(12)}",
             "object": "chat.completion.chunk",
@@ -108,7 +110,7 @@ class ChatCompletionStream(BridgeStream):
             "id": self._make_id(index),
             "type": "function",
             "function": {
-                "name": (message.recipient or "")[len(FUNCTIONS_PREFIX) :],
+                "name": call_name(message.recipient),
                 "arguments": message.content,
             },
         }

@@ -27,6 +27,7 @@ __all__ = [
     "ResponsesStream",
     "new_item",
     "random_id",
+    "request_namespaces",
     "request_tools",
     "response_object",
     "to_responses",
@@ -37,12 +38,34 @@ IdFactory = Callable[[str], str]
 
 
 def request_tools(request: Mapping[str, Any] | None) -> list[Mapping[str, Any]] | None:
-    """The request's function tools (the ones whose calls can be checked), or None."""
+    """The request's ``functions`` namespace (the function tools, whose calls can be
+    checked, and the custom tools, whose raw input is not), or None."""
     tools = (request or {}).get("tools")
     if not isinstance(tools, list):
         return None
-    functions = [t for t in tools if isinstance(t, Mapping) and t.get("type") == "function"]
+    functions = [
+        t for t in tools if isinstance(t, Mapping) and t.get("type") in ("function", "custom")
+    ]
     return functions or None
+
+
+def request_namespaces(request: Mapping[str, Any] | None) -> tuple[frozenset[str], frozenset[str]]:
+    """The request's namespace names, and the recipients of its custom tools
+    (``functions.NAME`` or ``NAMESPACE.NAME``)."""
+    tools = (request or {}).get("tools")
+    namespaces: set[str] = set()
+    custom: set[str] = set()
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, Mapping):
+            continue
+        if tool.get("type") == "custom" and isinstance(tool.get("name"), str):
+            custom.add(f"{FUNCTIONS_PREFIX}{tool['name']}")
+        if tool.get("type") == "namespace" and isinstance(tool.get("name"), str):
+            namespaces.add(tool["name"])
+            for inner in tool.get("tools") or ():
+                if isinstance(inner, Mapping) and inner.get("type") == "custom":
+                    custom.add(f"{tool['name']}.{inner.get('name')}")
+    return frozenset(namespaces), frozenset(custom)
 
 
 def random_id(prefix: str) -> str:
@@ -51,18 +74,39 @@ def random_id(prefix: str) -> str:
 
 
 def new_item(
-    kind: str, ids: IdFactory, *, recipient: str | None, channel: str | None
+    kind: str,
+    ids: IdFactory,
+    *,
+    recipient: str | None,
+    channel: str | None,
+    custom: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """An empty, in-progress output item of ``kind`` (see :func:`~.turn.item_kind`)."""
+    """An empty, in-progress output item of ``kind`` (see :func:`~.turn.item_kind`).
+
+    A call to one of the ``custom`` recipients is a ``custom_tool_call`` (raw ``input``);
+    a call into a namespace other than ``functions`` carries its ``namespace``.
+    """
     if kind == FUNCTION_CALL:
-        return {
+        namespace, _, name = (recipient or "").partition(".")
+        item: dict[str, Any] = {
             "type": "function_call",
             "id": ids("fc"),
             "call_id": ids("call"),
-            "name": (recipient or "")[len(FUNCTIONS_PREFIX) :],
+            "name": name,
             "arguments": "",
             "status": "in_progress",
         }
+        if recipient in custom:
+            item = {
+                "type": "custom_tool_call",
+                "id": ids("ctc"),
+                "call_id": item["call_id"],
+                "name": name,
+                "input": "",
+            }
+        if namespace != FUNCTIONS_PREFIX.rstrip("."):
+            item["namespace"] = namespace
+        return item
     if kind == REASONING:
         return {
             "type": "reasoning",
@@ -155,8 +199,12 @@ class ResponsesStream(BridgeStream):
     ``response.completed`` (``response.incomplete`` for a turn that ended with ``length``,
     ``response.failed`` for an error the lenient parse cannot repair), carrying the object
     :func:`to_responses` returns: every item streamed, in every case. ``request`` is echoed
-    (its function tools check the calls unless ``tools`` is given); ``ids(prefix)`` makes
-    the ids (default: random).
+    (its function tools check the calls unless ``tools`` is given; a call into one of its
+    namespaces is a ``function_call`` with ``namespace``, a call to one of its custom tools a
+    ``custom_tool_call`` whose ``input`` streams as ``response.custom_tool_call_input.*``);
+    ``ids(prefix)`` makes the ids (default: random). ``seal(text)``, when given, adds
+    ``encrypted_content`` to each reasoning item as it ends (the gateway's sealed chain of
+    thought, which a stateless client sends back).
     """
 
     def __init__(
@@ -169,9 +217,12 @@ class ResponsesStream(BridgeStream):
         model: str = "gpt-oss",
         created_at: float | None = None,
         stripped_dialect: bool | None = None,
+        seal: Callable[[str], str] | None = None,
     ) -> None:
         tools = request_tools(request) if tools is None else tools
-        super().__init__(tools, strict, stripped_dialect)
+        namespaces, self._custom = request_namespaces(request)
+        super().__init__(tools, strict, stripped_dialect, namespaces)
+        self._seal = seal
         self._ids = ids or random_id
         self._request = request
         self._model = model
@@ -218,7 +269,13 @@ class ResponsesStream(BridgeStream):
 
     def _on_header(self, event: HeaderComplete) -> list[dict[str, Any]]:
         assert self.kind is not None
-        item = new_item(self.kind, self._ids, recipient=event.recipient, channel=event.channel)
+        item = new_item(
+            self.kind,
+            self._ids,
+            recipient=event.recipient,
+            channel=event.channel,
+            custom=self._custom,
+        )
         self._items.append(item)
         out = [self._event("output_item.added", output_index=len(self._items) - 1, item=item)]
         if self.kind != FUNCTION_CALL:
@@ -230,6 +287,9 @@ class ResponsesStream(BridgeStream):
 
     def _on_delta(self, text: str) -> list[dict[str, Any]]:
         item = self._items[-1]
+        if item["type"] == "custom_tool_call":
+            item["input"] += text
+            return [self._event("custom_tool_call_input.delta", **self._where(), delta=text)]
         if self.kind == FUNCTION_CALL:
             item["arguments"] += text
             return [self._event("function_call_arguments.delta", **self._where(), delta=text)]
@@ -241,14 +301,20 @@ class ResponsesStream(BridgeStream):
 
     def _on_message_end(self, message: Message, cut: bool) -> list[dict[str, Any]]:
         item = self._items[-1]
-        item["status"] = "incomplete" if cut else "completed"
+        if "status" in item:  # a custom_tool_call has none (the SDK's type)
+            item["status"] = "incomplete" if cut else "completed"
         where = self._where()
-        if self.kind == FUNCTION_CALL:
+        if item["type"] == "custom_tool_call":
+            out = [self._event("custom_tool_call_input.done", **where, input=item["input"])]
+        elif self.kind == FUNCTION_CALL:
             out = [
                 self._event("function_call_arguments.done", **where, arguments=item["arguments"])
             ]
         else:
             part = item["content"][0]
+            if self.kind == REASONING and self._seal is not None:
+                # The chain of thought, sealed for the client to send back (stateless).
+                item["encrypted_content"] = self._seal(part["text"])
             if self.kind == REASONING:
                 done = self._event(
                     "reasoning_text.done", **where, content_index=0, text=part["text"]

@@ -12,7 +12,7 @@ so the two can never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..format.events import (
@@ -41,13 +41,19 @@ class BridgeStream:
     """
 
     def __init__(
-        self, tools: ToolsArgument, strict: bool, stripped_dialect: bool | None = None
+        self,
+        tools: ToolsArgument,
+        strict: bool,
+        stripped_dialect: bool | None = None,
+        namespaces: Iterable[str] = (),
     ) -> None:
         # Token ids are authoritative unless the caller opts in (docs/parser.md): ordinary
         # ids that spell a stripped call stay content, so a tool result cannot make a call.
         self.parser = StreamParser(
             start="completion", strict=strict, tools=tools, stripped_dialect=stripped_dialect
         )
+        #: The request's namespaces besides ``functions``: calls into them are calls.
+        self.namespaces = frozenset(namespaces)
         self.kind: str | None = None  # the current message's kind
         self.ended = False  # the model began a message it should not write: ignore the rest
         self.calls = 0
@@ -110,7 +116,9 @@ class BridgeStream:
             if isinstance(event, DiagnosticEvent):
                 self.stripped = self.stripped or event.diagnostic.code == STRIPPED
             elif isinstance(event, HeaderComplete):
-                self.kind = item_kind(event.role, event.recipient, event.channel)
+                self.kind = item_kind(
+                    event.role, event.recipient, event.channel, self.namespaces
+                )
                 if self.kind is None:
                     self.ended = True
                     break

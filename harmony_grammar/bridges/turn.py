@@ -3,7 +3,8 @@
 Both bridges (Chat Completions and Responses) read the model's turn with these rules and no
 others, so they cannot disagree on what a message is or on how the turn ended:
 
-* :func:`item_kind`: a ``functions.*`` call is a ``function_call``, analysis and a built-in
+* :func:`item_kind`: a ``functions.*`` call (or one into a namespace the request declared)
+  is a ``function_call``, analysis and a built-in
   tool's call are ``reasoning``, a final answer or a preamble is a ``message``, and a
   message the model should not write (a tool's result) ends the turn (None);
 * :func:`message_cut`: whether a message was cut before its end;
@@ -28,6 +29,7 @@ __all__ = [
     "MESSAGE",
     "REASONING",
     "STRIPPED",
+    "call_name",
     "finish_reason",
     "item_kind",
     "message_cut",
@@ -42,18 +44,32 @@ MESSAGE = "message"
 STRIPPED = "HG160"
 
 
-def item_kind(role: Role, recipient: str | None, channel: str | None) -> str | None:
-    """The kind a message becomes: ``function_call`` (a ``functions.*`` call), ``reasoning``
-    (analysis, or a built-in tool's call), ``message`` (a final answer or a preamble), or
-    None for a message the model should not have written (a tool's result): the turn ends
-    before it."""
+def item_kind(
+    role: Role,
+    recipient: str | None,
+    channel: str | None,
+    namespaces: frozenset[str] = frozenset(),
+) -> str | None:
+    """The kind a message becomes: ``function_call`` (a ``functions.*`` call, or a call into
+    one of the request's ``namespaces``), ``reasoning`` (analysis, or a built-in tool's
+    call), ``message`` (a final answer or a preamble), or None for a message the model
+    should not have written (a tool's result): the turn ends before it."""
     if role is not Role.ASSISTANT:
         return None
-    if recipient is not None and recipient.startswith(FUNCTIONS_PREFIX):
+    if recipient is not None and (
+        recipient.startswith(FUNCTIONS_PREFIX) or recipient.partition(".")[0] in namespaces
+    ):
         return FUNCTION_CALL
     if recipient is not None or channel == "analysis":
         return REASONING
     return MESSAGE
+
+
+def call_name(recipient: str | None) -> str:
+    """The name a call is reported under: ``fn`` for ``functions.fn``, else the whole
+    recipient (``NAMESPACE.fn``), as Chat Completions clients declared it."""
+    recipient = recipient or ""
+    return recipient.removeprefix(FUNCTIONS_PREFIX)
 
 
 def message_cut(kind: str, message: Message, *, stripped: bool, truncated: bool) -> bool:

@@ -12,8 +12,10 @@ the records it applies to, then the first records with findings::
 
 ``--format json`` prints one object: ``{"records", "audited", "segments": {NAME: {"tokens",
 "trained", "expected"}}, "findings": [{"code", "records"}]}``. ``--report`` writes the HTML
-page, ``--output`` one JSON line per record. Exit 0 when no record has a finding, 1 when
-some have, 2 on usage or I/O errors.
+page, ``--output`` one JSON line per record. The records are read and audited on the data
+layer (:class:`~harmony_grammar.audit.task.AuditTask`): here in ``--jobs`` processes, or on
+Ray Data with ``--engine ray``; either way the results arrive in input order. Exit 0 when no
+record has a finding, 1 when some have, 2 on usage or I/O errors.
 """
 
 from __future__ import annotations
@@ -25,14 +27,17 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from ..audit.batch import AuditOptions, audit_batch
+from ..audit.batch import AuditOptions
 from ..audit.findings import FINDINGS
 from ..audit.report import render_audit_html
-from ..audit.source import DataSourceError, read_tables
 from ..audit.summary import AuditSummary
+from ..audit.task import AuditBatch, AuditTask
+from ..data.engines import ENGINES, run_task
 from ..rendering.renderer import DropRule
 from ..training.render import TrainOn
+from .dataset_run import plan_inputs, run_failures
 from .errors import CliError
+from .input_kind import check_dataset
 
 __all__ = ["register"]
 
@@ -82,12 +87,38 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--output", metavar="AUDIT.jsonl", help="also write one JSON line per record"
     )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="audit here (--jobs processes) or on Ray Data (default: local)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes (local) or CPUs of a local Ray (ray); 0: one per CPU (default 1)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="with --engine ray: a running Ray cluster (default: start a local Ray instance)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Audit the dataset; print the summary; 1 when any record has a finding."""
-    options = AuditOptions(args.ids, args.mask, TrainOn(args.train_on), DropRule(args.drop_rule))
+    check_dataset(args.data, command="audit-masks", ids=args.ids)
+    if args.jobs < 0:
+        raise CliError("--jobs must be 0 or more")
+    if args.ray_address is not None and args.engine != "ray":
+        raise CliError("--ray-address needs --engine ray")
+    task = AuditTask(
+        AuditOptions(args.ids, args.mask, TrainOn(args.train_on), DropRule(args.drop_rule))
+    )
+    pieces = plan_inputs([args.data], list(task.columns))
     summary = AuditSummary()
     with ExitStack() as stack:
         output = None
@@ -96,20 +127,19 @@ def run(args: argparse.Namespace) -> int:
                 output = stack.enter_context(open(args.output, "w", encoding="utf-8"))
             except OSError as exc:
                 raise CliError(f"{args.output}: {exc.strerror or exc}") from None
-        try:
-            for table in read_tables(args.data, args.ids, args.mask):
-                results = audit_batch(table.columns, options)
-                for i, error in enumerate(table.errors):
-                    if error is not None:  # a line that is no record at all
-                        results["segments"][i], results["findings"][i] = {}, ["undecodable"]
-                        results["error"][i] = error
-                summary.add(table.file, table.records, results)
+        batches = run_task(
+            pieces,
+            task,
+            engine=args.engine,
+            jobs=args.jobs,
+            address=args.ray_address,
+            progress=bool(sys.stderr.isatty()),
+        )
+        with run_failures(args.engine, args.data):
+            for batch in batches:
+                summary.add(batch)
                 if output is not None:
-                    _write_records(output, table.file, table.records, results)
-        except DataSourceError as exc:
-            raise CliError(str(exc)) from None
-        except OSError as exc:
-            raise CliError(f"{args.data}: {exc.strerror or exc}") from None
+                    _write_records(output, batch)
     if args.report:
         try:
             Path(args.report).write_text(render_audit_html(summary), encoding="utf-8")
@@ -122,13 +152,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary.findings else 0
 
 
-def _write_records(out: Any, file: str, records: list[int], results: dict[str, list[Any]]) -> None:
-    for i, record in enumerate(records):
-        row = {"file": file, "record": record, **{k: v[i] for k, v in results.items()}}
-        row["segments"] = {
-            name: {"tokens": t, "trained": k, "expected": e}
-            for name, (t, k, e) in row["segments"].items()
-        }
+def _write_records(out: Any, batch: AuditBatch) -> None:
+    for record, audit in zip(batch.records, batch.audits, strict=True):
+        row = {"file": batch.file, "record": record, **audit.to_json()}
         out.write(json.dumps(row) + "\n")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from ..conformance.adapters import ADAPTERS, AdapterLoadError, load_adapter
 from ..conformance.cases import CaseFormatError, load_cases
 from ..conformance.runner import DEFAULT_CASE_TIMEOUT, Scorecard, run_suite
+from ..data.progress import working
 from ..format.vocabulary import VocabularyNotFoundError, load_encoding
 from .errors import NO_VOCABULARY, CliError
 
@@ -84,12 +85,20 @@ def _scorecard(spec: str, cases: Any, strict_only: bool, timeout: float) -> Scor
 
 def run(args: argparse.Namespace) -> int:
     """Score each implementation and print the scorecards."""
+    if args.cases and not Path(args.cases).exists():
+        raise CliError(f"{args.cases}: no such directory (--cases takes the folder of topic files)")
+    if args.cases and not Path(args.cases).is_dir():
+        raise CliError(
+            f"{args.cases}: not a directory: --cases takes the folder of topic files "
+            "(conformance/ holds the shipped suite: schema.json and one JSON file per topic)"
+        )
     try:
         cases = load_cases(Path(args.cases) if args.cases else None, args.topic or ())
     except (CaseFormatError, FileNotFoundError) as exc:
         raise CliError(str(exc)) from None
     specs = args.impl or ["harmony-grammar"]
-    cards = [_scorecard(spec, cases, args.strict_only, args.timeout) for spec in specs]
+    with working(f"harmony-grammar conformance: running {len(cases)} cases"):
+        cards = [_scorecard(spec, cases, args.strict_only, args.timeout) for spec in specs]
     if args.format == "json":
         document = {"cases": len(cases), "scorecards": [card.to_dict() for card in cards]}
         print(json.dumps(document, ensure_ascii=False, indent=2))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -33,7 +33,7 @@ from ..validation.results import ItemResult, ResultBatch, output_schema
 from .errors import CliError
 from .inputs import note_skipped
 
-__all__ = ["add_dataset_options", "is_dataset_run", "run_dataset"]
+__all__ = ["add_dataset_options", "is_dataset_run", "plan_inputs", "run_dataset", "run_failures"]
 
 
 class Summary(Protocol):
@@ -179,6 +179,25 @@ def _write_on_cluster(
     return data
 
 
+@contextmanager
+def run_failures(engine: str, name: str) -> Iterator[None]:
+    """A dataset run's failures as one-line :class:`CliError` s: Ray not installed, a file that
+    turns unreadable part way through (named; else ``name``), a Ray task or cluster failure.
+    On the local engine any other exception is a bug and stays one."""
+    try:
+        yield
+    except RayUnavailableError as exc:  # raised when the results generator first runs
+        raise CliError(str(exc)) from None
+    except BrokenPipeError:  # the reader went away (| head): main ends quietly
+        raise
+    except (OSError, ValueError) as exc:
+        raise CliError(f"{getattr(exc, 'filename', None) or name}: {first_line(exc)}") from None
+    except Exception as exc:  # a Ray task or cluster failure: one line, not a traceback
+        if engine != "ray":
+            raise
+        raise CliError(f"ray: {type(exc).__name__}: {first_line(exc)}") from None
+
+
 def _not_empty(path: Path) -> bool:
     return path.is_file() or (path.is_dir() and any(path.iterdir()))
 
@@ -204,25 +223,17 @@ def run_dataset(args: argparse.Namespace, options: BatchOptions, summary: Summar
     with ExitStack() as stack:
         output = _Output(args.output, stack) if args.output and not cluster else None
         try:
-            if cluster:
-                report = _write_on_cluster(args, pieces, batch_options, summary)
-            for batch in () if cluster else _results(args, pieces, batch_options, summary.progress):
-                for result in batch.item_results():
-                    summary.add(batch.file, result)
-                if output is not None:
-                    output.write(batch)
-                if report is not None:
-                    report.add(batch)
-        except RayUnavailableError as exc:  # raised when the generator first runs
-            raise CliError(str(exc)) from None
-        except (OSError, ValueError) as exc:  # a file that turns unreadable part way through
-            raise CliError(
-                f"{getattr(exc, 'filename', None) or field}: {first_line(exc)}"
-            ) from None
-        except Exception as exc:  # a Ray task or cluster failure: one line, not a traceback
-            if args.engine != "ray":
-                raise
-            raise CliError(f"ray: {type(exc).__name__}: {first_line(exc)}") from None
+            with run_failures(args.engine, field):
+                if cluster:
+                    report = _write_on_cluster(args, pieces, batch_options, summary)
+                results = () if cluster else _results(args, pieces, batch_options, summary.progress)
+                for batch in results:
+                    for result in batch.item_results():
+                        summary.add(batch.file, result)
+                    if output is not None:
+                        output.write(batch)
+                    if report is not None:
+                        report.add(batch)
         finally:
             summary.progress.clear()
     if args.report:

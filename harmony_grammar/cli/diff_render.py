@@ -10,6 +10,7 @@ import argparse
 import json
 from typing import Any
 
+from ..data.progress import working
 from ..format.vocabulary import load_encoding
 from ..rendering.diff import Comparison, RenderDiff, diff_renderings
 from ..rendering.options import RenderOptions
@@ -149,8 +150,9 @@ def run(args: argparse.Namespace) -> int:
         options = RenderOptions(next_turn=args.next_turn, training=args.training)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    encoding = load_encoding()
-    diff = diff_renderings(conversation, args.profiles, options, encoding=encoding)
+    with working("harmony-grammar diff-render: loading the vocabulary and rendering"):
+        encoding = load_encoding()
+        diff = diff_renderings(conversation, args.profiles, options, encoding=encoding)
     report = _as_json(diff, encoding)
     print(json.dumps(report, ensure_ascii=False) if args.format == "json" else _as_text(report))
     return 0 if diff.count == 0 else 1

@@ -12,7 +12,16 @@ read as written. JSON output keeps the names as they are: JSON escapes them itse
 
 from __future__ import annotations
 
-__all__ = ["shown", "shown_path"]
+from collections.abc import Sequence
+
+__all__ = ["cause_line", "in_cli_words", "shown", "shown_path"]
+
+#: The library's keywords that a hint may name, as this CLI spells them: a hint printed by a
+#: command names the flag to add, not the Python argument (``format/causes.py`` serves both).
+CLI_SPELLINGS = {
+    '`start="completion"`': "`--completion`",
+    "`strict=False`": "`--lenient`",
+}
 
 
 def _escape(char: str) -> str:
@@ -27,6 +36,18 @@ def shown(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def in_cli_words(text: str) -> str:
+    """``text`` with every library keyword of :data:`CLI_SPELLINGS` as the CLI's flag."""
+    for keyword, flag in CLI_SPELLINGS.items():
+        text = text.replace(keyword, flag)
+    return text
+
+
+def cause_line(codes: Sequence[str], summary: str, fix: str) -> str:
+    """A likely cause as ``validate`` and ``repair`` print it, once per run."""
+    return in_cli_words(f"  {', '.join(codes)} cause: {summary}; fix: {fix}")
 
 
 def shown_path(path: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = ["NO_VOCABULARY", "CliError"]
 
 #: What every command says when the o200k_base vocabulary is nowhere (format/vocabulary.py
@@ -12,5 +14,5 @@ NO_VOCABULARY = (
 )
 
 
-class CliError(Exception):
+class CliError(HarmonyGrammarError):
     """A usage or I/O problem the CLI reports as one line with exit status 2."""

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from ..data.progress import working
 from .errors import CliError
 from .inputs import read_json, read_tools
 
@@ -73,15 +74,16 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     tools = read_tools(args.tools)
     try:
-        if args.target == "xgrammar":
-            tag = xgrammar_structural_tag(tools, options)
-            text = json.dumps(tag, ensure_ascii=False) + "\n"
-            if not args.no_validate:
-                _check_tag(text)
-        elif args.no_validate:
-            text = completion_grammar(tools, options)
-        else:
-            text = validated_grammar(tools, options)
+        with working("harmony-grammar grammar: compiling the turn grammar"):
+            if args.target == "xgrammar":
+                tag = xgrammar_structural_tag(tools, options)
+                text = json.dumps(tag, ensure_ascii=False) + "\n"
+                if not args.no_validate:
+                    _check_tag(text)
+            elif args.no_validate:
+                text = completion_grammar(tools, options)
+            else:
+                text = validated_grammar(tools, options)
         print(text, end="")
     except (TurnGrammarError, UnsupportedSchemaError) as exc:
         raise CliError(str(exc)) from None

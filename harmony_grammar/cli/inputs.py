@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..tools.arguments import tool_schemas
-from ..tools.json_limits import JsonLimitError, loads_bounded
+from ..tools.json_limits import JsonLimitError, json_message, loads_bounded
 from .errors import CliError
+from .input_kind import HEAD, sniff
 
 __all__ = [
     "MAX_TOKEN_ID_DIGITS",
@@ -94,6 +95,11 @@ def read_text(path: str, limit: int | None = None) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        if data.startswith(b"PAR1"):  # Parquet's magic: a dataset named where text goes
+            raise CliError(
+                f"{path}: Parquet, not text: `harmony-grammar validate {path} --field COLUMN`"
+                " validates a column"
+            ) from None
         raise CliError(f"{path}: invalid UTF-8 at byte {exc.start}") from None
 
 
@@ -114,6 +120,8 @@ def parse_token_ids(text: str, origin: str) -> list[int]:
             f"{origin}: a number of {len(long_number.group())} digits at character"
             f" {long_number.start()} is no token id (at most {MAX_TOKEN_ID_DIGITS} digits)"
         )
+    if stripped.startswith("<|"):
+        raise CliError(f"{origin}: Harmony text, not token ids: drop --tokens")
     if stripped.startswith("["):
         try:
             value = loads_bounded(stripped)
@@ -149,8 +157,19 @@ def read_json(path: str, what: str = "the input") -> Any:
     try:
         return loads_bounded(text)
     except json.JSONDecodeError as exc:
+        kind = sniff(text[:HEAD]).kind
+        if kind in ("conversation", "completion"):
+            raise CliError(
+                f"{path}: Harmony text, not JSON: {what} is a JSON document"
+                f" (`harmony-grammar parse {path}` reads Harmony)"
+            ) from None
+        if kind == "jsonl":
+            raise CliError(
+                f"{path}: JSON Lines (a JSON object per line): {what} is one JSON document"
+            ) from None
         raise CliError(
-            f"{path}: {what} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            f"{path}: {what} is not JSON"
+            f" ({json_message(exc)} at line {exc.lineno} column {exc.colno})"
         ) from None
     except JsonLimitError as exc:
         raise CliError(f"{path}: {what} is not readable JSON ({exc})") from None

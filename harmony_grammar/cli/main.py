@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import io
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ..format.vocabulary import VocabularyNotFoundError
 from .display import shown
@@ -49,20 +52,40 @@ def package_version() -> str:
         return "unknown (not installed)"
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's parser with its usage errors as one line naming the help (exit 2), like
+    every other usage error of this CLI; ``--help`` prints the whole usage as before."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {shown(message)} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="harmony-grammar",
         description="Parse, validate, render and constrain OpenAI Harmony (gpt-oss) text.",
     )
     parser.add_argument(
         "--version", action="version", version=f"harmony-grammar {package_version()}"
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_OneLineParser
+    )
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"harmony_grammar.cli.{name}")
         module.register(subparsers)
     return parser
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device: Python flushes it at exit, and a flush into the closed
+    pipe would print "Exception ignored ... BrokenPipeError" and exit 120."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a file descriptor (a test's capture): nothing will be flushed into a pipe
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (| head): quiet, as other Unix tools are
+        _discard_stdout()
         return 0
     except Exception as exc:  # a bug of ours: still one line, never a traceback
         print(

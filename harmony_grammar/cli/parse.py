@@ -9,6 +9,7 @@ from typing import Any
 from ..format.model import Message, ParseResult
 from ..format.parser import parse
 from .display import shown_path
+from .input_kind import check_harmony
 from .inputs import add_input_options, read_text, read_token_ids
 
 __all__ = ["register"]
@@ -33,6 +34,8 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Parse the input and print messages and diagnostics."""
     source = read_token_ids(args.file) if args.tokens else read_text(args.file)
+    if isinstance(source, str):
+        check_harmony(args.file, source, completion=args.completion, lenient=args.lenient)
     result = parse(
         source,
         start="completion" if args.completion else "conversation",

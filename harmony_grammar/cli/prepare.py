@@ -16,12 +16,13 @@ from typing import Any
 from ..data.pieces import DataSourceError
 from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
 from ..rendering.renderer import DropRule
-from ..training.batch import PrepareOptions, Problem
+from ..training.batch import PrepareOptions, RecordProblem
 from ..training.prepare import DEFAULT_BATCH_SIZE, ENGINES, prepare
 from ..training.render import DropScope, TrainOn
 from ..training.writers import OUTPUT_FORMATS
 from .display import shown_path
 from .errors import CliError
+from .input_kind import check_dataset
 from .inputs import note_skipped
 
 __all__ = ["register"]
@@ -115,7 +116,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _show(problem: Problem) -> None:
+def _show(problem: RecordProblem) -> None:
     d = problem.diagnostic
     where = f"{shown_path(problem.file)}:{problem.record}"  # escaped: no forged lines
     print(f"{where}: {d.code} {d.severity.value}: {d.message}", file=sys.stderr)
@@ -125,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     """Prepare the dataset; report problems and a summary on stderr."""
     if args.truncate and args.max_length is None:
         raise CliError("--truncate needs --max-length")
+    check_dataset(args.source, command="prepare")
     own_rule = "auto_drop_analysis" in PROFILES[args.profile].fixed_options
     changed = (
         args.keep_analysis

@@ -8,11 +8,12 @@ import json
 import sys
 from typing import Any
 
-from ..rendering.chat import ChatCompletionError, from_chat_completions
+from ..rendering.chat import ChatCompletionError
 from ..rendering.conversation import Conversation, SystemContent
+from ..rendering.errors import RenderError
 from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
-from ..rendering.renderer import DropRule, RenderError, render
-from ..rendering.responses import from_responses
+from ..rendering.renderer import DropRule, render
+from ..rendering.request_body import from_request
 from .errors import CliError
 from .inputs import read_json
 
@@ -43,9 +44,7 @@ def read_conversation(path: str, date: str | None) -> Conversation:
     request = read_json(path, "the request")
     system = SystemContent(conversation_start_date=date) if date is not None else None
     try:
-        if isinstance(request, dict) and "input" in request and "messages" not in request:
-            return from_responses(request, system=system)
-        return from_chat_completions(request, system=system)
+        return from_request(request, system=system)
     except ChatCompletionError as exc:  # ResponsesError is one too
         raise CliError(f"{path}: {exc}") from None
 

@@ -30,10 +30,12 @@ from ..format.model import Message, ParseResult, Role, Terminator
 from ..format.parser import parse
 from ..format.tokens import ControlToken
 from ..rendering.conversation import Conversation
+from ..rendering.errors import RenderError
 from ..rendering.header_fields import header_problem
-from ..rendering.renderer import RenderError, render
-from .display import shown_path
+from ..rendering.renderer import render
+from .display import cause_line, shown_path
 from .errors import CliError
+from .input_kind import check_harmony
 from .inputs import add_input_options, read_text, read_token_ids, read_tools
 
 __all__ = ["register", "repaired_text"]
@@ -119,12 +121,14 @@ def _report(result: ParseResult, filename: str) -> None:
     for diagnostic in result.diagnostics:
         print(diagnostic.format(filename), file=sys.stderr)
     for codes, cause in causes_of(d.code for d in result.diagnostics):
-        print(f"  {', '.join(codes)} cause: {cause.summary}; fix: {cause.fix}", file=sys.stderr)
+        print(cause_line(codes, cause.summary, cause.fix), file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
     """Repair the input, print it and the diagnostics."""
     source = read_token_ids(args.file) if args.tokens else read_text(args.file)
+    if isinstance(source, str):  # repair reads leniently: a completion needs no flag
+        check_harmony(args.file, source, completion=args.completion, lenient=True)
     tools = read_tools(args.tools) if args.tools else None
     try:
         result = parse(

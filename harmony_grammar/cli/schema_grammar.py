@@ -6,7 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from ..data.progress import working
 from ..schema import TARGETS, UnsupportedSchemaError, schema_to_grammar
+from .errors import CliError
 from .inputs import read_json
 
 __all__ = ["register", "run"]
@@ -37,14 +39,23 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the grammar; 1 with a one-line reason when the schema is refused."""
     schema = read_json(args.schema, "the schema")
-    try:
-        grammar = schema_to_grammar(
-            schema,
-            target=args.target,
-            whitespace=args.whitespace,
-            closed_objects=args.generation,
-            escaped_ascii=not args.generation,
+    if isinstance(schema, list) or (
+        isinstance(schema, dict) and isinstance(schema.get("tools"), list)
+    ):
+        # a tools list (or a request) where a schema goes: JSON Schema has no array form
+        raise CliError(
+            f"{args.schema}: a tools list, not a JSON Schema: `harmony-grammar grammar --tools "
+            f"{args.schema}` builds the turn grammar (a tool's 'parameters' is a schema)"
         )
+    try:
+        with working("harmony-grammar schema-grammar: compiling the schema"):
+            grammar = schema_to_grammar(
+                schema,
+                target=args.target,
+                whitespace=args.whitespace,
+                closed_objects=args.generation,
+                escaped_ascii=not args.generation,
+            )
     except UnsupportedSchemaError as exc:
         print(f"harmony-grammar: {args.schema}: {exc}", file=sys.stderr)
         return 1

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import sys
 from typing import Any
 
 from .errors import CliError
@@ -26,8 +28,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--backend",
         default="embedded",
-        choices=("embedded", "vllm", "sglang", "llamacpp", "ollama"),
-        help="default embedded",
+        choices=("embedded", "replay", "vllm", "sglang", "llamacpp", "ollama"),
+        help="default embedded; replay plays --replay FILE's completions (no model)",
+    )
+    parser.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="replay: a JSON Lines file, one completion a line (Harmony text after "
+        "<|start|>assistant as a JSON string, or {\"text\": ...}); the n-th request plays "
+        "the n-th line, cycling, checked against the request's turn grammar",
     )
     parser.add_argument("--upstream", metavar="URL", help="the engine's base URL")
     parser.add_argument(
@@ -81,6 +90,12 @@ def register(subparsers: Any) -> None:
         "--workers", type=int, default=4, metavar="N", help="embedded: generations at once"
     )
     parser.add_argument(
+        "--reasoning-key-env",
+        metavar="VAR",
+        help="seal Responses reasoning (include reasoning.encrypted_content) under the secret "
+        "in this variable, so every replica opens it (default: a random key per process)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=("critical", "error", "warning", "info", "debug")
     )
     parser.set_defaults(func=run)
@@ -96,12 +111,18 @@ def _key(variable: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the backend and serve until interrupted."""
+    """Check the port, build the backend and serve until interrupted."""
     try:
         from ..gateway.app import GatewayConfig
         from ..gateway.errors import GatewayError
         from ..gateway.planning import Limits
-        from ..gateway.server import build_backend, serve
+        from ..gateway.reasoning_seal import ReasoningSeal
+        from ..gateway.server import (
+            backend_options_problem,
+            build_backend,
+            listening_socket,
+            serve,
+        )
     except ImportError as exc:
         raise CliError(
             f"serve needs the serve extra ({exc.name} is missing): "
@@ -109,6 +130,24 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     if args.max_request_bytes < 1 or args.max_tokens < 1:
         raise CliError("--max-request-bytes and --max-tokens must be positive")
+    problem = backend_options_problem(args.backend, upstream=args.upstream, replay=args.replay)
+    if problem:
+        raise CliError(problem)
+    api_key, upstream_key = _key(args.api_key_env), _key(args.upstream_api_key_env)
+    try:
+        seal = ReasoningSeal.from_env(args.reasoning_key_env)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    # The port before the model: a taken port is one line now, not uvicorn's error after
+    # the build. The bound socket is what uvicorn then listens on, so nothing can take it.
+    try:
+        sock = listening_socket(args.host, args.port)
+    except OSError as exc:
+        raise CliError(_bind_problem(args.host, args.port, exc)) from None
+    if args.backend == "embedded":
+        # Only the embedded backend builds something that takes seconds (the model); the
+        # others are ready at once, and their usage mistakes stay one line.
+        _say(f"building the {args.backend} backend (model {args.model}) ...")
     try:
         backend = build_backend(
             args.backend,
@@ -116,18 +155,51 @@ def run(args: argparse.Namespace) -> int:
             model=args.model,
             grammar=args.grammar,
             timeout=args.upstream_timeout,
-            upstream_api_key=_key(args.upstream_api_key_env),
+            upstream_api_key=upstream_key,
             workers=args.workers,
+            replay=args.replay,
         )
     except (ValueError, GatewayError) as exc:
+        sock.close()
         raise CliError(str(exc)) from None
     config = GatewayConfig(
         model=args.model
         if args.backend != "embedded" or args.model in ("tiny", "prior")
         else os.path.basename(os.path.normpath(args.model)),
-        api_key=_key(args.api_key_env),
+        api_key=api_key,
         max_request_bytes=args.max_request_bytes,
         limits=Limits(default_max_tokens=args.max_tokens, context_tokens=args.context_tokens),
+        reasoning_seal=seal,
     )
-    serve(backend, config, host=args.host, port=args.port, log_level=args.log_level)
+    address = f"http://{_url_host(args.host)}:{sock.getsockname()[1]}"
+    ready = f"ready at {address}/v1 (backend {args.backend}, model {config.model})"
+    serve(
+        backend,
+        config,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        sock=sock,
+        on_ready=lambda: _say(ready),
+    )
     return 0
+
+
+def _say(line: str) -> None:
+    """One line of serve's own on stderr, beside uvicorn's log, at once (not buffered)."""
+    print(f"harmony-grammar serve: {line}", file=sys.stderr, flush=True)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _bind_problem(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"{host}:{port} is already in use: stop what listens there, or pick another "
+            "--port"
+        )
+    if exc.errno == errno.EACCES:
+        return f"{host}:{port}: permission denied (ports below 1024 need root): pick another --port"
+    return f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})"

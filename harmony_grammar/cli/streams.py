@@ -12,9 +12,10 @@ from typing import Any, Protocol
 from ..format.harmony_ids import encode_harmony
 from ..format.tokens import FIRST_SPECIAL_ID, ControlToken
 from ..format.vocabulary import load_encoding, token_bytes_table
+from .input_kind import check_completion, check_completion_ids
 from .inputs import read_text, read_token_ids
 
-__all__ = ["add_truncated_option", "stream_json_lines", "text_pieces"]
+__all__ = ["add_truncated_option", "read_completion", "stream_json_lines", "text_pieces"]
 
 
 class _Stream(Protocol):
@@ -54,16 +55,30 @@ def add_truncated_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def stream_json_lines(stream: _Stream, path: str, tokens: bool, truncated: bool = False) -> None:
-    """Feed the completion at ``path`` to ``stream`` as a serving loop does, printing each
-    payload as a line: token ids one at a time (``tokens``), or text one token's worth at a
-    time, so that diagnostics keep the text's character offsets, lines and columns; then
-    close it (``truncated``: the output stopped at the token limit)."""
-    payloads: Iterator[list[dict[str, Any]]]
+def read_completion(
+    path: str, *, tokens: bool, command: str, lenient: bool, fix: str
+) -> str | list[int]:
+    """The completion at ``path`` (token ids with ``tokens``), refused with exit 2 and the
+    fix when it is no completion: empty, a whole conversation, JSON (input_kind.py)."""
     if tokens:
-        payloads = (stream.feed_tokens([token_id]) for token_id in read_token_ids(path))
+        ids = read_token_ids(path)
+        check_completion_ids(path, ids, command=command)
+        return ids
+    text = read_text(path)
+    check_completion(path, text, command=command, lenient=lenient, fix=fix)
+    return text
+
+
+def stream_json_lines(stream: _Stream, source: str | list[int], truncated: bool = False) -> None:
+    """Feed a completion to ``stream`` as a serving loop does, printing each payload as a
+    line: token ids one at a time, or text one token's worth at a time, so that diagnostics
+    keep the text's character offsets, lines and columns; then close it (``truncated``: the
+    output stopped at the token limit)."""
+    payloads: Iterator[list[dict[str, Any]]]
+    if isinstance(source, list):
+        payloads = (stream.feed_tokens([token_id]) for token_id in source)
     else:
-        payloads = (stream.feed(piece) for piece in text_pieces(read_text(path)))
+        payloads = (stream.feed(piece) for piece in text_pieces(source))
     for batch in payloads:
         for payload in batch:
             print(json.dumps(payload, ensure_ascii=False))

@@ -10,8 +10,8 @@ from typing import Any
 from ..bridges.chat import ChatCompletionStream, to_chat_completion
 from ..rendering.chat import ChatCompletionError
 from .errors import CliError
-from .inputs import add_input_options, read_text, read_token_ids, read_tools
-from .streams import add_truncated_option, stream_json_lines
+from .inputs import add_input_options, read_tools
+from .streams import add_truncated_option, read_completion, stream_json_lines
 
 __all__ = ["register"]
 
@@ -44,9 +44,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Convert the completion and print the response JSON."""
     tools = read_tools(args.tools) if args.tools else None
+    source = read_completion(
+        args.file, tokens=args.tokens, command="to-chat", lenient=args.lenient, fix="--lenient"
+    )
     if args.stream:
-        return _stream(args, tools)
-    source = read_token_ids(args.file) if args.tokens else read_text(args.file)
+        return _stream(args, tools, source)
     try:
         response = to_chat_completion(
             source, tools=tools, strict=not args.lenient, truncated=args.truncated
@@ -74,10 +76,10 @@ def _errors(path: str, diagnostics: list[dict[str, Any]]) -> int:
     return 1
 
 
-def _stream(args: argparse.Namespace, tools: Any) -> int:
+def _stream(args: argparse.Namespace, tools: Any, source: str | list[int]) -> int:
     try:
         stream = ChatCompletionStream(tools=tools, strict=not args.lenient)
     except ValueError as exc:  # a malformed tools list
         raise CliError(f"{args.tools}: {exc}") from None
-    stream_json_lines(stream, args.file, args.tokens, args.truncated)
+    stream_json_lines(stream, source, args.truncated)
     return _errors(args.file, stream.diagnostics)

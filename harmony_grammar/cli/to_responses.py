@@ -9,8 +9,8 @@ from typing import Any
 
 from ..bridges.responses import ResponsesStream, to_responses
 from .errors import CliError
-from .inputs import add_input_options, read_json, read_text, read_token_ids
-from .streams import add_truncated_option, stream_json_lines
+from .inputs import add_input_options, read_json
+from .streams import add_truncated_option, read_completion, stream_json_lines
 
 __all__ = ["register"]
 
@@ -45,13 +45,19 @@ def run(args: argparse.Namespace) -> int:
     request = read_json(args.request, "the request") if args.request else None
     if request is not None and not isinstance(request, dict):
         raise CliError(f"{args.request}: the request must be a JSON object")
+    source = read_completion(
+        args.file,
+        tokens=args.tokens,
+        command="to-responses",
+        lenient=not args.strict,
+        fix="drop --strict",
+    )
     try:
         if args.stream:
             stream = ResponsesStream(request=request, strict=args.strict)
-            stream_json_lines(stream, args.file, args.tokens, args.truncated)
+            stream_json_lines(stream, source, args.truncated)
             response = stream.response()
         else:
-            source = read_token_ids(args.file) if args.tokens else read_text(args.file)
             response = to_responses(
                 source, request=request, strict=args.strict, truncated=args.truncated
             )

@@ -10,9 +10,11 @@ megabyte of NUL bytes) is refused with exit 2, before anything is written.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from typing import Any
 
+from ..data.progress import working
 from ..format.bounded_encode import EncodeLimitError
 from ..format.harmony_ids import encode_plan, encode_planned
 from .errors import CliError
@@ -41,14 +43,17 @@ def run(args: argparse.Namespace) -> int:
     """Print the ids."""
     text = read_text(args.file, MAX_INPUT_BYTES)
     try:
-        plan = encode_plan(text)  # before any output: a refusal leaves stdout empty
+        with working("harmony-grammar tokens: loading the vocabulary"):
+            plan = encode_plan(text)  # before any output: a refusal leaves stdout empty
+            pieces = encode_planned(text, plan)
+            first = next(pieces, [])  # the vocabulary is loaded by the first piece
     except EncodeLimitError as exc:
         raise CliError(f"{args.file}: {exc}") from None
     # The JSON array, written a piece at a time: the ids are never all held at once.
     out = sys.stdout
     out.write("[")
     separator = ""
-    for part in encode_planned(text, plan):
+    for part in itertools.chain([first], pieces):
         if part:
             out.write(separator + ", ".join(map(str, part)))
             separator = ", "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -27,13 +28,15 @@ from ..data.read import PIECE_PREFIX
 from ..format.causes import causes_of
 from ..format.diagnostics import CATALOGUE
 from ..format.model import Diagnostic, Severity
+from ..format.stripped import stripped_evidence
 from ..tools.arguments import tool_schemas
 from ..validation.batch import BatchOptions
 from ..validation.record import validate_record
 from ..validation.results import ItemResult
 from .dataset_run import add_dataset_options, is_dataset_run, run_dataset
-from .display import shown_path
+from .display import cause_line, in_cli_words, shown_path
 from .errors import CliError
+from .input_kind import check_harmony, check_jsonl_field
 from .inputs import add_input_options, check_readable, read_text, read_token_ids, read_tools
 
 __all__ = ["register"]
@@ -91,9 +94,32 @@ def _line_path(path: str) -> str:
     return shown_path(path)  # escaped: a diagnostic line must not be forged by a file name
 
 
-def _file_items(paths: list[str], tokens: bool) -> Iterator[tuple[str, str | list[int]]]:
+def _file_items(
+    paths: list[str], args: argparse.Namespace, stripped: set[str]
+) -> Iterator[tuple[str, str | list[int]]]:
+    """Each file's text (or ids); the paths of strict runs' texts whose control tokens look
+    stripped are added to ``stripped``."""
     for path in paths:
-        yield path, read_token_ids(path) if tokens else read_text(path)
+        if args.tokens:
+            yield path, read_token_ids(path)
+            continue
+        text = read_text(path)
+        check_harmony(path, text, completion=args.completion, lenient=args.lenient, jsonl=True)
+        if not args.lenient and stripped_evidence(text, at_start=True, closed=False):
+            stripped.add(path)
+        yield path, text
+
+
+def _stripped_hint(stripped: list[str]) -> None:
+    """Once per run, on stderr: strict reading fails on stripped text; name what reads it."""
+    example = shown_path(stripped[0])
+    more = f" and {len(stripped) - 1} more" if len(stripped) > 1 else ""
+    print(
+        f"hint: {example}{more}: control tokens look stripped (skip_special_tokens=True): "
+        f"read with --lenient, or print the repaired text with `harmony-grammar repair "
+        f"{example}`",
+        file=sys.stderr,
+    )
 
 
 def _check_file(options: BatchOptions, item: tuple[str, str | list[int]]) -> ItemResult:
@@ -192,7 +218,7 @@ class _Report:
                 "warnings": warnings,
                 "by_code": dict(sorted(self.by_code.items())),
                 "causes": [
-                    {"codes": list(codes), "cause": cause.summary, "fix": cause.fix}
+                    {"codes": list(codes), "cause": cause.summary, "fix": in_cli_words(cause.fix)}
                     for codes, cause in causes
                 ],
             }
@@ -202,7 +228,7 @@ class _Report:
             slug = CATALOGUE[code].slug
             print(f"  {code} {slug:<26} {self.severity_of[code].value:<8} {count}")
         for codes, cause in causes:
-            print(f"  {', '.join(codes)} cause: {cause.summary}; fix: {cause.fix}")
+            print(cause_line(codes, cause.summary, cause.fix))
         valid = self.inputs - self.with_errors
         print(
             f"{_plural(self.inputs, unit)} checked: {valid} valid, {self.with_errors} with errors "
@@ -228,6 +254,8 @@ def run(args: argparse.Namespace) -> int:
         strict=not args.lenient,
     )
     if dataset:  # --field / --jsonl: JSONL, Parquet and Arrow datasets (dataset_run.py)
+        for path in paths:  # a field no record has: one line naming those it has, exit 2
+            check_jsonl_field(path, options.field, option="--jsonl" if args.jsonl else "--field")
         report = _Report(args.format, options.field, Progress(0, "records"))
         run_dataset(args, options, report)
         report.summary()
@@ -236,11 +264,17 @@ def run(args: argparse.Namespace) -> int:
     progress.enabled = progress.enabled and len(paths) > 1
     report = _Report(args.format, None, progress)
     jobs = worker_count(args.jobs, len(paths))
+    stripped: set[str] = set()
+    failed: list[str] = []
     try:
         check = functools.partial(_check_file, options)
-        for result in ordered_map(check, _file_items(paths, args.tokens), jobs=jobs):
+        for result in ordered_map(check, _file_items(paths, args, stripped), jobs=jobs):
             report.add(str(result.key), result)
+            if not result.ok and result.key in stripped:
+                failed.append(str(result.key))
     finally:
         progress.clear()
     report.summary()
+    if failed:
+        _stripped_hint(failed)
     return 1 if report.errors() else 0

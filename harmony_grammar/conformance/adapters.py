@@ -10,6 +10,7 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from ..format.model import Message, ParseResult, Severity
 from ..format.parser import parse
 from ..format.stream import StreamParser
@@ -27,7 +28,7 @@ __all__ = [
 ]
 
 
-class AdapterLoadError(ValueError):
+class AdapterLoadError(HarmonyGrammarError, ValueError):
     """``--impl`` names no shipped adapter and no importable ``module:function``."""
 
 

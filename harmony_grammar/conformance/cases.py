@@ -16,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = [
     "PACKAGED_FOLDER",
     "SCHEMA_FILE",
@@ -32,7 +34,7 @@ PACKAGED_FOLDER = "conformance_cases"
 SCHEMA_FILE = "schema.json"
 
 
-class CaseFormatError(ValueError):
+class CaseFormatError(HarmonyGrammarError, ValueError):
     """A topic file that is not valid JSON or does not follow ``schema.json``."""
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = ["MESSAGE_FIELDS", "Adapter", "Json", "Unsupported"]
 
 #: A JSON-shaped request or response.
@@ -28,5 +30,5 @@ Adapter: TypeAlias = Callable[[Json], Json]
 MESSAGE_FIELDS = ("role", "name", "recipient", "channel", "content_type", "content", "terminator")
 
 
-class Unsupported(Exception):
+class Unsupported(HarmonyGrammarError):
     """Raised by an adapter for a request it does not handle (rendering, lenient parsing)."""

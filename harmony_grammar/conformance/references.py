@@ -27,6 +27,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from ..format.model import Message, Role
 from ..rendering.conversation import Conversation, DeveloperContent, SystemContent
 from ..rendering.renderer import encode_text
@@ -47,13 +48,10 @@ __all__ = [
 OSS_PYTHON_VARIABLE = "HARMONY_GRAMMAR_OSS_PYTHON"
 _OSS_PROFILE = "oss-harmony-0.0.11"
 _HF_PROFILE = "hf-chat-template"
-_OSS_SETUP = (
-    "python -m venv .venv-oss-harmony && .venv-oss-harmony/bin/pip install "
-    "'oss-harmony==0.0.11' -e '.[offline]' (or set HARMONY_GRAMMAR_OSS_PYTHON)"
-)
+_OSS_SETUP = "scripts/oss-harmony-venv.sh (or set HARMONY_GRAMMAR_OSS_PYTHON)"
 
 
-class ReferenceUnavailable(RuntimeError):
+class ReferenceUnavailable(HarmonyGrammarError, RuntimeError):
     """A reference renderer that is not installed here; the message says how to get it."""
 
 
@@ -285,5 +283,3 @@ def hf_template_adapter() -> Adapter:
         return {"text": text, "tokens": encode_text(encoding, text, trusted=True)}
 
     return adapter
-
-

@@ -19,7 +19,7 @@ The directory rule (docs/datasets.md), the same for every command and engine:
   Lines, ``.json`` as a JSON array of records; a directory such as Spark's ``x.parquet/`` is
   searched like any other;
 * names starting with ``.`` or ``_`` (``_SUCCESS``, ``.part-0.crc``) are metadata: skipped,
-  and listed in :attr:`Plan.skipped` for the caller to say so;
+  and listed in :attr:`DatasetPlan.skipped` for the caller to say so;
 * any other file is an error before any work (:class:`DataSourceError`): nothing is skipped
   silently.
 
@@ -41,6 +41,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..base.deprecation import moved_names
+from ..base.errors import HarmonyGrammarError
+
 __all__ = [
     "DEFAULT_PIECE",
     "DEFAULT_PIECE_BYTES",
@@ -48,8 +51,8 @@ __all__ = [
     "JSON_SUFFIXES",
     "PARQUET_SUFFIXES",
     "DataSourceError",
+    "DatasetPlan",
     "Piece",
-    "Plan",
     "count_records",
     "display_name",
     "first_line",
@@ -72,7 +75,7 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 JSON_SUFFIXES = (".json",)
 
 
-class DataSourceError(ValueError):
+class DataSourceError(HarmonyGrammarError, ValueError):
     """A path that is no dataset this layer reads, or lacks a column; the message is one
     line that names the path."""
 
@@ -116,7 +119,7 @@ class Piece:
 
 
 @dataclass(slots=True)
-class Plan:
+class DatasetPlan:
     """What :func:`plan` found: the pieces in order and the metadata files it skipped."""
 
     pieces: list[Piece] = field(default_factory=list)
@@ -216,7 +219,7 @@ def _file_pieces(path: Path, kind: str, needed: Sequence[str], inside: bool) -> 
     return [Piece(kind, os.path.abspath(path), display_name(path))]
 
 
-def _directory(where: Path, needed: Sequence[str], found: Plan) -> None:
+def _directory(where: Path, needed: Sequence[str], found: DatasetPlan) -> None:
     if (where / "dataset_dict.json").is_file():
         try:
             splits = json.loads((where / "dataset_dict.json").read_text("utf-8"))["splits"]
@@ -257,11 +260,11 @@ def _directory(where: Path, needed: Sequence[str], found: Plan) -> None:
         )
 
 
-def plan(path: str, columns: Sequence[str] = ()) -> Plan:
+def plan(path: str, columns: Sequence[str] = ()) -> DatasetPlan:
     """The pieces of the dataset at ``path`` (``-``: JSON Lines on standard input), checking
     that Parquet and Arrow pieces have ``columns``. A file is read by its suffix (see the
     module's directory rule); a file named on its own with another suffix is JSON Lines."""
-    found = Plan()
+    found = DatasetPlan()
     if path == "-":
         found.pieces.append(Piece("jsonl", path, "-"))
         return found
@@ -362,3 +365,8 @@ def _jsonl_pieces(piece: Piece, size: int) -> Iterator[Piece]:
             position += len(block)
     if position > start or start == 0:  # the rest, or an empty file's one empty piece
         yield Piece("jsonl", piece.path, piece.label, first=lines_before, offset=start)
+
+
+__getattr__ = moved_names(
+    __name__, {"Plan": ("harmony_grammar.data.pieces.DatasetPlan", DatasetPlan)}
+)

@@ -1,12 +1,32 @@
-"""A one-line progress bar for long runs, on a terminal's stderr only."""
+"""A one-line progress bar for long runs, and a one-line "working" note for commands that take
+seconds before their first output, on a terminal's stderr only (a pipe or a log gets none)."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "working"]
+
+
+@contextmanager
+def working(label: str, stream: IO[str] | None = None) -> Iterator[None]:
+    """``label ...`` on a terminal's stderr while the block runs, erased when it ends (the
+    output that follows starts on a clean line); nothing when stderr is not a TTY."""
+    out = stream if stream is not None else sys.stderr
+    shown = bool(getattr(out, "isatty", lambda: False)())
+    if shown:
+        out.write(f"{label} ...")
+        out.flush()
+    try:
+        yield
+    finally:
+        if shown:
+            out.write("\r\x1b[K")
+            out.flush()
 
 
 class Progress:

@@ -30,6 +30,7 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from .pieces import Piece, split
 from .read import DEFAULT_CHUNK
 from .task import BatchTask, R, run_piece
@@ -51,7 +52,7 @@ __all__ = [
 RAY_PIECE = 10_000
 
 
-class RayUnavailableError(ImportError):
+class RayUnavailableError(HarmonyGrammarError, ImportError):
     """Ray Data is not installed; the message says what to install."""
 
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ..tools.json_limits import JsonLimitError, loads_bounded
+from ..tools.json_limits import JsonLimitError, json_message, loads_bounded
 from .pieces import Piece, first_line
 
 __all__ = [
@@ -127,7 +127,7 @@ def parse_record(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
     except UnicodeDecodeError as exc:
         return None, f"invalid UTF-8 at byte {exc.start}"
     except json.JSONDecodeError as exc:
-        return None, f"not JSON ({exc.msg} at column {exc.colno})"
+        return None, f"not JSON ({json_message(exc)} at column {exc.colno})"
     except JsonLimitError as exc:  # nesting, a number Python's json would fail on, surrogates
         return None, f"not readable: {exc.limit.message}"
     if not isinstance(value, dict):

@@ -10,19 +10,23 @@ audit's). Everything else (planning, reading, the process pool, Ray) is this lay
 * ``pack(results)`` / ``unpack(packed)``: one piece's results as what crosses a process
   boundary (a ``pyarrow.Table`` for Ray Data; anything picklable for the local pool) and back.
 
-:class:`BatchTask` is the base to subclass: its ``pack`` is the list itself. A task must be
-picklable (a frozen dataclass of its options is), since it travels to workers with each piece.
+:class:`BatchTask` is the base to subclass: its ``pack`` is the list itself.
+:class:`PickledTask` packs a piece's results as one pickled cell of a one-row table, for
+results that have no columnar form (training's problems, an audit's segment counts). A task
+must be picklable (a frozen dataclass of its options is), since it travels to workers with
+each piece.
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from .pieces import Piece
 from .read import DEFAULT_CHUNK, Chunk, Failure, read_piece
 
-__all__ = ["BatchTask", "R", "results_of", "run_piece"]
+__all__ = ["BatchTask", "PickledTask", "R", "results_of", "run_piece"]
 
 R = TypeVar("R")
 
@@ -46,6 +50,23 @@ class BatchTask(Generic[R]):
     def unpack(self, packed: Any) -> Iterable[R]:
         """What :meth:`pack` made, back as results."""
         return packed  # type: ignore[no-any-return]
+
+
+class PickledTask(BatchTask[R]):
+    """A batch task whose piece's results cross processes as one pickled cell.
+
+    Ray Data moves tables: the results travel as a one-row ``pyarrow.Table`` holding their
+    pickle, and come back exactly (the local pool pickles them the same way).
+    """
+
+    def pack(self, results: list[R]) -> Any:
+        import pyarrow as pa
+
+        return pa.table({"results": [pickle.dumps(results, protocol=5)]})
+
+    def unpack(self, packed: Any) -> Iterable[R]:
+        for cell in packed.column("results").to_pylist():
+            yield from pickle.loads(cell)
 
 
 def results_of(task: BatchTask[R], piece: Piece, chunk_size: int = DEFAULT_CHUNK) -> Iterator[R]:

@@ -1,6 +1,16 @@
 """The agent-side events of the in-band dialect: what a host that owns the tool protocol
 needs from a stream of model output (harmony-format.md §8, oh-my-pi's scanner events), as
-small frozen, slotted dataclasses."""
+small frozen, slotted dataclasses.
+
+Where the dialect and the streaming parser mean the same thing, the event is the parser's
+own (one vocabulary): visible text is a :class:`~harmony_grammar.format.events.ContentDelta`,
+a call's header a :class:`~harmony_grammar.format.events.ToolCallStart`, a stop token a
+:class:`~harmony_grammar.format.events.StopGeneration` and a diagnostic a
+:class:`~harmony_grammar.format.events.DiagnosticEvent`. The events here are the dialect's
+own: reasoning as a start, deltas and an end, a call with its arguments read, a message's
+raw block, and the abort at a forged tool result. The dialect's former names (``Text``,
+``ToolStart``, ``Stopped``, ``Problem``) still work for one release, with a warning.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +18,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.deprecation import moved_names
+from ..format.events import ContentDelta, DiagnosticEvent, StopGeneration, ToolCallStart
 from ..format.model import Diagnostic, Message
 
 __all__ = [
     "Aborted",
+    "ContentDelta",
+    "DiagnosticEvent",
     "DialectEvent",
-    "Problem",
     "RawBlock",
-    "Stopped",
-    "Text",
+    "StopGeneration",
     "ThinkingDelta",
     "ThinkingEnd",
     "ThinkingStart",
+    "ToolCallStart",
     "ToolEnd",
-    "ToolStart",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Text:
-    """Visible text: a piece of a ``commentary`` (preamble) or ``final`` message."""
-
-    text: str
-    channel: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +54,6 @@ class ThinkingEnd:
     """An ``analysis`` message ended; ``text`` is all of it."""
 
     text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolStart:
-    """A call's header is complete: dispatch may be prepared. ``call_id`` is synthesised
-    (Harmony has none); ``name`` drops the ``functions.`` prefix; ``recipient`` is whole."""
-
-    call_id: str
-    name: str
-    recipient: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +81,6 @@ class RawBlock:
 
 
 @dataclass(frozen=True, slots=True)
-class Stopped:
-    """The model emitted a stop token: ``reason`` is ``call`` or ``return``."""
-
-    reason: str
-    position: int
-
-
-@dataclass(frozen=True, slots=True)
 class Aborted:
     """The model began writing a tool's result itself (``<|start|>functions.…``): the turn is
     over, keep the output before ``cut``. Nothing is read after this event."""
@@ -103,22 +89,24 @@ class Aborted:
     diagnostic: Diagnostic
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """A diagnostic of the (lenient) parser: a repair it made, or input it could not read."""
-
-    diagnostic: Diagnostic
-
-
 DialectEvent = (
-    Text
+    ContentDelta
     | ThinkingStart
     | ThinkingDelta
     | ThinkingEnd
-    | ToolStart
+    | ToolCallStart
     | ToolEnd
     | RawBlock
-    | Stopped
+    | StopGeneration
     | Aborted
-    | Problem
+    | DiagnosticEvent
 )
+
+#: The dialect's own names for the parser's events, kept for one release.
+FORMER_NAMES = {
+    "Text": ("harmony_grammar.format.events.ContentDelta", ContentDelta),
+    "ToolStart": ("harmony_grammar.format.events.ToolCallStart", ToolCallStart),
+    "Stopped": ("harmony_grammar.format.events.StopGeneration", StopGeneration),
+    "Problem": ("harmony_grammar.format.events.DiagnosticEvent", DiagnosticEvent),
+}
+__getattr__ = moved_names(__name__, FORMER_NAMES)

@@ -8,11 +8,14 @@ in either header section, a forged tool result reported as HG170 with an ``abort
 This module only translates its events into the dialect's (:mod:`.events`), keeping per
 message what kind it is:
 
-* an assistant message with a recipient (``functions.*`` or a built-in) is a call:
-  :class:`ToolStart` at its header, :class:`ToolEnd` at its end, arguments read as one JSON
-  object or ``{}`` with an HG180 diagnostic;
+* an assistant message with a recipient (``functions.*`` or a built-in) is a call: the
+  parser's :class:`ToolCallStart` at its header, :class:`ToolEnd` at its end, arguments read
+  as one JSON object or ``{}`` with an HG180 diagnostic;
 * an ``analysis`` message is reasoning: :class:`ThinkingStart`, deltas, :class:`ThinkingEnd`;
-* any other assistant message is visible :class:`Text`; other authors' messages are skipped;
+* any other assistant message is visible text, the parser's :class:`ContentDelta` s; other
+  authors' messages are skipped;
+* stop tokens and diagnostics pass through as the parser's :class:`StopGeneration` and
+  :class:`DiagnosticEvent` (HG170 excepted);
 * every message ends with a :class:`RawBlock` (its input, verbatim, for audit);
 * HG170 ends the stream with :class:`Aborted`: later input is ignored.
 
@@ -39,19 +42,15 @@ from ..format.events import (
 from ..format.model import Diagnostic, Message, Role
 from ..format.stream import StreamParser
 from ..tools.arguments import ToolsArgument
-from ..tools.json_limits import JsonLimitError, loads_bounded
+from ..tools.json_limits import JsonLimitError, json_message, loads_bounded
 from .events import (
     Aborted,
     DialectEvent,
-    Problem,
     RawBlock,
-    Stopped,
-    Text,
     ThinkingDelta,
     ThinkingEnd,
     ThinkingStart,
     ToolEnd,
-    ToolStart,
 )
 
 __all__ = ["InbandScanner", "read_arguments"]
@@ -67,7 +66,7 @@ def read_arguments(
     try:
         value = loads_bounded(body)
     except json.JSONDecodeError as exc:
-        why = f"not JSON ({exc.msg} at column {exc.colno})"
+        why = f"not JSON ({json_message(exc)} at column {exc.colno})"
     except JsonLimitError as exc:
         why = f"not readable ({exc.limit.message})"
     else:
@@ -84,7 +83,7 @@ class InbandScanner:
     ``feed(text)`` or ``feed_tokens(ids)`` (not both), then ``close()``; each returns the
     events that became known. ``strict=False`` (the default) repairs what real models write;
     ``tools`` checks call arguments as they stream (their diagnostics arrive as
-    :class:`Problem`); ``call_id`` makes call ids (default ``call_1``, ``call_2``, …).
+    :class:`DiagnosticEvent`); ``call_id`` makes call ids (default ``call_1``, ``call_2``, …).
     """
 
     def __init__(
@@ -97,7 +96,7 @@ class InbandScanner:
     ) -> None:
         self._parser = StreamParser(strict=strict, tools=tools, call_id=call_id, role=role)
         self._kind: str | None = None  # call, thinking, text or skip: the open message
-        self._call: ToolStart | None = None
+        self._call: ToolCallStart | None = None
         self._thinking: list[str] = []
         self._buffer: list[Any] = []  # input since the open message's start (a raw block)
         self._offset = 0  # the input position of _buffer[0]
@@ -142,14 +141,14 @@ class InbandScanner:
         if isinstance(event, HeaderComplete):
             self._open(event, out)
         elif isinstance(event, ToolCallStart):
-            self._call = ToolStart(event.call_id, event.name, event.recipient)
-            out.append(self._call)
+            self._call = event
+            out.append(event)
         elif isinstance(event, ContentDelta):
             if self._kind == "thinking":
                 self._thinking.append(event.text)
                 out.append(ThinkingDelta(event.text))
             elif self._kind == "text":
-                out.append(Text(event.text, event.channel))
+                out.append(event)
         elif isinstance(event, MessageEnd):
             self._end(event.message, out)
         elif isinstance(event, StopGeneration):
@@ -159,12 +158,12 @@ class InbandScanner:
                 self._buffer = []
                 out.append(Aborted(event.position, self._forged))
             else:
-                out.append(Stopped(event.reason, event.position))
+                out.append(event)
         elif isinstance(event, DiagnosticEvent):
             if event.diagnostic.code == "HG170":
                 self._forged = event.diagnostic
             else:
-                out.append(Problem(event.diagnostic))
+                out.append(event)
 
     def _open(self, header: HeaderComplete, out: list[DialectEvent]) -> None:
         self._call = None

@@ -33,6 +33,7 @@ from .events import (
     ToolCallEnd,
     ToolCallStart,
 )
+from .from_typescript import TypeScriptError, tools_from_typescript
 from .grammar import grammar_path, grammar_text
 from .model import (
     Accounting,
@@ -74,10 +75,12 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallEnd",
     "ToolCallStart",
+    "TypeScriptError",
     "VocabularyNotFoundError",
     "conservation_problems",
     "grammar_path",
     "grammar_text",
     "load_encoding",
     "parse",
+    "tools_from_typescript",
 ]

@@ -25,6 +25,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = [
     "MAX_MATCH_CHARS",
     "PIECE_CHARS",
@@ -41,7 +43,7 @@ MAX_MATCH_CHARS = 1 << 20
 _NEWLINE_CUT = re.compile(r"[\r\n](?=[^\s/])")
 
 
-class EncodeLimitError(ValueError):
+class EncodeLimitError(HarmonyGrammarError, ValueError):
     """Text holding one pre-tokenizer match longer than :data:`MAX_MATCH_CHARS`."""
 
     def __init__(self, offset: int, length: int) -> None:

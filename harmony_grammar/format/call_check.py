@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..tools.arguments import ArgumentChecker
+from ..tools.custom import CustomBody
 from ..tools.json_limits import MAX_JSON_DEPTH, json_limit
 
 __all__ = ["CallCheck", "Diagnose"]
@@ -49,6 +50,8 @@ class CallCheck:
             known = ", ".join(sorted(tools)) or "none"
             diagnose("HG181", f"{name!r} is not among the tools ({known})", start, end)
             return None
+        if isinstance(tools[name], CustomBody):
+            return None  # a custom tool's input is raw text: the turn grammar holds it
         return cls(ArgumentChecker(tools[name]), diagnose, exact)
 
     def feed(self, text: str, start: int, end: int) -> None:

@@ -41,7 +41,6 @@ import reprlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..tools.from_typescript import tools_from_typescript
 from ..tools.names import MAX_HEADER_LENGTH
 from .actions import ACTIONS
 from .call_check import CallCheck
@@ -57,6 +56,7 @@ from .events import (
     content_delta,
     tool_call_delta,
 )
+from .from_typescript import tools_from_typescript
 from .grammar import expected_description, harmony_parser, header_lexer
 from .header_reader import HEADER_TOKENS, lex_header_text, lex_pending, read_pending
 from .lalr import LalrDriver, parse_table

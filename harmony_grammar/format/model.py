@@ -9,7 +9,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from ..base.enums import StrEnum
 
 __all__ = [
     "Accounting",
@@ -27,7 +29,10 @@ __all__ = [
 ]
 
 
-class Role(str, enum.Enum):
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+class Role(StrEnum):
     """The author's role. Compares equal to its string value (``Role.USER == "user"``)."""
 
     SYSTEM = "system"
@@ -35,9 +40,6 @@ class Role(str, enum.Enum):
     USER = "user"
     ASSISTANT = "assistant"
     TOOL = "tool"
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def of_author(cls, author: str) -> Role:
@@ -50,36 +52,27 @@ class Role(str, enum.Enum):
         return role
 
 
-class Terminator(str, enum.Enum):
+class Terminator(StrEnum):
     """How a message ended: ``<|end|>``, ``<|call|>`` or ``<|return|>``."""
 
     END = "end"
     CALL = "call"
     RETURN = "return"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class RecipientPosition(str, enum.Enum):
+class RecipientPosition(StrEnum):
     """Where ``to=`` stood: after the author (role section) or after the channel name."""
 
     ROLE = "role"
     CHANNEL = "channel"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Severity(str, enum.Enum):
+class Severity(StrEnum):
     """How bad a diagnostic is; only ``error`` makes a result not ``ok``."""
 
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def author_text(role: Role, name: str | None) -> str:
@@ -92,6 +85,21 @@ def author_text(role: Role, name: str | None) -> str:
 def is_tool_call(role: Role, recipient: str | None) -> bool:
     """Whether a message from ``role`` to ``recipient`` is a tool call."""
     return role is Role.ASSISTANT and recipient is not None
+
+
+def _enum_field(kind: type[_E], name: str, value: object) -> _E:
+    """``value`` as a member of ``kind`` (its string accepted), or a TypeError/ValueError
+    that lists the accepted values."""
+    accepted = ", ".join(repr(member.value) for member in kind)
+    if not isinstance(value, str):
+        raise TypeError(
+            f"Message {name} must be a {kind.__name__} or one of {accepted},"
+            f" not {type(value).__name__}"
+        )
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"Message {name} {value!r} is not one of {accepted}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +133,36 @@ class Message:
     #: Header text read as no field, verbatim (lenient only): stray punctuation with no
     #: letter and no digit (text with a letter or a digit is always a field or content).
     unread: str = ""
+
+    def __post_init__(self) -> None:
+        # Checked when made, not when rendered: Message(role="user", content="hi") works, and
+        # a wrong field fails here with the fix, not later as "'str' has no attribute 'value'".
+        # The common case (the parsers' own enums and strings) costs three type checks.
+        if type(self.role) is not Role:
+            object.__setattr__(self, "role", _enum_field(Role, "role", self.role))
+        if type(self.content) is not str:
+            raise TypeError(
+                f"Message content must be a str, not {type(self.content).__name__}"
+                " (a call's arguments are their JSON text: json.dumps(arguments))"
+            )
+        for name in ("name", "recipient", "channel", "content_type"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(
+                    f"Message {name} must be a str or None, not {type(value).__name__}"
+                )
+        if self.terminator is not None and type(self.terminator) is not Terminator:
+            object.__setattr__(
+                self, "terminator", _enum_field(Terminator, "terminator", self.terminator)
+            )
+        if self.recipient_position is not None and (
+            type(self.recipient_position) is not RecipientPosition
+        ):
+            object.__setattr__(
+                self,
+                "recipient_position",
+                _enum_field(RecipientPosition, "recipient_position", self.recipient_position),
+            )
 
     @property
     def author(self) -> str:

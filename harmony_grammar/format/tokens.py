@@ -6,8 +6,9 @@ this module, so a spelling or an id is written down exactly once.
 
 from __future__ import annotations
 
-import enum
 import re
+
+from ..base.enums import StrEnum
 
 __all__ = [
     "CHANNELS",
@@ -32,7 +33,7 @@ FIRST_SPECIAL_ID = 199998
 LAST_SPECIAL_ID = 201087
 
 
-class ControlToken(str, enum.Enum):
+class ControlToken(StrEnum):
     """A structural Harmony token; the value is its literal spelling.
 
     ``ControlToken.START == "<|start|>"`` holds, and ``ControlToken.START.id`` is its id in
@@ -67,9 +68,6 @@ class ControlToken(str, enum.Enum):
     def from_spelling(cls, spelling: str) -> ControlToken:
         """The control token spelled exactly so (raises KeyError otherwise)."""
         return _BY_SPELLING[spelling]
-
-    def __str__(self) -> str:
-        return self.value
 
 
 _IDS: dict[ControlToken, int] = {

@@ -30,6 +30,8 @@ from typing import Any
 
 import tiktoken
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = [
     "O200K_BASE_SHA256",
     "O200K_BASE_URL",
@@ -46,7 +48,7 @@ VOCAB_ENV = "HARMONY_GRAMMAR_VOCAB"
 OFFLINE_ENV = "HARMONY_GRAMMAR_OFFLINE"
 
 
-class VocabularyNotFoundError(RuntimeError):
+class VocabularyNotFoundError(HarmonyGrammarError, RuntimeError):
     """No usable copy of ``o200k_base.tiktoken`` was found (the message names every option)."""
 
 

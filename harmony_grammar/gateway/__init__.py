@@ -4,16 +4,19 @@ Theory of operation
 -------------------
 A request is planned once (:mod:`.planning`: the bridges read the body into a conversation,
 the renderer makes the prompt's token ids, the generation layer writes the turn's grammar),
-handed to a backend (:mod:`.backend`: the in-process :mod:`.embedded` engine, or an engine
-over HTTP, :mod:`.engines`), and the output is read back through the stream bridges
-(:mod:`.runs`), whole or streamed, by the Starlette app (:mod:`.app`) that
-:mod:`.server` runs on uvicorn. The embedded server also answers a vLLM-style
-``/v1/completions`` (:mod:`.completions`). Errors are OpenAI error objects (:mod:`.errors`).
+handed to a backend (:mod:`.backend`: the in-process :mod:`.embedded` engine, an engine over
+HTTP, :mod:`.engines`, or recorded completions, :mod:`.replay`), and the output is read back
+through the stream bridges (:mod:`.runs`), whole or streamed, by the Starlette app
+(:mod:`.app`) that :mod:`.server` runs on uvicorn. The embedded and replay servers also
+answer a vLLM-style ``/v1/completions`` (:mod:`.completions`). Errors are OpenAI error
+objects (:mod:`.errors`). Responses reasoning is sealed for stateless round trips
+(:mod:`.reasoning_seal`), and ``/render`` twins of both APIs show the prompt without
+generating (:mod:`.render_endpoints`).
 
 Imports: this package may use every layer up to :mod:`harmony_grammar.generation`
 (rendering's bridges, the format's parser, the turn grammars and the sampler); only the CLI
-stands on it. It needs the ``serve`` extra (starlette, uvicorn, httpx2) and, for the
-embedded engine, the ``generate`` extra.
+stands on it. It needs the ``serve`` extra (starlette, uvicorn, httpx2, cryptography) and,
+for the embedded engine, the ``generate`` extra.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from .embedded import EmbeddedBackend
 from .engines import BACKENDS, HttpBackend
 from .errors import GatewayError, UpstreamError
 from .planning import Limits, Plan, plan_chat, plan_responses
+from .replay import ReplayBackend
 from .server import BACKEND_NAMES, build_backend, serve, serving
 
 __all__ = [
@@ -37,6 +41,7 @@ __all__ = [
     "Limits",
     "Output",
     "Plan",
+    "ReplayBackend",
     "UpstreamError",
     "build_backend",
     "create_app",

@@ -1,7 +1,8 @@
 """The ASGI app: OpenAI's HTTP surface over a :class:`~.backend.Backend`.
 
 Routes: ``POST /v1/chat/completions`` and ``POST /v1/responses`` (whole, or streamed as
-server-sent events with ``stream: true``), ``GET /v1/models``, ``GET /health`` (200 once the
+server-sent events with ``stream: true``), their ``/render`` twins (the prompt, not
+generated: :mod:`.render_endpoints`), ``GET /v1/models``, ``GET /health`` (200 once the
 backend answers, with the number of open generations), and, on the embedded backend, the
 vLLM-style ``POST /v1/completions`` with token ids (:mod:`.completions`), so that a gateway
 can front another.
@@ -26,7 +27,7 @@ import contextlib
 import hmac
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,9 @@ from .completions import completions_endpoint
 from .embedded import EmbeddedBackend
 from .errors import GatewayError, UpstreamError, bad_request
 from .planning import Limits, Plan, plan_chat, plan_responses
+from .reasoning_seal import ReasoningSeal
+from .render_endpoints import hosted_tools_header, render_routes
+from .replay import ReplayBackend
 from .runs import ChatRun, ResponsesRun, chat_completion
 
 __all__ = ["GatewayConfig", "create_app"]
@@ -58,6 +62,8 @@ class GatewayConfig:
     api_key: str | None = None
     max_request_bytes: int = 4 * 1024 * 1024
     limits: Limits = field(default_factory=Limits)
+    #: Seals Responses reasoning for the client to send back (a random key by default).
+    reasoning_seal: ReasoningSeal = field(default_factory=ReasoningSeal)
 
 
 class Gateway:
@@ -162,9 +168,7 @@ class Gateway:
     async def chat(self, request: Request) -> Response:
         """``POST /v1/chat/completions``."""
         self.check_key(request)
-        plan = plan_chat(
-            await self.body(request), model=self.config.model, limits=self.config.limits
-        )
+        plan = self.plan_chat(await self.body(request))
         outputs, first = await self.start(plan)
         payloads = self.payloads(ChatRun(plan), outputs, first)
         if plan.stream:
@@ -174,20 +178,30 @@ class Gateway:
             return Response(status_code=499)  # nobody is listening any more
         return JSONResponse(chat_completion(chunks))
 
+    def plan_chat(self, body: Any) -> Plan:
+        """The plan of a Chat Completions body."""
+        return plan_chat(body, model=self.config.model, limits=self.config.limits)
+
+    def plan_responses(self, body: Any) -> Plan:
+        """The plan of a Responses body, sealed reasoning opened under the gateway's key."""
+        config = self.config
+        return plan_responses(
+            body, model=config.model, limits=config.limits, seal=config.reasoning_seal
+        )
+
     async def responses(self, request: Request) -> Response:
         """``POST /v1/responses``."""
         self.check_key(request)
-        plan = plan_responses(
-            await self.body(request), model=self.config.model, limits=self.config.limits
-        )
+        plan = self.plan_responses(await self.body(request))
         outputs, first = await self.start(plan)
-        run = ResponsesRun(plan)
+        run = ResponsesRun(plan, seal=self.config.reasoning_seal)
         payloads = self.payloads(run, outputs, first)
+        headers = hosted_tools_header(plan)
         if plan.stream:
-            return _sse(payloads, named=True)
+            return _sse(payloads, named=True, headers=headers)
         if await _collect(request, payloads) is None:
             return Response(status_code=499)
-        return JSONResponse(run.response())
+        return JSONResponse(run.response(), headers=headers)
 
     async def models(self, request: Request) -> Response:
         """``GET /v1/models``: the one model this gateway serves."""
@@ -264,7 +278,12 @@ async def _close(outputs: AsyncIterator[Output]) -> None:
         await aclose()
 
 
-def _sse(payloads: AsyncIterator[dict[str, Any]], *, named: bool) -> StreamingResponse:
+def _sse(
+    payloads: AsyncIterator[dict[str, Any]],
+    *,
+    named: bool,
+    headers: Mapping[str, str] | None = None,
+) -> StreamingResponse:
     """Server-sent events: ``data:`` lines and ``[DONE]`` (Chat), or named events (Responses)."""
 
     async def body() -> AsyncIterator[bytes]:
@@ -280,7 +299,7 @@ def _sse(payloads: AsyncIterator[dict[str, Any]], *, named: bool) -> StreamingRe
     return StreamingResponse(
         body(),
         media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(headers or {})},
     )
 
 
@@ -308,10 +327,11 @@ def create_app(
         Route("/v1/chat/completions", _errors(gateway.chat), methods=["POST"]),
         Route("/v1/responses", _errors(gateway.responses), methods=["POST"]),
         Route("/v1/models", _errors(gateway.models), methods=["GET"]),
+        *render_routes(gateway, _errors),
         Route("/health", _errors(gateway.health), methods=["GET"]),
         *(extra_routes or []),
     ]
-    if isinstance(backend, EmbeddedBackend):
+    if isinstance(backend, (EmbeddedBackend, ReplayBackend)):
         handler = completions_endpoint(
             backend, gateway.check_key, gateway.body, gateway.config.model
         )

@@ -10,13 +10,13 @@ turn ended at ``<|call|>`` / ``<|return|>``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from .planning import Plan
 
-__all__ = ["Backend", "Output"]
+__all__ = ["Backend", "Output", "TokenSource"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,4 +49,21 @@ class Backend(Protocol):
 
     async def aclose(self) -> None:
         """Release the backend's connections and threads."""
+        ...
+
+
+class TokenSource(Protocol):
+    """A backend that draws ids itself (embedded, replay): it can serve ``/v1/completions``."""
+
+    def tokens(
+        self,
+        prompt: Sequence[int],
+        grammar: str,
+        *,
+        max_tokens: int,
+        temperature: float = 1.0,
+        seed: int | None = None,
+        stop_ids: frozenset[int] = frozenset(),
+    ) -> AsyncGenerator[int, None]:
+        """Ids after ``prompt`` under the llguidance ``grammar``, each as it comes."""
         ...

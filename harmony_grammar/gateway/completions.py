@@ -1,4 +1,4 @@
-"""The embedded server's vLLM-style ``POST /v1/completions``: token ids in, token ids out.
+"""The vLLM-style ``POST /v1/completions`` of the embedded and replay servers: ids in, ids out.
 
 The subset of vLLM's request that the gateway's vLLM backend sends (``engines.VllmBackend``):
 ``prompt`` as a list of ids (or a string, whose control-token spellings become their ids, as a
@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..format.tokens import CONTROL_SPELLINGS
 from ..format.vocabulary import load_encoding
-from .embedded import EmbeddedBackend
+from .backend import TokenSource
 from .errors import GatewayError, bad_request
 
 __all__ = ["completions_endpoint"]
@@ -57,7 +57,7 @@ def _grammar(request: Mapping[str, Any]) -> str:
     )
 
 
-def completions_endpoint(backend: EmbeddedBackend, check: Any, read_body: Any, model: str) -> Any:
+def completions_endpoint(backend: TokenSource, check: Any, read_body: Any, model: str) -> Any:
     """The route handler; ``check`` and ``read_body`` are the gateway's key and body checks."""
 
     async def handler(request: Request) -> Response:

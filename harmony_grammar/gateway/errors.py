@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = [
     "GatewayError",
     "UpstreamError",
@@ -17,7 +19,7 @@ __all__ = [
 ]
 
 
-class GatewayError(Exception):
+class GatewayError(HarmonyGrammarError):
     """A request the gateway answers with an OpenAI error object and ``status``."""
 
     def __init__(

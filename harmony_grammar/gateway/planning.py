@@ -30,10 +30,13 @@ from typing import Any, Literal
 from ..generation.turn_grammar import TurnGrammarError, completion_grammar
 from ..rendering.chat import ChatCompletionError, from_chat_completions
 from ..rendering.conversation import Conversation, DeveloperContent, ResponseFormat
-from ..rendering.renderer import DropRule, RenderError, render
+from ..rendering.errors import RenderError
+from ..rendering.renderer import DropRule, render
 from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
+from ..tools.arguments import tool_schemas
 from .errors import GatewayError, bad_request
+from .reasoning_seal import ReasoningSeal, open_reasoning
 
 __all__ = ["Limits", "Plan", "plan_chat", "plan_responses"]
 
@@ -74,6 +77,13 @@ class Plan:
     stream: bool
     include_usage: bool
     _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    #: The tools the turn may call, as OpenAI-style entries (``function``, ``custom``,
+    #: ``namespace``): what the turn grammar is written from.
+    callables: tuple[Mapping[str, Any], ...] = ()
+    #: Namespaces besides ``functions`` (their calls are tool calls, ``to=NAMESPACE.fn``).
+    namespaces: tuple[str, ...] = ()
+    #: Hosted tools the gateway cannot run, left out of the prompt (reported in a header).
+    hosted_tools: tuple[str, ...] = ()
 
     @property
     def prompt_text(self) -> str:
@@ -88,20 +98,18 @@ class Plan:
     def structural_tag(self) -> str:
         """The same turn as an xgrammar structural tag (JSON text), compiled on first use."""
         if "tag" not in self._cache:
-            self._cache["tag"] = completion_grammar(
-                self.tools_for_grammar,
-                target="xgrammar",
-                tool_choice=self.tool_choice,
-                response_format=self.response_format,
-            )
+            try:
+                self._cache["tag"] = completion_grammar(
+                    list(self.callables) if self.tool_choice != "none" else {},
+                    target="xgrammar",
+                    tool_choice=self.tool_choice,
+                    response_format=self.response_format,
+                )
+            except TurnGrammarError as exc:  # what the tag cannot say (a Lark custom tool)
+                raise bad_request(
+                    f"the turn's structural tag cannot be built: {exc}", "tools"
+                ) from None
         return self._cache["tag"]
-
-    @property
-    def tools_for_grammar(self) -> Mapping[str, Any]:
-        """The tools the turn may call (``tool_choice`` applied)."""
-        if self.tool_choice in ("auto", "required", "none"):
-            return {} if self.tool_choice == "none" else self.tools
-        return {self.tool_choice: self.tools[self.tool_choice]}
 
 
 # -- reading the sampling fields -----------------------------------------------------------
@@ -148,24 +156,60 @@ def _stop(request: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _tool_choice(choice: Any) -> str:
-    """The grammar's ``tool_choice``: auto, required, none or the named tool."""
+    """The grammar's ``tool_choice``: auto, required, none or the named tool's recipient
+    (``NAMESPACE.fn`` when the choice names a namespace, else the name)."""
     if choice is None:
         return "auto"
     if isinstance(choice, str):
         return choice  # the bridges have checked it is auto, required or none
     function = choice.get("function") if isinstance(choice.get("function"), Mapping) else choice
-    return str(function.get("name"))
+    namespace = function.get("namespace")
+    name = str(function.get("name"))
+    return f"{namespace}.{name}" if isinstance(namespace, str) else name
 
 
-def _tools(request: Mapping[str, Any]) -> dict[str, Any]:
-    tools = request.get("tools") or []
-    schemas: dict[str, Any] = {}
+#: The tool kinds the model can call; any other Responses tool type is hosted.
+_CALLABLE = ("function", "custom", "namespace")
+
+
+def _callables(api: Api, request: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    """The request's callable tools as OpenAI-style entries (the bridges have checked them).
+
+    Responses entries are kept as they are, hosted ones left out. A Chat function named
+    ``NAMESPACE.fn`` becomes the function ``fn`` of a ``NAMESPACE`` entry, as the renderer
+    declares it (:func:`~harmony_grammar.rendering.agent_tools.split_namespaced`).
+    """
+    tools = [t for t in request.get("tools") or [] if isinstance(t, Mapping)]
+    if api == "responses":
+        return tuple(t for t in tools if t.get("type") in _CALLABLE)
+    out: list[Mapping[str, Any]] = []
+    namespaces: dict[str, list[Mapping[str, Any]]] = {}
     for tool in tools:
-        spec = tool.get("function", tool) if isinstance(tool, Mapping) else {}
-        if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
-            parameters = spec.get("parameters")
-            schemas[spec["name"]] = parameters if parameters is not None else {"type": "object"}
-    return schemas
+        function = tool.get("function")
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            continue
+        name = function["name"]
+        namespace, dot, short = name.partition(".")
+        if not dot:
+            out.append(tool)
+            continue
+        if namespace not in namespaces:
+            namespaces[namespace] = []
+            out.append({"type": "namespace", "name": namespace, "tools": namespaces[namespace]})
+        namespaces[namespace].append({**function, "type": "function", "name": short})
+    return tuple(out)
+
+
+def _hosted(request: Mapping[str, Any]) -> tuple[str, ...]:
+    """The hosted tools' types, each once, in order (the bridge has read them)."""
+    kinds = [t.get("type") for t in request.get("tools") or [] if isinstance(t, Mapping)]
+    return tuple(dict.fromkeys(k for k in kinds if isinstance(k, str) and k not in _CALLABLE))
+
+
+def _tools(callables: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``functions`` namespace as ``{name: schema}`` (a custom tool's CustomBody), which
+    the parser checks calls against."""
+    return tool_schemas([t for t in callables if t.get("type") != "namespace"])
 
 
 def _chat_format(
@@ -236,13 +280,14 @@ def _plan(
     stop: tuple[str, ...] = (),
     include_usage: bool = True,
 ) -> Plan:
-    tools = _tools(request)
+    callables = _callables(api, request)
     tool_choice = _tool_choice(request.get("tool_choice"))
-    if not tools and tool_choice == "auto":
+    if not callables and tool_choice == "auto":
         tool_choice = "none"
     try:
+        tools = _tools(callables)
         grammar = _grammar(
-            json.dumps(tools if tool_choice != "none" else {}),
+            json.dumps(list(callables) if tool_choice != "none" else {}),
             tool_choice,
             json.dumps(response_format),
         )
@@ -282,6 +327,11 @@ def _plan(
         stop=stop,
         stream=stream,
         include_usage=include_usage,
+        callables=callables,
+        namespaces=tuple(
+            str(t["name"]) for t in callables if t.get("type") == "namespace"
+        ),
+        hosted_tools=_hosted(request) if api == "responses" else (),
     )
 
 
@@ -313,16 +363,30 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
     )
 
 
-def plan_responses(request: Any, *, model: str, limits: Limits) -> Plan:
-    """The plan of a Responses body; raises :class:`GatewayError` (400) naming the field."""
+def plan_responses(
+    request: Any, *, model: str, limits: Limits, seal: ReasoningSeal | None = None
+) -> Plan:
+    """The plan of a Responses body; raises :class:`GatewayError` (400) naming the field.
+
+    With ``seal``, reasoning items sent back with ``encrypted_content`` are opened into the
+    analysis they hold (:mod:`.reasoning_seal`); one that does not open is a 400.
+    """
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
     if request.get("previous_response_id") is not None:
         raise bad_request(
-            "the gateway is stateless and stores no responses: send the earlier output items "
-            "in input instead of previous_response_id",
+            "the gateway is stateless and stores no responses (store: true keeps nothing "
+            "here): send the earlier output items in input instead of previous_response_id",
             "previous_response_id",
         )
+    if request.get("background") not in (None, False):
+        raise bad_request(
+            "background responses need a server that keeps them, and the gateway is "
+            "stateless: leave background out and read the response (or its stream) directly",
+            "background",
+        )
+    if seal is not None:
+        request = open_reasoning(request, seal)
     try:
         conversation = from_responses(request)
     except ChatCompletionError as exc:  # ResponsesError is one

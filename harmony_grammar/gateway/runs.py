@@ -19,6 +19,7 @@ from ..format.vocabulary import load_encoding
 from .backend import Output
 from .errors import UpstreamError
 from .planning import Plan
+from .reasoning_seal import INCLUDE_KEY, ReasoningSeal
 
 __all__ = ["ChatRun", "ResponsesRun", "StopFilter", "chat_completion"]
 
@@ -141,7 +142,9 @@ class ChatRun(_Run):
 
     def __init__(self, plan: Plan) -> None:
         super().__init__(plan)
-        self.bridge = ChatCompletionStream(tools=plan.tools or None, model=plan.model)
+        self.bridge = ChatCompletionStream(
+            tools=plan.tools or None, model=plan.model, namespaces=plan.namespaces
+        )
         self.stop = StopFilter(plan.stop) if plan.stop else None
 
     @property
@@ -264,11 +267,19 @@ def chat_completion(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 class ResponsesRun(_Run):
-    """Responses API events for one plan; :meth:`response` is the whole object."""
+    """Responses API events for one plan; :meth:`response` is the whole object.
 
-    def __init__(self, plan: Plan) -> None:
+    With ``seal``, and ``reasoning.encrypted_content`` in the request's ``include``, each
+    reasoning item carries its text sealed as ``encrypted_content`` (:mod:`.reasoning_seal`).
+    """
+
+    def __init__(self, plan: Plan, seal: ReasoningSeal | None = None) -> None:
         super().__init__(plan)
-        self.bridge = ResponsesStream(request=plan.request, model=plan.model)
+        include = plan.request.get("include")
+        wanted = seal is not None and isinstance(include, list) and INCLUDE_KEY in include
+        self.bridge = ResponsesStream(
+            request=plan.request, model=plan.model, seal=seal.seal if wanted and seal else None
+        )
         self._final: dict[str, Any] | None = None
 
     @property

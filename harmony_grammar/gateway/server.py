@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,10 +20,42 @@ from .app import GatewayConfig, create_app
 from .backend import Backend
 from .embedded import EmbeddedBackend
 from .engines import BACKENDS
+from .replay import ReplayBackend
 
-__all__ = ["BACKEND_NAMES", "build_backend", "serve", "serving", "serving_app"]
+__all__ = [
+    "BACKEND_NAMES",
+    "backend_options_problem",
+    "build_backend",
+    "listening_socket",
+    "serve",
+    "serving",
+    "serving_app",
+]
 
-BACKEND_NAMES = ("embedded", *BACKENDS)
+BACKEND_NAMES = ("embedded", "replay", *BACKENDS)
+
+
+def backend_options_problem(
+    name: str, *, upstream: str | None = None, replay: str | None = None
+) -> str | None:
+    """What is wrong with this choice of backend options, in one line, or ``None``.
+
+    Checked before anything is built (``serve`` asks before it binds its port), so a usage
+    mistake costs no model build.
+    """
+    if name == "replay" or replay is not None:
+        if name != "replay" or upstream is not None or replay is None:
+            return "--backend replay takes --replay FILE (JSON Lines) and no --upstream"
+        return None
+    if name == "embedded":
+        if upstream is not None:
+            return "--upstream is for the engine backends; embedded runs in-process"
+        return None
+    if name not in BACKENDS:
+        return f"--backend must be one of {', '.join(BACKEND_NAMES)}; not {name!r}"
+    if not upstream:
+        return f"--backend {name} needs --upstream URL (the engine's address)"
+    return None
 
 
 def build_backend(
@@ -35,16 +67,20 @@ def build_backend(
     timeout: float = 60.0,
     upstream_api_key: str | None = None,
     workers: int = 4,
+    replay: str | None = None,
 ) -> Backend:
-    """The backend ``name`` (one of :data:`BACKEND_NAMES`); raises ``ValueError`` on bad options."""
+    """The backend ``name`` (one of :data:`BACKEND_NAMES`); raises ``ValueError`` on bad options.
+
+    ``replay`` is the JSON Lines file of ``--backend replay`` (:mod:`.replay`).
+    """
+    problem = backend_options_problem(name, upstream=upstream, replay=replay)
+    if problem:
+        raise ValueError(problem)
+    if name == "replay" and replay is not None:
+        return ReplayBackend(replay)
     if name == "embedded":
-        if upstream is not None:
-            raise ValueError("--upstream is for the engine backends; embedded runs in-process")
         return EmbeddedBackend(model, workers=workers)
-    if name not in BACKENDS:
-        raise ValueError(f"--backend must be one of {', '.join(BACKEND_NAMES)}; not {name!r}")
-    if not upstream:
-        raise ValueError(f"--backend {name} needs --upstream URL (the engine's address)")
+    assert upstream is not None  # backend_options_problem says so otherwise
     return BACKENDS[name](
         upstream,
         model="" if model == "tiny" else model,
@@ -66,6 +102,38 @@ def _config(app: Any, host: str, port: int, log_level: str) -> uvicorn.Config:
     )
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (port 0: a free one), for uvicorn to listen on.
+
+    Binding first is how a taken port is found before anything slow is built, and how
+    :func:`serving_app` gets a free port with no race for it. Raises ``OSError``
+    (``EADDRINUSE``, ``EACCES``) as ``bind`` does.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    # As uvicorn sets it: a port left in TIME_WAIT is reusable, one with a listener is not.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, calling ``on_ready`` once it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self._on_ready is not None:
+            self._on_ready()
+
+
 def serve(
     backend: Backend,
     config: GatewayConfig,
@@ -73,9 +141,13 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "info",
+    sock: socket.socket | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> None:
-    """Run the gateway in the foreground until interrupted."""
-    uvicorn.Server(_config(create_app(backend, config), host, port, log_level)).run()
+    """Run the gateway in the foreground until interrupted: on ``sock`` when given (bound by
+    :func:`listening_socket`), else on ``host:port``; ``on_ready`` runs once it listens."""
+    server = _Server(_config(create_app(backend, config), host, port, log_level), on_ready)
+    server.run(sockets=[sock] if sock is not None else None)
 
 
 @contextmanager
@@ -101,8 +173,7 @@ def serving_app(
 ) -> Iterator[str]:
     """Run any ASGI app on a free port in a background thread; yields its base URL."""
     # Bound here and handed to uvicorn: port 0 picks a free port, with no race for it.
-    sock = socket.socket()
-    sock.bind((host, 0))
+    sock = listening_socket(host, 0)
     port = sock.getsockname()[1]
     server = uvicorn.Server(_config(app, host, port, "warning"))
     thread = threading.Thread(

@@ -8,7 +8,8 @@ turn may hold from ``harmony.lark``'s message
 shapes (analysis, preambles, then a schema-bound call or a final answer); :mod:`.turn_grammar`
 writes it as an llguidance grammar (control tokens as special tokens) and
 :mod:`.xgrammar_tag` as an xgrammar structural tag (control tokens by id), call bodies compiled
-by :mod:`harmony_grammar.schema` for both.
+by :mod:`harmony_grammar.schema` for both (a custom tool's body by its own Lark or regex
+grammar: :mod:`.custom_grammar`, the one function client grammars go through).
 :mod:`.outlines_export` hands it to outlines after llguidance has validated it. The ``generate``
 extra's modules are imported from their own paths: :mod:`.hf` (an offline Hugging Face
 tokenizer checked id for id, a tiny random model) and :mod:`.sampling` (a torch-free sampling

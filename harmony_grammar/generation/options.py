@@ -14,13 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = ["CONTENT_TYPES", "TurnGrammarError", "TurnOptions", "turn_options"]
 
 #: The content types a call's header may carry.
 CONTENT_TYPES = ("<|constrain|>json", "json", None)
 
 
-class TurnGrammarError(ValueError):
+class TurnGrammarError(HarmonyGrammarError, ValueError):
     """The options ask for a turn the grammar cannot express (or name no such tool)."""
 
 

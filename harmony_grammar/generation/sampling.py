@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..base.errors import HarmonyGrammarError
 from ..format.tokens import FIRST_SPECIAL_ID, TERMINATORS, ControlToken
 from ..format.vocabulary import load_encoding
 from ..tools.arguments import ToolsArgument
@@ -59,7 +60,7 @@ _REJECTION_TRIES = 32
 LogitsFunction = Callable[[Sequence[int]], npt.NDArray[np.floating[Any]]]
 
 
-class GrammarError(ValueError):
+class GrammarError(HarmonyGrammarError, ValueError):
     """llguidance rejected the grammar (the message is llguidance's)."""
 
 

@@ -15,6 +15,8 @@ import json
 from typing import Any
 
 from ..tools.arguments import ToolsArgument
+from ..tools.custom import CustomBody
+from .custom_grammar import custom_body_rules
 from .options import TurnGrammarError, TurnOptions, turn_options
 from .turn_plan import CONTROL_TERMINALS, MessageKind, body_grammar, message_shape, turn_plan
 
@@ -62,6 +64,7 @@ def completion_grammar(
     options: TurnOptions | None = None,
     *,
     target: str = "llguidance",
+    target_version: str | None = None,
     **changes: Any,
 ) -> str:
     """The grammar of the model's output after ``<|start|>assistant``.
@@ -89,7 +92,8 @@ def completion_grammar(
     if target == "xgrammar":
         from .xgrammar_tag import xgrammar_structural_tag
 
-        return json.dumps(xgrammar_structural_tag(tools, options), ensure_ascii=False)
+        tag = xgrammar_structural_tag(tools, options, target_version=target_version)
+        return json.dumps(tag, ensure_ascii=False)
     plan = turn_plan(tools, options)
     whitespace, undeclared_properties = options.whitespace, options.undeclared_properties
 
@@ -97,7 +101,12 @@ def completion_grammar(
     bodies = {"text": "text"}
     body_rules: list[str] = []
     for prefix, schema in plan.schemas.items():
-        bodies[prefix], rules = _schema_rules(schema, prefix, whitespace, not undeclared_properties)
+        if isinstance(schema, CustomBody):  # a custom tool's own grammar (custom_grammar.py)
+            bodies[prefix], rules = custom_body_rules(schema, prefix)
+        else:
+            bodies[prefix], rules = _schema_rules(
+                schema, prefix, whitespace, not undeclared_properties
+            )
         body_rules += rules
 
     # start: [analysis] preamble* end — the first message has no <|start|>assistant.

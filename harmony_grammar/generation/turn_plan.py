@@ -25,7 +25,8 @@ from typing import Any, NamedTuple
 
 from ..format.grammar import harmony_parser
 from ..format.tokens import ControlToken
-from ..tools.arguments import ToolsArgument, tool_schemas
+from ..tools.arguments import ToolsArgument, tool_targets
+from ..tools.custom import FUNCTIONS, CustomBody
 from .options import TurnGrammarError, TurnOptions
 
 __all__ = [
@@ -138,7 +139,8 @@ class TurnPlan:
     """The turn: ``[analysis] preamble* end``, one ``end`` kind of :attr:`ends`.
 
     :attr:`kinds` maps a kind's key (``analysis``, ``preamble``, ``call0_channel``, ...,
-    ``final``) to it; :attr:`schemas` maps each body key (``a0_``, ``rf_``) to its JSON Schema.
+    ``final``) to it; :attr:`schemas` maps each body key (``a0_``, ``rf_``) to its JSON Schema
+    (or, for a custom tool with a grammar, its :class:`~harmony_grammar.tools.custom.CustomBody`).
     Analysis can only come first, so it has no later form.
     """
 
@@ -196,11 +198,14 @@ def turn_plan(tools: ToolsArgument, options: TurnOptions | None = None) -> TurnP
     tool_choice, recipient_position = options.tool_choice, options.recipient_position
     content_type, response_format = options.content_type, options.response_format
     allow_analysis, allow_preamble = options.allow_analysis, options.allow_preamble
-    schemas = tool_schemas(tools)
+    # Keyed by recipient: functions.NAME, or NAMESPACE.NAME for a namespace's tools.
+    schemas = tool_targets(tools)
     if tool_choice not in ("auto", "required", "none"):
-        if tool_choice not in schemas:
+        chosen = f"{FUNCTIONS}.{tool_choice}"
+        chosen = chosen if chosen in schemas else tool_choice
+        if chosen not in schemas:
             raise TurnGrammarError(f"tool_choice {tool_choice!r} is not among the tools")
-        schemas = {tool_choice: schemas[tool_choice]}
+        schemas = {chosen: schemas[chosen]}
     calls_allowed = tool_choice != "none" and bool(schemas)
     final_allowed = tool_choice in ("auto", "none")
     if tool_choice == "required" and not schemas:
@@ -220,20 +225,24 @@ def turn_plan(tools: ToolsArgument, options: TurnOptions | None = None) -> TurnP
     ends: list[str] = []
     if calls_allowed:
         positions = ("role", "channel") if recipient_position == "either" else (recipient_position,)
-        for index, (name, schema) in enumerate(schemas.items()):
-            body = f"a{index}_"
-            bodies[body] = schema
+        for index, (recipient, schema) in enumerate(schemas.items()):
+            # A custom tool's input is raw text: no JSON content type, and its body is free
+            # text or the tool's own grammar (docs/serving.md, "Custom tools").
+            custom = isinstance(schema, CustomBody)
+            body = "text" if custom and schema.syntax == "text" else f"a{index}_"
+            if body != "text":
+                bodies[body] = schema
             for position in positions:
                 key = f"call{index}_{position}"
                 kinds[key] = MessageKind(
                     ControlToken.CALL,
                     channel
                     | set(_RECIPIENT_TERMINALS[position])
-                    | _CONTENT_TYPE_TERMINALS[content_type],
+                    | _CONTENT_TYPE_TERMINALS[None if custom else content_type],
                     {
                         "CHANNEL_NAME": "commentary",
-                        "ROLE_RECIPIENT": f" to=functions.{name}",
-                        "CHANNEL_RECIPIENT": f" to=functions.{name}",
+                        "ROLE_RECIPIENT": f" to={recipient}",
+                        "CHANNEL_RECIPIENT": f" to={recipient}",
                         "SPACE": " ",
                         "CONTENT_TYPE": "json",
                     },

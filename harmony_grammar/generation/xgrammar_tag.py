@@ -28,9 +28,11 @@ import functools
 import json
 from typing import Any
 
-from ..format.tokens import FIRST_SPECIAL_ID, LAST_SPECIAL_ID
+from ..format.tokens import FIRST_SPECIAL_ID, LAST_SPECIAL_ID, STOP_TOKENS
+from ..schema.versions import XGRAMMAR_STOP_TOKENS_IN_GRAMMAR, older_than
 from ..tools.arguments import ToolsArgument
-from .options import TurnOptions, turn_options
+from ..tools.custom import CustomBody
+from .options import TurnGrammarError, TurnOptions, turn_options
 from .turn_plan import CONTROL_TERMINALS, MessageKind, TurnPlan, body_grammar, turn_plan
 
 __all__ = [
@@ -53,11 +55,18 @@ def _schema_ebnf(schema_json: str, whitespace: str, closed: bool) -> str:
     return emit_xgrammar(body_grammar(schema_json, whitespace, closed))
 
 
-def _message(kind: MessageKind, body: Format, *, first: bool) -> Format:
+#: The ids that end generation (<|return|>, <|call|>).
+_STOP_IDS = frozenset(token.id for token in STOP_TOKENS)
+
+
+def _message(kind: MessageKind, body: Format, *, first: bool, stop_in_grammar: bool) -> Format:
     elements: list[Format] = []
     for terminal in kind.shape(first=first):
         if terminal in CONTROL_TERMINALS:
-            elements.append({"type": "token", "token": CONTROL_TERMINALS[terminal].id})
+            token_id = CONTROL_TERMINALS[terminal].id
+            if token_id in _STOP_IDS and not stop_in_grammar:
+                continue  # the engine's stop ids end the turn (see xgrammar_structural_tag)
+            elements.append({"type": "token", "token": token_id})
         elif terminal == "CONTENT":
             elements.append(body)
         elif terminal == "AUTHOR":
@@ -71,18 +80,30 @@ def _one_of(formats: list[Format]) -> Format:
     return formats[0] if len(formats) == 1 else {"type": "or", "elements": formats}
 
 
-def _plan_structural_tag(plan: TurnPlan, whitespace: str, closed_objects: bool) -> dict[str, Any]:
+def _plan_structural_tag(
+    plan: TurnPlan, whitespace: str, closed_objects: bool, stop_in_grammar: bool
+) -> dict[str, Any]:
     """The structural tag of a turn plan (see :func:`xgrammar_structural_tag`)."""
     bodies: dict[str, Format] = {
         "text": {"type": "any_tokens", "exclude_tokens": list(SPECIAL_IDS)}
     }
     for key, schema in plan.schemas.items():
+        if isinstance(schema, CustomBody):
+            # xgrammar reads regexes, not llguidance's Lark: a Lark custom tool needs the
+            # llguidance grammar (serve --grammar llguidance).
+            if schema.syntax != "regex":
+                raise TurnGrammarError(
+                    "a custom tool with a Lark grammar needs the llguidance grammar, "
+                    "not an xgrammar structural tag"
+                )
+            bodies[key] = {"type": "regex", "pattern": schema.definition}
+            continue
         ebnf = _schema_ebnf(json.dumps(schema), whitespace, closed_objects)
         bodies[key] = {"type": "grammar", "grammar": ebnf}
 
     def message(key: str, *, first: bool) -> Format:
         kind = plan.kinds[key]
-        return _message(kind, bodies[kind.body], first=first)
+        return _message(kind, bodies[kind.body], first=first, stop_in_grammar=stop_in_grammar)
 
     # [analysis] preamble* end — the first message has no <|start|>assistant.
     end_next = _one_of([message(k, first=False) for k in plan.ends])
@@ -100,7 +121,11 @@ def _plan_structural_tag(plan: TurnPlan, whitespace: str, closed_objects: bool) 
 
 
 def xgrammar_structural_tag(
-    tools: ToolsArgument, options: TurnOptions | None = None, **changes: Any
+    tools: ToolsArgument,
+    options: TurnOptions | None = None,
+    *,
+    target_version: str | None = None,
+    **changes: Any,
 ) -> dict[str, Any]:
     """The xgrammar structural tag of the model's output after ``<|start|>assistant``.
 
@@ -111,10 +136,18 @@ def xgrammar_structural_tag(
     dict as JSON text). Pass the dict (or its JSON text) as vLLM's
     ``structured_outputs={"structural_tag": ...}`` or as ``response_format={"type":
     "structural_tag", "format": tag["format"]}``; docs/serving.md shows both.
+
+    ``target_version``: the xgrammar that will compile the tag (``None``: 0.2.9 or later).
+    Before 0.2.9 a stop id never reaches the grammar, so the tag ends where ``<|call|>`` or
+    ``<|return|>`` would go and the engine's stop ids end the turn: which of the two ends it is
+    then not constrained (docs/schema-grammar.md, pinned library versions).
     """
     options = turn_options(options, **changes)
     plan = turn_plan(tools, options)
-    return _plan_structural_tag(plan, options.whitespace, not options.undeclared_properties)
+    stop_in_grammar = not older_than(target_version, XGRAMMAR_STOP_TOKENS_IN_GRAMMAR)
+    return _plan_structural_tag(
+        plan, options.whitespace, not options.undeclared_properties, stop_in_grammar
+    )
 
 
 def harmony_tokenizer_info() -> Any:

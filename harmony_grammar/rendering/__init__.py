@@ -7,10 +7,11 @@ openai-harmony). :mod:`.renderer` writes it as Harmony text or o200k_harmony tok
 byte-exact with openai-harmony, with untrusted text escaped (:mod:`harmony_grammar.safety`).
 Other shapes become conversations here: :mod:`.interop` openai-harmony's own objects (both
 ways), :mod:`.chat` Chat Completions request bodies and :mod:`.responses` Responses API
-request bodies (:mod:`.requests` what those two share). Reading the model's completion back
-into those APIs' payloads is :mod:`harmony_grammar.bridges`. Fine-tuning examples (the ids
-with the mask of what the model samples) and the dataset importers live in
-:mod:`harmony_grammar.training`.
+request bodies (:mod:`.requests` what those two share; :mod:`.agent_tools` the tool kinds
+agents send beyond functions: namespaces, custom tools, hosted tools). Reading the model's
+completion back into those APIs' payloads is :mod:`harmony_grammar.bridges`. Fine-tuning
+examples (the ids with the mask of what the model samples) and the dataset importers live
+in :mod:`harmony_grammar.training`.
 :mod:`.options` holds the one options object, :mod:`.profiles` the other renderers'
 ways (oss-harmony, the HF chat template, oh-my-pi; :mod:`.hf_template`, :mod:`.omp`), and
 :mod:`.diff` compares their renderings.
@@ -34,11 +35,13 @@ from .conversation import (
     user_message,
 )
 from .diff import RenderDiff, diff_renderings
+from .errors import RenderError
 from .interop import from_openai_harmony, to_openai_harmony
 from .options import RenderOptions
 from .profiles import PROFILES, Profile
-from .renderer import DropRule, RenderError, render, rendered_messages
+from .renderer import DropRule, render, rendered_messages
 from .responses import ResponsesError, from_responses
+from .typescript import schema_to_typescript
 
 __all__ = [
     "PROFILES",
@@ -61,6 +64,7 @@ __all__ = [
     "from_responses",
     "render",
     "rendered_messages",
+    "schema_to_typescript",
     "to_openai_harmony",
     "tool_call_message",
     "tool_result_message",

@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from ..format.model import Message
 from ..tools.spec import ToolSpec
+from .agent_tools import chat_recipient, split_namespaced
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -27,7 +29,13 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
-from .requests import chosen_tools, head_items, tool_specs, with_reasoning_effort
+from .requests import (
+    chosen_tools,
+    content_text,
+    head_items,
+    tool_specs,
+    with_reasoning_effort,
+)
 
 __all__ = ["FUNCTIONS_PREFIX", "ChatCompletionError", "from_chat_completions"]
 
@@ -35,7 +43,7 @@ __all__ = ["FUNCTIONS_PREFIX", "ChatCompletionError", "from_chat_completions"]
 FUNCTIONS_PREFIX = "functions."
 
 
-class ChatCompletionError(ValueError):
+class ChatCompletionError(HarmonyGrammarError, ValueError):
     """A request or completion that cannot be mapped; ``path`` locates it (``messages[3]``)."""
 
     def __init__(self, message: str, path: str | None = None) -> None:
@@ -48,25 +56,7 @@ class ChatCompletionError(ValueError):
 
 def _text(content: Any, path: str) -> str:
     """A message's content: a string, null, or a list of ``{"type": "text"}`` parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts: list[str] = []
-        for i, part in enumerate(content):
-            if not isinstance(part, Mapping) or part.get("type") != "text":
-                kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
-                raise ChatCompletionError(
-                    f"content part of type {kind!r} is not supported (text only)",
-                    f"{path}.content[{i}]",
-                )
-            text = part.get("text")
-            if not isinstance(text, str):
-                raise ChatCompletionError("text must be a string", f"{path}.content[{i}].text")
-            texts.append(text)
-        return "".join(texts)
-    raise ChatCompletionError("content must be a string, null or a list of parts", path)
+    return content_text(content, f"{path}.content", ChatCompletionError, ("text",))
 
 
 def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
@@ -127,23 +117,24 @@ def _assistant(
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):
             raise ChatCompletionError("function.arguments must be a JSON string", call_path)
+        to = chat_recipient(function["name"])  # NAMESPACE.fn names its namespace
         if isinstance(call.get("id"), str):
-            call_names[call["id"]] = function["name"]
-        out.append(tool_call_message(FUNCTIONS_PREFIX + function["name"], arguments))
+            call_names[call["id"]] = to
+        out.append(tool_call_message(to, arguments))
     return out
 
 
 def _tool_result(message: Mapping[str, Any], path: str, call_names: dict[str, str]) -> Message:
     call_id = message.get("tool_call_id")
     if call_id is None and isinstance(message.get("name"), str):
-        name = message["name"]  # the legacy form names the function instead
+        author = chat_recipient(message["name"])  # the legacy form names the function instead
     elif call_id in call_names:
-        name = call_names[call_id]
+        author = call_names[call_id]
     else:
         raise ChatCompletionError(
             f"tool_call_id {call_id!r} does not match any earlier assistant tool call", path
         )
-    return tool_result_message(FUNCTIONS_PREFIX + name, _text(message.get("content"), path))
+    return tool_result_message(author, _text(message.get("content"), path))
 
 
 def from_chat_completions(
@@ -157,7 +148,9 @@ def from_chat_completions(
     ``reasoning_content`` (or ``reasoning``) becomes analysis; ``content`` becomes final, or a
     commentary preamble next to ``tool_calls``; each call becomes a ``functions.*`` commentary
     call with its ``arguments`` string verbatim. A ``tool`` message becomes a result from the
-    function its ``tool_call_id`` names. Raises :class:`ChatCompletionError` with a path.
+    function its ``tool_call_id`` names. A tool named ``NAMESPACE.fn`` is the function ``fn``
+    of its own namespace (declared in a ``## NAMESPACE`` section, called ``to=NAMESPACE.fn``).
+    Raises :class:`ChatCompletionError` with a path.
     """
     if not isinstance(request, Mapping):
         raise ChatCompletionError("the request must be a JSON object")
@@ -189,4 +182,6 @@ def from_chat_completions(
             body.append(_tool_result(message, path, call_names))
         else:
             raise ChatCompletionError(f"role {role!r} is not supported", path)
-    return Conversation((*head_items(system_content, instructions, tools), *body))
+    functions, namespaces = split_namespaced(tools, ChatCompletionError)
+    head = head_items(system_content, instructions, functions, namespaces=namespaces)
+    return Conversation((*head, *body))

@@ -12,11 +12,11 @@ Everything is frozen; the ``with_*`` methods return changed copies.
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from ..base.enums import StrEnum
 from ..format.model import Message, Role
 from ..format.tokens import CHANNELS, ControlToken
 from ..tools.spec import ToolNamespace, ToolSpec
@@ -48,15 +48,12 @@ DEFAULT_CHANNELS = CHANNELS
 JSON_CONTENT_TYPE = f"{ControlToken.CONSTRAIN.value}json"
 
 
-class ReasoningEffort(str, enum.Enum):
+class ReasoningEffort(StrEnum):
     """``Reasoning: low|medium|high`` in the system message (Chat Completions spelling)."""
 
     LOW = "low"
     MEDIUM = "medium"
     HIGH = "high"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
@@ -148,8 +145,27 @@ class Conversation:
 
     @classmethod
     def from_messages(cls, messages: Iterable[ConversationItem]) -> Conversation:
-        """A conversation of these items, in order."""
-        return cls(tuple(messages))
+        """A conversation of these items, in order.
+
+        The items are :class:`Message` s (``user_message("hi")``, ``Message(role="user",
+        content="hi")``) or the structured system/developer contents. Chat Completions message
+        dicts are a request's, with its tools and defaults: read them with
+        ``from_chat_completions({"messages": [...]})``, or pass the request to ``render``.
+        """
+        items = tuple(messages)
+        for i, item in enumerate(items):
+            if not isinstance(item, (Message, SystemContent, DeveloperContent)):
+                hint = (
+                    "for Chat Completions message dicts use"
+                    " from_chat_completions({'messages': [...]}) (or render({'messages': [...]}))"
+                    if isinstance(item, Mapping)
+                    else "build each with Message(role=..., content=...) or user_message(...)"
+                )
+                raise TypeError(
+                    f"Conversation.from_messages: item {i} is a {type(item).__name__},"
+                    f" not a Message; {hint}"
+                )
+        return cls(items)
 
     def with_messages(self, *messages: ConversationItem) -> Conversation:
         """A copy with these items appended."""

@@ -16,10 +16,10 @@ of silently ignoring it.
 from __future__ import annotations
 
 import dataclasses
-import enum
 from dataclasses import dataclass
 from typing import Literal, TypedDict, cast
 
+from ..base.enums import StrEnum
 from ..format.model import RecipientPosition, Role
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 
@@ -28,7 +28,7 @@ __all__ = ["DropRule", "JsonContentType", "RenderKeywords", "RenderOptions"]
 JsonContentType = Literal["constrain", "bare"]
 
 
-class DropRule(str, enum.Enum):
+class DropRule(StrEnum):
     """Which analysis (chain-of-thought) messages ``auto_drop_analysis`` removes.
 
     ``harmony`` is openai-harmony's rule, quirk included: only when the last assistant message
@@ -39,9 +39,6 @@ class DropRule(str, enum.Enum):
 
     HARMONY = "harmony"
     EVERY_FINAL = "every-final"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class RenderKeywords(TypedDict, total=False):

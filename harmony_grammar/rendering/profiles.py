@@ -64,6 +64,9 @@ class Profile:
     #: Whether the options' drop rule (``auto_drop_analysis``, ``drop_rule``) applies; False
     #: when ``arrange`` drops by the profile's own rule.
     standard_drop: bool = True
+    #: The profile's own drop rule (a :class:`~.options.DropRule` value), always applied;
+    #: None: the options' rule.
+    drop_rule: str | None = None
     arrange: Callable[[Sequence[ConversationItem], str | None], Arranged] | None = None
     header: Callable[[Message], Message] | None = None
 
@@ -86,6 +89,61 @@ def _oss_header(message: Message) -> Message:
         in_channel = message.channel == "commentary"
         where = RecipientPosition.CHANNEL if in_channel else RecipientPosition.ROLE
     return dataclasses.replace(message, content_type=content_type, recipient_position=where)
+
+
+# -- vLLM 0.34 (oss-harmony 0.0.11, then its own rewrite) ---------------------------------
+
+
+def _vllm_header(message: Message) -> Message:
+    """vLLM 0.34's ``_use_legacy_tool_call_headers`` over oss-harmony's header: an assistant
+    call whose header oss-harmony writes as ``assistant<|channel|>commentary to=X
+    <|constrain|>T`` is written back as ``assistant to=X<|channel|>commentary T`` (the
+    recipient in the role section, the content type bare). Headers without a content type,
+    tool results and named authors keep oss-harmony's form, as vLLM's token-level rewrite
+    leaves them."""
+    oss = _oss_header(message)
+    if (
+        oss.role is not Role.ASSISTANT
+        or oss.name is not None
+        or oss.recipient_position is not RecipientPosition.CHANNEL
+        or not (oss.content_type or "").removeprefix(_CONSTRAIN)
+    ):
+        return oss
+    return dataclasses.replace(
+        oss,
+        recipient_position=RecipientPosition.ROLE,
+        content_type=(oss.content_type or "").removeprefix(_CONSTRAIN),
+    )
+
+
+def _is_preamble(item: ConversationItem) -> bool:
+    return (
+        isinstance(item, Message)
+        and item.role is Role.ASSISTANT
+        and item.channel == "commentary"
+        and item.recipient is None
+    )
+
+
+def _is_call(item: ConversationItem) -> bool:
+    return isinstance(item, Message) and item.role is Role.ASSISTANT and item.recipient is not None
+
+
+def _is_analysis(item: ConversationItem) -> bool:
+    return isinstance(item, Message) and item.role is Role.ASSISTANT and item.channel == "analysis"
+
+
+def _vllm_arrange(items: Sequence[ConversationItem], next_turn: str | None) -> Arranged:
+    """vLLM 0.34's ``parse_chat_input_to_harmony_message``: an assistant message with tool
+    calls is written as its text (commentary), then its reasoning (analysis), then its calls;
+    so where the history has analysis, a preamble and a call in a row, the preamble goes
+    first."""
+    out: Arranged = list(enumerate(items))
+    for at in range(len(out) - 2):
+        (_, first), (_, second), (_, third) = out[at : at + 3]
+        if _is_analysis(first) and _is_preamble(second) and _is_call(third):
+            out[at], out[at + 1] = out[at + 1], out[at]
+    return out
 
 
 # -- omp (oh-my-pi's in-band history, harmony-format.md §8) ------------------------------
@@ -177,6 +235,16 @@ PROFILES: dict[str, Profile] = {
             "oss-harmony 0.0.11, the fork vLLM 0.33 depends on",
             fixed_options=_HEADER_OPTIONS,
             header=_oss_header,
+        ),
+        Profile(
+            "vllm-0.34",
+            "vLLM 0.34's Chat Completions rendering (entrypoints/openai/parser/harmony_utils.py "
+            "on oss-harmony 0.0.11: legacy call headers, text before reasoning, every-final "
+            "dropping)",
+            fixed_options=_ALL_OPTIONS,
+            drop_rule="every-final",
+            arrange=_vllm_arrange,
+            header=_vllm_header,
         ),
         Profile(
             "hf-chat-template",

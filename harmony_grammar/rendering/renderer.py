@@ -19,15 +19,14 @@ the same as a real token, so use ``tokens=True`` to feed a model.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, TypeAlias, overload
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 from ..format.model import Message, RecipientPosition, Role, Terminator
 from ..format.tokens import CONTROL_SPELLINGS, ControlToken
 from ..safety.escaping import encode_untrusted
 from ..tools.names import MAX_HEADER_LENGTH
 from ..tools.spec import ToolNamespace
-from ..tools.typescript import json_display, tools_section
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -38,6 +37,8 @@ from .conversation import (
 from .errors import RenderError
 from .header_fields import header_problem
 from .options import DropRule, RenderKeywords, RenderOptions
+from .request_body import from_request
+from .typescript import json_display, tools_section
 
 if TYPE_CHECKING:
     import tiktoken
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DropRule",
     "Piece",
-    "RenderError",
     "RenderOptions",
     "developer_text",
     "encode_text",
@@ -220,7 +220,8 @@ def rendered_messages(
     )
     dropped: set[int] = set()
     if profile.standard_drop and opts.drops_analysis:
-        dropped = _dropped([item for _, item in arranged], opts.rule)
+        rule = DropRule(profile.drop_rule) if profile.drop_rule is not None else opts.rule
+        dropped = _dropped([item for _, item in arranged], rule)
     last = len(arranged) - 1
     out: list[Message] = []
     for position, (index, item) in enumerate(arranged):
@@ -366,7 +367,7 @@ def token_ids(
 
 @overload
 def render(
-    conversation: Conversation,
+    conversation: Conversation | Mapping[str, Any],
     options: RenderOptions | None = ...,
     *,
     tokens: Literal[False] = ...,
@@ -377,7 +378,7 @@ def render(
 
 @overload
 def render(
-    conversation: Conversation,
+    conversation: Conversation | Mapping[str, Any],
     options: RenderOptions | None = ...,
     *,
     tokens: Literal[True],
@@ -387,7 +388,7 @@ def render(
 
 
 def render(
-    conversation: Conversation,
+    conversation: Conversation | Mapping[str, Any],
     options: RenderOptions | None = None,
     *,
     tokens: bool = False,
@@ -423,9 +424,20 @@ def render(
     when omitted). All message text (user input, tool results, tool descriptions, the model's
     own words) is encoded as untrusted: a spelled ``<|start|>`` stays ordinary tokens and can
     never forge structure. ``trusted_text=True`` opts out: spellings become special ids.
+    ``conversation`` may also be a request body (a dict with ``messages``, Chat Completions,
+    or ``input``, Responses API), read as ``from_chat_completions`` / ``from_responses`` read
+    it (a bad body raises their ``ChatCompletionError`` with a path).
+
     Raises :class:`RenderError` for a conversation it cannot render, ValueError for options
     that do not go together.
     """
+    if isinstance(conversation, Mapping):
+        conversation = from_request(conversation)
+    elif not isinstance(conversation, Conversation):
+        raise TypeError(
+            f"render takes a Conversation or a request dict, not {type(conversation).__name__}"
+            " (Conversation.from_messages([...]) builds one from Message objects)"
+        )
     opts = RenderOptions.of(options, keywords)
     pieces = rendered_pieces(conversation, opts)
     if not tokens:

@@ -1,6 +1,7 @@
 """Request reading shared by the Chat Completions and Responses bridges.
 
-Both bridges read a ``tools`` list into :class:`ToolSpec` s, narrow it by ``tool_choice``,
+Both bridges read message content given as a string or as text parts (:func:`content_text`),
+read a ``tools`` list into :class:`ToolSpec` s, narrow it by ``tool_choice``,
 set the system message's reasoning effort and put instructions and tools in one developer
 message. Only the JSON shapes differ (a Chat tool nests its function under ``function``, a
 Responses tool is flat), so each bridge passes the small part that reads its shape and its
@@ -10,10 +11,10 @@ own error class; the checks, their order and the paths in the errors live here o
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..tools.spec import ToolSpec
+from ..tools.spec import ToolNamespace, ToolSpec
 from .conversation import (
     ConversationItem,
     DeveloperContent,
@@ -26,6 +27,7 @@ __all__ = [
     "ErrorFactory",
     "ToolReader",
     "chosen_tools",
+    "content_text",
     "head_items",
     "tool_specs",
     "with_reasoning_effort",
@@ -37,6 +39,30 @@ ErrorFactory = Callable[[str, str], Exception]
 
 #: Reads one tool entry (already known to be a function tool) at ``path`` into a spec.
 ToolReader = Callable[[Mapping[str, Any], str], ToolSpec]
+
+
+def content_text(content: Any, path: str, error: ErrorFactory, part_types: Collection[str]) -> str:
+    """Content at ``path``: a string, null (``""``), or a list of text parts joined, each a
+    ``{"type": T, "text": "..."}`` with ``T`` in ``part_types``. Anything else raises
+    ``error`` with the path of what is wrong (``messages[1].content[2].text``)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise error("must be a string, null or a list of text parts", path)
+    texts: list[str] = []
+    for i, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+        if kind not in part_types:
+            raise error(
+                f"content part of type {kind!r} is not supported (text only)", f"{path}[{i}]"
+            )
+        text = part.get("text")
+        if not isinstance(text, str):
+            raise error("text must be a string", f"{path}[{i}].text")
+        texts.append(text)
+    return "".join(texts)
 
 
 def tool_specs(
@@ -109,19 +135,22 @@ def head_items(
     instructions: Sequence[str],
     tools: Iterable[ToolSpec],
     formats: tuple[ResponseFormat, ...] = (),
+    *,
+    namespaces: tuple[ToolNamespace, ...] = (),
 ) -> list[ConversationItem]:
     """The system message, and a developer message when there is anything to put in one.
 
-    The developer message holds the instructions (joined by a blank line), the tools and
-    the response formats.
+    The developer message holds the instructions (joined by a blank line), the tools (the
+    ``functions`` namespace, then any other ``namespaces``) and the response formats.
     """
     tools = tuple(tools)
     head: list[ConversationItem] = [system]
-    if instructions or tools or formats:
+    if instructions or tools or formats or namespaces:
         head.append(
             DeveloperContent(
                 instructions="\n\n".join(instructions) if instructions else None,
                 tools=tools,
+                namespaces=namespaces,
                 response_formats=formats,
             )
         )

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..tools.spec import ToolSpec
-from .chat import FUNCTIONS_PREFIX, ChatCompletionError
+from .agent_tools import RequestTools, chosen, read_tools, recipient
+from .chat import ChatCompletionError
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -25,7 +25,7 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
-from .requests import chosen_tools, head_items, tool_specs, with_reasoning_effort
+from .requests import content_text, head_items, with_reasoning_effort
 
 __all__ = ["ResponsesError", "from_responses"]
 
@@ -41,50 +41,15 @@ _TEXT_PARTS = ("input_text", "output_text", "text", "reasoning_text", "summary_t
 
 def _text(content: Any, path: str) -> str:
     """A string, or a list of text parts (``input_text``, ``output_text``, ...) joined."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts: list[str] = []
-        for i, part in enumerate(content):
-            kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
-            if kind not in _TEXT_PARTS or not isinstance(part.get("text"), str):
-                raise ResponsesError(
-                    f"content part of type {kind!r} is not supported (text only)",
-                    f"{path}[{i}]",
-                )
-            texts.append(part["text"])
-        return "".join(texts)
-    raise ResponsesError("must be a string or a list of text parts", path)
+    return content_text(content, path, ResponsesError, _TEXT_PARTS)
 
 
-def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
-    """A Responses function tool: ``{"type": "function", "name", "description", ...}``."""
-    name, description = tool.get("name"), tool.get("description") or ""
-    parameters = tool.get("parameters")
-    if not isinstance(name, str) or not isinstance(description, str):
-        raise ResponsesError("needs a string name (and description)", path)
-    if parameters is not None and not isinstance(parameters, Mapping):
-        raise ResponsesError("parameters must be a JSON Schema object", path)
-    return ToolSpec(name, description, parameters)
-
-
-def _named_function(choice: Any) -> Mapping[str, Any] | None:
-    """``{"type": "function", "name": ...}`` itself, which holds the name."""
-    if isinstance(choice, Mapping) and choice.get("type") == "function":
-        return choice
-    return None
-
-
-def _tools(request: Mapping[str, Any]) -> list[ToolSpec]:
-    """The request's function tools that ``tool_choice`` lets the model see."""
-    return chosen_tools(
-        request,
-        tool_specs(request, _read_tool, ResponsesError),
-        _named_function,
+def _tools(request: Mapping[str, Any]) -> RequestTools:
+    """The request's tools that ``tool_choice`` lets the model see (hosted ones named)."""
+    return chosen(
+        read_tools(request.get("tools"), ResponsesError),
+        request.get("tool_choice"),
         ResponsesError,
-        "'auto', 'required', 'none' or {'type': 'function', 'name': ...}",
     )
 
 
@@ -130,21 +95,33 @@ def _input_item(
         text = _text(parts, f"{path}.content")
         # Encrypted reasoning alone has no text to render: the item is dropped.
         return [assistant_message(text, channel="analysis")] if text else []
-    if kind == "function_call":
-        name, arguments = item.get("name"), item.get("arguments", "")
-        if not isinstance(name, str) or not isinstance(arguments, str):
-            raise ResponsesError("function_call needs a name and an arguments string", path)
+    if kind in ("function_call", "custom_tool_call"):
+        # A function call's arguments are JSON (<|constrain|>json); a custom tool's input
+        # is raw text, written without a content type, as the model wrote it.
+        custom = kind == "custom_tool_call"
+        field = "input" if custom else "arguments"
+        name, arguments = item.get("name"), item.get(field, "")
+        namespace = item.get("namespace")
+        if (
+            not isinstance(name, str)
+            or not isinstance(arguments, str)
+            or not (namespace is None or isinstance(namespace, str))
+        ):
+            raise ResponsesError(f"{kind} needs a name and an {field} string", path)
+        to = recipient(name, namespace)
         if isinstance(item.get("call_id"), str):
-            call_names[item["call_id"]] = name
-        return [tool_call_message(FUNCTIONS_PREFIX + name, arguments)]
-    if kind == "function_call_output":
+            call_names[item["call_id"]] = to
+        if custom:
+            return [tool_call_message(to, arguments, content_type=None)]
+        return [tool_call_message(to, arguments)]
+    if kind in ("function_call_output", "custom_tool_call_output"):
         call_id = item.get("call_id")
         if call_id not in call_names:
             raise ResponsesError(
-                f"call_id {call_id!r} does not match any earlier function_call", path
+                f"call_id {call_id!r} does not match any earlier call in input", path
             )
         output = _text(item.get("output"), f"{path}.output")
-        return [tool_result_message(FUNCTIONS_PREFIX + call_names[call_id], output)]
+        return [tool_result_message(call_names[call_id], output)]
     raise ResponsesError(f"input item of type {kind!r} is not supported", path)
 
 
@@ -181,5 +158,11 @@ def from_responses(
         body += _input_item(item, f"input[{i}]", call_names, instructions)
     tools = _tools(request)
     formats = _response_formats(request)
-    head = head_items(_system(request, system or SystemContent()), instructions, tools, formats)
+    head = head_items(
+        _system(request, system or SystemContent()),
+        instructions,
+        tools.functions,
+        formats,
+        namespaces=tools.namespaces,
+    )
     return Conversation((*head, *body))

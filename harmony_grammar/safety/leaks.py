@@ -20,9 +20,9 @@ decides exactly as the batch does: the spans and the report are the same for any
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
+from ..base.enums import StrEnum
 from ..format.model import Span
 from .masks import JsonArgumentMask, ProseMask
 from .signals import LOOKBACK, MAX_MATCH, SIGNAL_PATTERNS, LeakSignal, SignalPattern
@@ -39,14 +39,11 @@ __all__ = [
 ]
 
 
-class LeakSurface(str, enum.Enum):
+class LeakSurface(StrEnum):
     """What the text is: visible model output, or the arguments of a tool call."""
 
     TEXT = "text"
     TOOL_ARG = "tool_arg"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,11 +26,11 @@ combine into a verdict is :mod:`.leaks`'s.
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..base.enums import StrEnum
 from ..format.tokens import CHANNEL_WORD, CHANNELS, ControlToken
 from .escaping import RESERVED_SPELLINGS
 
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-class LeakSignal(str, enum.Enum):
+class LeakSignal(StrEnum):
     """One kind of leak evidence; the value is its one-letter code."""
 
     CONTROL_TOKEN = "H"
@@ -54,9 +54,6 @@ class LeakSignal(str, enum.Enum):
     BODY_CASCADE = "B"
     FAKE_RESULT = "R"
     AFTER_BOUNDARY = "T"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 #: A pattern's accept hook: given the match, the (start, end) of the span to report, relative

@@ -12,7 +12,7 @@ import jsonschema
 from .compiler import Compiler
 from .ecma_search import ecma_validator_class
 from .emit_gbnf import emit_gbnf
-from .emit_lark import emit_lark
+from .emit_lark import emit_lark, writes_bounded_ranges
 from .emit_llguidance import emit_llguidance
 from .emit_xgrammar import emit_xgrammar
 from .errors import InvalidSchemaError, UnsupportedSchemaError
@@ -20,6 +20,7 @@ from .ir import Grammar, is_nothing, prune
 from .nesting import nesting_exceeds
 from .order import order_keys
 from .regex import RegexError
+from .versions import LLGUIDANCE_LARK_RANGES, older_than, version_tuple
 
 __all__ = [
     "MAX_SCHEMA_DEPTH",
@@ -149,6 +150,7 @@ def schema_to_grammar(
     closed_objects: bool = False,
     float_safe: bool = True,
     escaped_ascii: bool = True,
+    target_version: str | None = None,
 ) -> str:
     """A self-contained grammar, start rule ``start``, for exactly the JSON texts ``schema``
     accepts, with each object's members in its own declared order (see :func:`canonical_json`).
@@ -158,16 +160,32 @@ def schema_to_grammar(
     ``"compact"`` allows none. ``closed_objects``, ``float_safe`` and ``escaped_ascii`` are
     :func:`compile_schema`'s; for a generation grammar pass ``closed_objects=True,
     escaped_ascii=False`` (what the turn grammar does).
+
+    ``target_version`` is the version of the library that will read the grammar (llguidance's
+    for ``lark`` and ``llguidance``, xgrammar's for ``xgrammar``; ``None``: the versions this
+    project is tested with). Where that version cannot read what the schema needs, the export
+    raises :class:`UnsupportedSchemaError` naming it (:mod:`.versions`, docs/schema-grammar.md).
     """
     emit = TARGETS.get(target)
     if emit is None:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
     if nesting_exceeds(schema, MAX_SCHEMA_DEPTH):
         raise UnsupportedSchemaError("", "", _TOO_DEEP)
+    if target_version is not None:
+        version_tuple(target_version)  # a malformed version is the caller's error, on any target
+    old_lark = target == "lark" and older_than(target_version, LLGUIDANCE_LARK_RANGES)
 
     def work() -> str:
         try:
             grammar = _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii)
+            if old_lark and writes_bounded_ranges(grammar):
+                raise UnsupportedSchemaError(
+                    "",
+                    "",
+                    f"its Lark grammar needs a bounded repetition (x ~ m..n), which llguidance "
+                    f"{target_version} cannot read (llguidance reads it from 1.9 on); give that "
+                    "llguidance the llguidance target instead",
+                )
             return emit(grammar)
         except RecursionError:  # the emitters walk expressions recursively too
             raise UnsupportedSchemaError("", "", _TOO_DEEP) from None

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .emit_common import TokenNames, reachable_rules
+from .emit_common import RulePrinter
 from .errors import UnsupportedSchemaError
-from .ir import Alt, Both, Chars, Expr, Grammar, Lit, Ref, Repeat, Seq, Token
+from .ir import Both, Chars, Expr, Grammar, Repeat
 from .regex import complement
 
 __all__ = ["emit_gbnf"]
@@ -57,68 +57,44 @@ def _class(ranges: tuple[tuple[int, int], ...]) -> str:
     return f"[{'^' if negate else ''}{''.join(body)}]"
 
 
-class _Helpers:
-    """Rules ``rep0``... for repetitions that are themselves repeated: GBNF readers refuse
-    stacked quantifiers (``x{1,4}?``) and some drop the parentheses of ``(x{1,4})?``."""
+class _GbnfPrinter(RulePrinter):
+    """GBNF's spelling. Repetitions that are themselves repeated get helper rules ``rep0``...:
+    GBNF readers refuse stacked quantifiers (``x{1,4}?``) and some drop the parentheses of
+    ``(x{1,4})?``."""
 
-    def __init__(self) -> None:
-        self.rules: dict[str, str] = {}
+    DEFINES = " ::= "
+    TOKEN_PREFIX = "tok"
+    EMPTY = '""'
+    HEADER = ("root ::= start",)
 
-    def __call__(self, body: str) -> str:
-        name = self.rules.get(body)
-        if name is None:
-            name = self.rules[body] = f"rep{len(self.rules)}"
-        return name
+    def both(self, expr: Expr) -> str | None:
+        if isinstance(expr, Both):
+            raise UnsupportedSchemaError(
+                expr.keyword, expr.pointer, "GBNF has no intersection or complement of languages"
+            )
+        return None
 
+    def literal(self, text: str) -> str:
+        return '"' + "".join(_chars([ord(c) for c in text], False)) + '"'
 
-def _expr(expr: Expr, tokens: TokenNames, helpers: _Helpers, nested: bool = False) -> str:
-    if isinstance(expr, Both):
-        raise UnsupportedSchemaError(
-            expr.keyword, expr.pointer, "GBNF has no intersection or complement of languages"
-        )
-    if isinstance(expr, Lit):
-        return '"' + "".join(_chars([ord(c) for c in expr.text], False)) + '"'
-    if isinstance(expr, Chars):
+    def chars(self, expr: Chars) -> str:
         return _class(expr.ranges)
-    if isinstance(expr, Token):
-        return tokens(expr)
-    if isinstance(expr, Ref):
-        return expr.name
-    if isinstance(expr, Seq):
-        if not expr.items:
-            return '""'
-        text = " ".join(_expr(i, tokens, helpers, True) for i in expr.items)
-        return f"({text})" if nested and len(expr.items) > 1 else text
-    if isinstance(expr, Alt):
-        text = " | ".join(_expr(i, tokens, helpers) for i in expr.items)
-        return f"({text})" if nested else text
-    if isinstance(expr, Repeat):
-        inner = _expr(expr.item, tokens, helpers, True)
+
+    def nested_choice(self, text: str) -> str:
+        return f"({text})"
+
+    def repeat(self, expr: Repeat) -> str:
+        inner = self.expr(expr.item, True)
         if isinstance(expr.item, Repeat):
-            inner = helpers(inner)
+            inner = self.helper(inner, "rep")
         lo, hi = expr.min, expr.max
         if (lo, hi) == (0, 1):
             return inner + "?"
         if hi is None and lo <= 1:
             return inner + ("*" if lo == 0 else "+")
         return f"{inner}{{{lo},{'' if hi is None else hi}}}"
-    raise TypeError(expr)
 
 
 def emit_gbnf(grammar: Grammar) -> str:
     """GBNF text with ``root ::= start``; each token becomes a rule ``tok0`` ..."""
-    tokens = TokenNames("tok")
-    helpers = _Helpers()
-    lines = ["root ::= start"]
-    for name in reachable_rules(grammar):
-        lines.append(f"{name} ::= {_expr(grammar.rules[name], tokens, helpers)}")
-    # Token bodies never hold tokens, but stay safe: a token named while writing one is
-    # written too. Copying the dict once per token here was quadratic in the token count.
-    done = 0
-    while done < len(tokens.names):
-        batch = list(tokens.names.items())[done:]
-        for body, tname in batch:
-            lines.append(f"{tname} ::= {_expr(body, tokens, helpers)}")
-        done += len(batch)
-    lines.extend(f"{name} ::= {body}" for body, name in helpers.rules.items())
-    return "\n".join(lines) + "\n"
+    return _GbnfPrinter().emit(grammar)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = ["InvalidSchemaError", "UnsupportedSchemaError"]
 
 
-class UnsupportedSchemaError(ValueError):
+class UnsupportedSchemaError(HarmonyGrammarError, ValueError):
     """The schema uses something the compiler cannot express exactly.
 
     ``keyword`` names the refused keyword and ``pointer`` is the JSON pointer of the schema

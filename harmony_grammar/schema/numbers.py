@@ -26,6 +26,7 @@ shortest repr is accepted: a double reader may round it, but rounding is monoton
 across such a bound (:func:`_monotone`). An unbounded integer takes every integer up to 2**53
 (each a double exactly) and 15 significant digits beyond.
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,13 +36,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from .digits import decimal_digit, decimal_range
 from .ir import NOTHING, Expr, Lit, Token, alt, chars, is_nothing, opt, repeat, seq
 
 __all__ = ["JSON_NUMBER", "Bound", "NotExact", "number_token"]
 
 
-class NotExact(ValueError):
+class NotExact(HarmonyGrammarError, ValueError):
     """The bounds cannot be expressed exactly (a fractional bound with ``multipleOf``)."""
 
 

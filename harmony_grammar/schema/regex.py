@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base.errors import HarmonyGrammarError
 from .ir import MAX_CODE_POINT, NOTHING, Expr, Repeat, Seq, alt, chars, repeat, seq
 
 __all__ = ["ANY_CHAR", "ECMA_SPACE", "RegexError", "complement", "parse_pattern", "search_ir"]
@@ -32,7 +33,7 @@ _WORD = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
 _SINGLE_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "f": 0x0C, "v": 0x0B, "0": 0x00}
 
 
-class RegexError(ValueError):
+class RegexError(HarmonyGrammarError, ValueError):
     """The pattern is malformed or uses a construct outside the regular subset."""
 
 

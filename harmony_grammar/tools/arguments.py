@@ -19,7 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from .json_limits import DepthTracker, JsonLimitError, loads_bounded
+from .custom import FUNCTIONS, CustomBody, entry_body, namespace_entries
+from .json_limits import DepthTracker, JsonLimitError, json_message, loads_bounded
 from .names import check_tool_name
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "first_schema_error",
     "schema_problem",
     "tool_schemas",
+    "tool_targets",
 ]
 
 #: What ``tools=`` accepts: OpenAI-style or plain tool lists, or ``{name: schema}``.
@@ -36,6 +38,9 @@ ToolsArgument = Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
 
 def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
     """``{name: parameters schema}`` from OpenAI-style or plain tool lists (or a mapping).
+
+    These are the ``functions`` namespace: a custom tool's value is its
+    :class:`~.custom.CustomBody`, and ``namespace`` entries are left to :func:`tool_targets`.
 
     Raises ``ValueError`` with one line naming the tool for a malformed list, a name that
     fails the one name check (:class:`~.names.ToolNameError`, see :mod:`.names`) or a
@@ -50,20 +55,50 @@ def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
         for tool in tools:
             if not isinstance(tool, Mapping):
                 raise ValueError(f"a tool must be an object, not {type(tool).__name__}")
+            if tool.get("type") == "namespace":
+                continue  # its tools are called as NAMESPACE.fn, not functions.fn: tool_targets
             spec = (
                 tool.get("function", tool) if tool.get("type", "function") == "function" else tool
             )
             name = spec.get("name") if isinstance(spec, Mapping) else None
             if not isinstance(name, str):
                 raise ValueError(f"a tool without a name: {_short(tool)}")
-            parameters = spec.get("parameters")
-            schemas[name] = parameters if parameters is not None else {"type": "object"}
+            schemas[name] = entry_body(tool)
     for name, schema in schemas.items():
         check_tool_name(name)  # the one name check (tools/names.py), wherever tools enter
+        if isinstance(schema, CustomBody):
+            continue  # raw text, not JSON: the turn grammar holds it to its grammar
         problem = schema_problem(schema)
         if problem is not None:
             raise ValueError(f"tool {name!r}: the parameters {problem}")
     return schemas
+
+
+def tool_targets(tools: ToolsArgument) -> dict[str, Any]:
+    """Every callable tool by the recipient a call to it is written to.
+
+    Function and custom tools are ``functions.NAME`` (a ``{name: schema}`` mapping is read so
+    too); the tools of a ``namespace`` entry are ``NAMESPACE.NAME``. Each value is the
+    parameters schema, or the custom tool's :class:`~.custom.CustomBody`. Raises
+    ``ValueError`` as :func:`tool_schemas` does, and for two tools with one recipient.
+    """
+    targets = {f"{FUNCTIONS}.{name}": body for name, body in tool_schemas(tools).items()}
+    if tools is None or isinstance(tools, Mapping):
+        return targets
+    for tool in tools:
+        if not (isinstance(tool, Mapping) and tool.get("type") == "namespace"):
+            continue
+        for namespace, entry in namespace_entries(tool):
+            name = check_tool_name(entry.get("name"))
+            body = entry_body(entry)
+            problem = None if isinstance(body, CustomBody) else schema_problem(body)
+            if problem is not None:
+                raise ValueError(f"tool {namespace}.{name}: the parameters {problem}")
+            recipient = f"{namespace}.{name}"
+            if recipient in targets:
+                raise ValueError(f"two tools are called as {recipient!r}")
+            targets[recipient] = body
+    return targets
 
 
 def _short(value: Any) -> str:
@@ -253,7 +288,7 @@ def first_schema_error(schema: Mapping[str, Any], document: str) -> str | None:
     except JsonLimitError as exc:
         return f"not readable ({exc.limit.message})"
     except json.JSONDecodeError as exc:
-        return f"not JSON ({exc.msg} at character {exc.pos})"
+        return f"not JSON ({json_message(exc)} at character {exc.pos})"
     validator_class = jsonschema.validators.validator_for(
         schema, default=jsonschema.Draft202012Validator
     )

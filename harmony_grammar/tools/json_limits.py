@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_NUMBER_DIGITS",
@@ -29,8 +31,15 @@ __all__ = [
     "JsonLimit",
     "JsonLimitError",
     "json_limit",
+    "json_message",
     "loads_bounded",
 ]
+
+
+def json_message(exc: json.JSONDecodeError) -> str:
+    """``exc.msg`` ready for an `` at POSITION`` after it: Python's "Unterminated string
+    starting at" ends in "at" itself, and the position added after it read "at at"."""
+    return exc.msg.removesuffix(" at")
 
 #: The deepest nesting of arrays and objects read. Deep enough for any real arguments, and
 #: shallow enough that jsonschema's recursive validation (a few frames per level) stays far
@@ -56,7 +65,7 @@ class JsonLimit:
     offset: int
 
 
-class JsonLimitError(ValueError):
+class JsonLimitError(HarmonyGrammarError, ValueError):
     """Raised by :func:`loads_bounded` for a document over a limit; ``limit`` says which."""
 
     def __init__(self, limit: JsonLimit) -> None:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 
+from ..base.errors import HarmonyGrammarError
+
 __all__ = [
     "MAX_HEADER_LENGTH",
     "MAX_NAME_LENGTH",
@@ -46,7 +48,7 @@ _NAME = re.compile(r"[\w$.\-]+")
 assert 2 * MAX_NAME_LENGTH + 256 <= MAX_HEADER_LENGTH
 
 
-class ToolNameError(ValueError):
+class ToolNameError(HarmonyGrammarError, ValueError):
     """A tool or namespace name that cannot be declared, called and read back safely."""
 
 

@@ -18,7 +18,8 @@ and everything below them; it sits beside :mod:`harmony_grammar.generation` and
 
 from __future__ import annotations
 
-from .batch import COLUMNS, PrepareOptions, Problem, prepare_batch
+from ..base.deprecation import moved_names
+from .batch import COLUMNS, PrepareOptions, RecordProblem, prepare_batch
 from .importers import ImportResult, import_record
 from .prepare import PrepareReport, PrepareTask, prepare
 from .render import DropScope, TrainingExample, TrainOn, render_training
@@ -30,7 +31,7 @@ __all__ = [
     "PrepareOptions",
     "PrepareReport",
     "PrepareTask",
-    "Problem",
+    "RecordProblem",
     "TrainOn",
     "TrainingExample",
     "import_record",
@@ -38,3 +39,7 @@ __all__ = [
     "prepare_batch",
     "render_training",
 ]
+
+__getattr__ = moved_names(
+    __name__, {"Problem": ("harmony_grammar.training.RecordProblem", RecordProblem)}
+)

@@ -12,13 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.deprecation import moved_names
 from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
-from ..rendering.renderer import DropRule, RenderError
+from ..rendering.errors import RenderError
+from ..rendering.renderer import DropRule
 from .importers import RecordFormat, import_record
 from .render import DropScope, TrainingExample, TrainOn, render_training
 
-__all__ = ["COLUMNS", "BatchResult", "PrepareOptions", "Problem", "prepare_batch"]
+__all__ = ["COLUMNS", "BatchResult", "PrepareOptions", "RecordProblem", "prepare_batch"]
 
 #: The output columns, in order. ``input_ids``, ``assistant_masks`` and ``labels`` are the
 #: names TRL's ``SFTTrainer`` reads from a pre-tokenized dataset (``labels`` is used as is;
@@ -45,9 +47,10 @@ class PrepareOptions:
 
 
 @dataclass(frozen=True)
-class Problem:
+class RecordProblem:
     """A diagnostic about record ``record`` (1-based) of ``file``; ``skipped`` when the record
-    was left out. ``count`` is how many records it stands for (an unreadable piece's)."""
+    was left out. ``count`` is how many records it stands for (an unreadable piece's).
+    Formerly ``Problem``."""
 
     file: str
     record: int
@@ -66,7 +69,7 @@ class BatchResult:
     records it covers (``records``: written, left out or unreadable)."""
 
     columns: dict[str, list[Any]] = field(default_factory=lambda: {name: [] for name in COLUMNS})
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[RecordProblem] = field(default_factory=list)
     tokens: int = 0
     trained_tokens: int = 0
     records: int = 0
@@ -94,8 +97,8 @@ def _example(
     encoding: Any,
     out: BatchResult,
 ) -> None:
-    def _problem(code: str, message: str) -> Problem:
-        return Problem(*where, make_diagnostic(code, message, 0, 0))
+    def _problem(code: str, message: str) -> RecordProblem:
+        return RecordProblem(*where, make_diagnostic(code, message, 0, 0))
 
     if error is not None:
         out.problems.append(_problem("HG300", error))
@@ -107,7 +110,7 @@ def _example(
         field=options.field,
         lenient=options.lenient,
     )
-    out.problems += [Problem(*where, d) for d in imported.diagnostics]
+    out.problems += [RecordProblem(*where, d) for d in imported.diagnostics]
     if imported.conversation is None:
         return
     try:
@@ -154,7 +157,7 @@ def prepare_batch(
     problem per record left out; ``errors[i]``, when set, says why record ``i`` could not be
     read (its HG300).
 
-    Never raises for a bad record: each becomes a :class:`Problem` (HG300 to HG304).
+    Never raises for a bad record: each becomes a :class:`RecordProblem` (HG300 to HG304).
     """
     if encoding is None:
         from ..format.vocabulary import load_encoding
@@ -167,5 +170,10 @@ def prepare_batch(
             _example((file, number), record, error, options, encoding, out)
         except RecursionError:  # a record nested past the interpreter's stack: its problem
             why = "the record is nested too deeply to import"
-            out.problems.append(Problem(file, number, make_diagnostic("HG300", why, 0, 0)))
+            out.problems.append(RecordProblem(file, number, make_diagnostic("HG300", why, 0, 0)))
     return out
+
+
+__getattr__ = moved_names(
+    __name__, {"Problem": ("harmony_grammar.training.batch.RecordProblem", RecordProblem)}
+)

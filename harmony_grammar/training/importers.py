@@ -28,6 +28,7 @@ from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
 from ..rendering.chat import ChatCompletionError, from_chat_completions
 from ..rendering.conversation import Conversation, SystemContent
+from ..tools.json_limits import json_message
 
 __all__ = ["ImportResult", "RecordFormat", "import_record"]
 
@@ -146,7 +147,7 @@ def _from_messages(
             "reasoning_effort": record.get("reasoning_effort"),
         }
     except json.JSONDecodeError as exc:
-        return _failure(row, f"tools: not JSON ({exc.msg} at column {exc.colno})")
+        return _failure(row, f"tools: not JSON ({json_message(exc)} at column {exc.colno})")
     try:
         return ImportResult(row, from_chat_completions(request, system=system))
     except ChatCompletionError as exc:

@@ -10,26 +10,23 @@ results back here in input order, and this process appends each batch to the one
 
 from __future__ import annotations
 
-import pickle
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data.pieces import Piece, plan
-from ..data.pool import run_local
-from ..data.ray_engine import run_ray
+from ..data.engines import ENGINES, run_task
+from ..data.pieces import plan
 from ..data.read import Chunk, Failure, without_nulls
-from ..data.task import BatchTask
+from ..data.task import PickledTask
 from ..format.diagnostics import make_diagnostic
-from .batch import BatchResult, PrepareOptions, Problem, prepare_batch
+from .batch import BatchResult, PrepareOptions, RecordProblem, prepare_batch
 from .writers import TrainingWriter
 
 __all__ = ["DEFAULT_BATCH_SIZE", "ENGINES", "PrepareReport", "PrepareTask", "prepare"]
 
 #: Records per batch: large enough to amortise a worker round trip and a Parquet row group.
 DEFAULT_BATCH_SIZE = 256
-ENGINES = ("local", "ray")
 
 
 @dataclass
@@ -45,7 +42,7 @@ class PrepareReport:
     tokens: int = 0
     trained_tokens: int = 0
     longest: int = 0
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[RecordProblem] = field(default_factory=list)
     seconds: float = 0.0
     skipped: int = 0
 
@@ -62,8 +59,9 @@ class PrepareReport:
 
 
 @dataclass(frozen=True)
-class PrepareTask(BatchTask[BatchResult]):
-    """Training's batch function for the data layer's engines."""
+class PrepareTask(PickledTask[BatchResult]):
+    """Training's batch function for the data layer's engines (its results cross processes
+    pickled: they are rebuilt exactly, problems and all)."""
 
     options: PrepareOptions
     columns = None  # every column: a record is imported whole
@@ -78,19 +76,8 @@ class PrepareTask(BatchTask[BatchResult]):
         count = failure.count or 1
         diagnostic = make_diagnostic("HG300", failure.message, 0, 0)
         return BatchResult(
-            problems=[Problem(failure.file, failure.first, diagnostic, count)], records=count
+            problems=[RecordProblem(failure.file, failure.first, diagnostic, count)], records=count
         )
-
-    def pack(self, results: list[BatchResult]) -> Any:
-        # Ray Data moves tables: a piece's results travel as one pickled cell (they are
-        # rebuilt here exactly, problems and all; the local pool pickles them the same way).
-        import pyarrow as pa
-
-        return pa.table({"results": [pickle.dumps(results, protocol=5)]})
-
-    def unpack(self, packed: Any) -> Iterable[BatchResult]:
-        for cell in packed.column("results").to_pylist():
-            yield from pickle.loads(cell)
 
 
 _ENCODING: Any = None
@@ -105,14 +92,6 @@ def _encoding() -> Any:
     return _ENCODING
 
 
-def _results(
-    pieces: list[Piece], task: PrepareTask, engine: str, jobs: int, batch_size: int
-) -> Iterator[BatchResult]:
-    if engine == "ray":
-        return run_ray(pieces, task, jobs=jobs, chunk_size=batch_size)
-    return run_local(pieces, task, jobs=jobs, chunk_size=batch_size)
-
-
 def prepare(
     source: str,
     output: str,
@@ -122,7 +101,7 @@ def prepare(
     output_format: str = "parquet",
     jobs: int = 1,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    on_problem: Callable[[Problem], None] | None = None,
+    on_problem: Callable[[RecordProblem], None] | None = None,
     on_skipped: Callable[[list[str]], None] | None = None,
 ) -> PrepareReport:
     """Prepare the dataset at ``source`` into ``output``; returns the report.
@@ -141,7 +120,7 @@ def prepare(
     report = PrepareReport()
     task = PrepareTask(options)
     with TrainingWriter(output, output_format) as writer:
-        for batch in _results(found.pieces, task, engine, jobs, batch_size):
+        for batch in run_task(found.pieces, task, engine=engine, jobs=jobs, chunk_size=batch_size):
             if len(batch):
                 writer.write(batch)
             report.add(batch)

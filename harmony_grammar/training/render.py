@@ -20,12 +20,12 @@ after its ``<|start|>assistant``.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
+from ..base.enums import StrEnum
 from ..format.model import Message, RecipientPosition, Role
 from ..format.tokens import ControlToken
 from ..rendering.conversation import Conversation, ConversationItem, DeveloperContent, SystemContent
@@ -58,18 +58,15 @@ __all__ = [
 IGNORE_INDEX = -100
 
 
-class TrainOn(str, enum.Enum):
+class TrainOn(StrEnum):
     """Which assistant tokens are masked in (see the module docstring)."""
 
     ALL = "all"
     LAST = "last"
     FINAL = "final"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class DropScope(str, enum.Enum):
+class DropScope(StrEnum):
     """Where ``auto_drop_analysis`` may drop chain of thought in a training example.
 
     ``earlier-turns`` (the default) evaluates the drop rule on the prompt of the last turn (the
@@ -81,9 +78,6 @@ class DropScope(str, enum.Enum):
 
     EARLIER_TURNS = "earlier-turns"
     CONVERSATION = "conversation"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
@@ -205,9 +199,9 @@ def _training_messages(
     recipient_position: RecipientPosition | str | None,
     json_content_type: Literal["constrain", "bare"] | None,
 ) -> tuple[Message, ...]:
-    if not profile.standard_drop:
-        # A profile with its own history rules (the HF template, OMP) decides dropping and
-        # writes its own system and developer text: it gets the conversation as it is.
+    if not profile.standard_drop or profile.drop_rule is not None:
+        # A profile with its own history rules (the HF template, OMP) or its own drop rule
+        # (vLLM) decides dropping itself: it gets the conversation as it is.
         return rendered_messages(conversation, profile=profile, training=True)
     if not auto_drop_analysis or drop_scope is DropScope.CONVERSATION:
         return rendered_messages(
@@ -286,7 +280,7 @@ def render_training(
     apply to the turns before the last one (default) or, as in openai-harmony, to the whole
     conversation. The remaining options are :func:`render`'s. ``profile`` renders the ids
     as that profile does (:mod:`.profiles`); one that drops by its own rule (the HF template,
-    OMP) ignores ``auto_drop_analysis``, ``drop_rule`` and ``drop_scope``.
+    OMP, vLLM 0.34) ignores ``auto_drop_analysis``, ``drop_rule`` and ``drop_scope``.
 
     Raises :class:`~.renderer.RenderError` for a conversation the renderer cannot render and
     ValueError for an unknown option value.

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..format.diagnostics import LineIndex, make_diagnostic
+from ..format.from_typescript import declared_namespaces, tools_from_typescript
 from ..format.model import Diagnostic, Message, Role, Terminator
 from ..format.tokens import CONTROL_SPELLING_RE, ControlToken
 from ..rendering.conversation import DEFAULT_CHANNELS
 from ..safety.signals import SIGNAL_PATTERNS, LeakSignal
 from ..tools.arguments import first_schema_error
-from ..tools.from_typescript import declared_namespaces, tools_from_typescript
 from ..tools.json_limits import json_limit
 from ..tools.names import name_problem
 

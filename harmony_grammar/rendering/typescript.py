@@ -26,7 +26,8 @@ so renders byte for byte as openai-harmony writes it:
   as ``\\u`` escapes), and a property name that holds anything but name characters is quoted;
 * what cannot be escaped is refused with :class:`RenderError`, naming the tool and the JSON
   pointer: a ``type`` list entry that is not a type name, and a tool or namespace name that
-  fails :func:`~.names.name_problem` (the one name check, shared with the grammars).
+  fails :func:`~harmony_grammar.tools.names.name_problem` (the one name check, shared with
+  the grammars).
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .names import name_problem
-from .spec import ToolNamespace, ToolSpec
+from ..tools.names import name_problem
+from ..tools.spec import ToolNamespace, ToolSpec
+from .errors import RenderError
 
 __all__ = [
-    "RenderError",
     "json_display",
     "namespace_typescript",
     "rust_lines",
@@ -49,11 +50,6 @@ __all__ = [
     "tool_typescript",
     "tools_section",
 ]
-
-
-class RenderError(ValueError):
-    """The conversation cannot be rendered (for example a tool message without a name, or a
-    tool schema whose text would change the declarations)."""
 
 
 class _Unrenderable(Exception):

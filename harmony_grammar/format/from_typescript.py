@@ -1,7 +1,7 @@
 """Recovering tool schemas from the ``namespace NAME { ... }`` TypeScript of a rendered prompt.
 
-This is the inverse of :mod:`harmony_grammar.tools.typescript`: a transcript declares its tools only
-as the text of its developer message (``namespace functions``) and system message
+This is the inverse of :mod:`harmony_grammar.rendering.typescript`: a transcript declares its
+tools only as the text of its developer message (``namespace functions``) and system message
 (``namespace browser``), so a validator that checks calls against those tools must read the
 rendering back. The rendering is lossy, and the recovered schema is as permissive as the lost
 information requires, so that a document valid against the original schema stays valid:
@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .spec import ToolSpec
+from ..base.errors import HarmonyGrammarError
+from ..tools.spec import ToolSpec
 
 __all__ = [
     "NamespaceDeclaration",
@@ -41,7 +42,7 @@ __all__ = [
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 
-class TypeScriptError(ValueError):
+class TypeScriptError(HarmonyGrammarError, ValueError):
     """The text is not a TypeScript type as the renderer writes it; ``pos`` is where."""
 
     def __init__(self, message: str, pos: int) -> None:
