@@ -46,8 +46,8 @@ PROSE = ("Let me check.", "Sure!", "Okay, one moment…", "Je vérifie.", "東�
 GAPS = ("\n", " ", "\n\n", "\t", "\r\n")
 #: How a body opens with no letter: a digit, a symbol, an emoji, a hyphenated channel word.
 LEADS = ("42 ", "🙂 ", "«", "$3 ", "(", "3.5% ", "— ", "? ", "…", "[1] ", "#", "analysis-free ")
-#: What lies between a recipient and ``<|channel|>``: ``unread`` when it has no letter and
-#: no digit, else a field or content.
+#: What lies between a recipient and ``<|channel|>``: after a space, ``unread`` when it has
+#: no letter and no digit, else a field or content; glued on, the recipient word or apart.
 JUNK = ("??", " ?", " «»", " (", "…", " 🙂", " abc", " 42", "x")
 
 
@@ -227,10 +227,16 @@ def expected_shape(mangled: Mangled) -> list[tuple[object, ...]]:
     elif kind == "glued_word" and detail["author"]:
         author, _, recipient, ctype, content, end = want[int(index)]  # type: ignore[call-overload]
         want[int(index)] = (author, ANY, recipient, ctype, content, end)  # type: ignore[call-overload]
-    elif kind == "junk_before_channel" and any(ch.isalnum() for ch in str(detail["junk"])):
-        # Junk with a letter or a digit is a field or content, where is not fixed.
-        author, channel, *_ = want[int(index)]  # type: ignore[call-overload]
-        want[int(index)] = (author, channel, ANY, ANY, ANY, ANY)  # type: ignore[call-overload]
+    elif kind == "junk_before_channel":
+        junk = str(detail["junk"])
+        author, channel, recipient, *rest = want[int(index)]  # type: ignore[call-overload]
+        if not junk[0].isspace():
+            # Glued on: the strict grammar reads one recipient word (``functions.x??``), a
+            # reading of names reads ``functions.x`` and ``??`` apart; both keep every char.
+            want[int(index)] = (author, channel, ANY, *rest)  # type: ignore[call-overload]
+        elif any(ch.isalnum() for ch in junk):
+            # A word there is a field or content, which one is not fixed.
+            want[int(index)] = (author, channel, ANY, ANY, ANY, ANY)  # type: ignore[call-overload]
     return want
 
 

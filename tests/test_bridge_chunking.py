@@ -10,12 +10,11 @@ at every point, as text and as token ids.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar import ChatCompletionStream, ResponsesStream
@@ -25,19 +24,10 @@ from harmony_grammar.gateway.backend import Output
 from harmony_grammar.gateway.planning import Limits, plan_chat, plan_responses
 from harmony_grammar.gateway.runs import ChatRun, ResponsesRun, chat_completion
 
-from .harmony_alphabet import ALPHABET, KINDS, as_ids, as_text
+from .harmony_alphabet import as_ids, as_text
 from .mangler_shapes import ISSUE_EXAMPLES
+from .test_field_conservation import PIECES, PROPERTY
 
-PROPERTY = settings(
-    max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "60")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-PIECES = st.lists(
-    st.sampled_from(KINDS).flatmap(lambda k: st.tuples(st.just(k), st.sampled_from(ALPHABET[k]))),
-    min_size=1,
-    max_size=20,
-)
 CUTS = st.lists(st.integers(0, 10**6), max_size=6)
 TOOLS = [
     {
