@@ -2,14 +2,14 @@
 
     python benchmarks/bench_lossless.py [--count N]     # N inputs in all (default 100,000)
 
-The generator and its manglings are ``tests/mangler.py``, the same as the property tests
-(tests/test_lossless.py). For each mangling kind, over completions and conversations,
+The generator and its manglings are ``tests/support/mangler.py``, the same as the property tests
+(tests/format/test_lossless.py). For each mangling kind, over completions and conversations,
 text and (a tenth of them) token ids:
 
 * **characters lost**: characters of the input in no message and no discarded range that
   are not whitespace, plus the characters of every content that is not the input it came
   from, plus discarded characters that are not control-token debris (target 0);
-* **exact**: where the mangling leaves one reading (``tests/mangler.expected``), the share
+* **exact**: where the mangling leaves one reading (``tests/support/mangler.expected``), the share
   read back as the original messages;
 * **repair**: idempotence failures, and outputs that do not parse strictly without error.
 
@@ -33,7 +33,7 @@ from harmony_grammar.format.accounting import conservation_problems
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.lexer import split_text
 from harmony_grammar.format.model import ParseResult
-from tests.mangler import (
+from tests.support.mangler import (
     MANGLINGS,
     comparable,
     expected,

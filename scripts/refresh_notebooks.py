@@ -1,10 +1,11 @@
 """Re-executes notebooks/*.ipynb and saves them with their outputs, for readers.
 
-    python -m tests.refresh_notebooks                                  # every notebook
-    python -m tests.refresh_notebooks 02_constrained_generation.ipynb  # some of them
+    python scripts/refresh_notebooks.py                                  # every notebook
+    python scripts/refresh_notebooks.py 02_constrained_generation.ipynb  # some of them
 
 Run it from the repository root after changing a notebook or what it shows, then review the diff:
-tests/test_notebooks.py fails while a committed output differs from what a fresh run gives.
+tests/integration/test_notebooks.py fails while a committed output differs from what a fresh run
+gives.
 The helpers that test uses (execute, clean, compare) live here so both run the notebooks alike.
 
 Comparison rules (see ``compare``):
@@ -47,7 +48,7 @@ DIFF_LINES = 20
 
 REFRESH_HINT = (
     "If the change is intended, refresh the committed outputs with "
-    "`python -m tests.refresh_notebooks {name}` (from the repository root) and review the diff."
+    "`python scripts/refresh_notebooks.py {name}` (from the repository root) and review the diff."
 )
 
 

@@ -25,7 +25,7 @@ from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.tokens import ControlToken
 from harmony_grammar.rendering.chat import ChatCompletionError
 
-from .openai_sdk import check_chunk, check_event, check_response
+from ..support.openai_sdk import check_chunk, check_event, check_response
 
 WEATHER = {
     "type": "function",

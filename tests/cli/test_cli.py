@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from .cli_helpers import run_cli
+from ..support.cli_helpers import run_cli
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "weather.harmony"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "weather.harmony"
 
 
 run = run_cli

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from harmony_grammar.cli.display import shown, shown_path
-from tests.cli_helpers import run_cli
+from tests.support.cli_helpers import run_cli
 
 FORGING = "a\nb.jsonl:1: HG000 ok\x1b[2J\u2028.txt"
 BAD = "<|start|>assistant<|message|>hi<|end|>"  # no channel: HG200 from validate

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.cli_helpers import run_cli
+from tests.support.cli_helpers import run_cli
 
 REQUEST = {
     "messages": [

@@ -11,8 +11,8 @@ import pytest
 from harmony_grammar.format.causes import CAUSES
 from harmony_grammar.format.parser import parse
 
-from .cli_helpers import run_cli
-from .wild_corpus import load_records
+from ..support.cli_helpers import run_cli
+from ..support.wild_corpus import load_records
 
 CLEAN = (
     "<|start|>user<|message|>What is 2+2?<|end|>"

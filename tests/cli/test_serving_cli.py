@@ -14,7 +14,7 @@ from harmony_grammar.generation.turn_grammar import completion_grammar
 from harmony_grammar.rendering.renderer import render
 from harmony_grammar.rendering.responses import from_responses
 
-from .openai_sdk import check_chunk, check_event, check_response
+from ..support.openai_sdk import check_chunk, check_event, check_response
 
 TOOLS = [
     {

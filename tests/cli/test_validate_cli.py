@@ -10,7 +10,7 @@ import pytest
 
 from harmony_grammar.cli.display import in_cli_words
 
-from .cli_helpers import run_cli
+from ..support.cli_helpers import run_cli
 
 GOOD = "<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>final<|message|>Hello.<|end|>"
 NO_CHANNEL = "<|start|>user<|message|>hi<|end|>\n<|start|>assistant<|message|>Hello.<|end|>"

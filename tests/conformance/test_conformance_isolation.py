@@ -17,7 +17,7 @@ import pytest
 from harmony_grammar.conformance import load_cases
 from harmony_grammar.conformance.adapters import harmony_grammar_adapter
 from harmony_grammar.conformance.runner import run_case, run_suite
-from tests.cli_helpers import run_cli
+from tests.support.cli_helpers import run_cli
 
 CASES = load_cases()
 SOME = CASES[:12]
@@ -160,7 +160,7 @@ def test_the_cli_always_prints_the_scorecard(capsys, name, status):
         capsys,
         "conformance",
         "--impl",
-        f"tests.test_conformance_isolation:{name}",
+        f"tests.conformance.test_conformance_isolation:{name}",
         "--topic",
         "terminators",
         "--timeout",

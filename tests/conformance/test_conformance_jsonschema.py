@@ -18,7 +18,7 @@ import pytest
 
 from harmony_grammar.schema import UnsupportedSchemaError, canonical_json
 
-from .conftest import shared_data_dir
+from ..conftest import shared_data_dir
 
 pytest.importorskip("llguidance")
 from harmony_grammar.schema.matcher import SchemaMatcher

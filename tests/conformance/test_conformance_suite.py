@@ -31,9 +31,9 @@ from harmony_grammar.conformance import (
 from harmony_grammar.conformance.adapters import harmony_grammar_adapter
 from harmony_grammar.conformance.runner import comparison_table, requests_for
 from harmony_grammar.format.diagnostics import CATALOGUE
-from tests.wild_corpus import KINDS, classify
+from tests.support.wild_corpus import KINDS, classify
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CASES = load_cases()
 BY_ID = {case.id: case for case in CASES}
 TEXT = harmony_grammar_adapter("text")
@@ -102,7 +102,7 @@ def test_every_parser_diagnostic_is_exercised():
     }
     parser_codes = {code for code in CATALOGUE if code.startswith("HG1")}
     # HG184 (a lone surrogate in call arguments) exists only in text: token ids always decode
-    # to Unicode text, so no case could hold it in both forms; tests/test_hostile.py pins it.
+    # to Unicode text, so no case could hold it in both forms; tests/integration/test_hostile.py pins it.
     assert parser_codes - seen == {"HG184"}
 
 
@@ -272,7 +272,7 @@ def broken_adapter(request):
 
 
 def test_cli_plugs_in_module_function_and_reports_errors(capsys):
-    impl = "tests.test_conformance_suite:broken_adapter"
+    impl = "tests.conformance.test_conformance_suite:broken_adapter"
     assert main(["conformance", "--impl", impl, "--topic", "utf8", "--format", "json"]) == 1
     (card,) = json.loads(capsys.readouterr().out)["scorecards"]
     assert card["totals"]["errored"] == card["topics"]["utf8"]["errored"] > 0

@@ -187,7 +187,7 @@ def test_the_documented_batch_function_runs_on_both_paths(tmp_path, monkeypatch)
     # docs/datasets.md, "Writing a batch function": the example as written, on a real shard.
     pq = pytest.importorskip("pyarrow.parquet")
     pa = pytest.importorskip("pyarrow")
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "datasets.md").read_text("utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "datasets.md").read_text("utf-8")
     section = doc[doc.index("## Writing a batch function") :]
     opening = section.index("```python\n") + len("```python\n")
     code = section[opening : section.index("\n```", opening)]

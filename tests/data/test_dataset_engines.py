@@ -20,7 +20,7 @@ from harmony_grammar.cli.main import main
 from harmony_grammar.data.pieces import plan as plan_path
 from harmony_grammar.validation.batch import RESULT_COLUMNS, BatchOptions
 from harmony_grammar.validation.engine import validate_local
-from tests.dataset_records import TOOLS, completions
+from tests.support.dataset_records import TOOLS, completions
 
 
 def plan(path, *columns):
@@ -233,7 +233,7 @@ def test_ray_directory_output_of_a_relative_path_and_of_no_records(
 def test_ray_accounts_for_hostile_records_and_pieces_as_the_local_engine_does(
     ray_local, tmp_path, capsys
 ):
-    from tests.dataset_hostile import build
+    from tests.support.dataset_hostile import build
 
     counts = build(tmp_path / "in")
     outputs = []

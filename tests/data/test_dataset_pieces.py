@@ -14,7 +14,7 @@ import pytest
 from harmony_grammar import validate_batch
 from harmony_grammar.cli.main import main
 from harmony_grammar.data.pieces import plan
-from tests.dataset_hostile import GOOD, build
+from tests.support.dataset_hostile import GOOD, build
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -13,7 +13,7 @@ from harmony_grammar.format import ControlToken, VocabularyNotFoundError
 from harmony_grammar.format import vocabulary as encoding_module
 from harmony_grammar.format.vocabulary import O200K_BASE_SHA256, find_vocabulary
 
-SPEC = Path(__file__).resolve().parents[2] / "shared" / "docs" / "harmony-format.md"
+SPEC = Path(__file__).resolve().parents[3] / "shared" / "docs" / "harmony-format.md"
 
 
 def test_control_token_ids_match_tiktoken(encoding):

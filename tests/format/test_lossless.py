@@ -1,5 +1,5 @@
 """Lenient reading loses nothing: conservation, exact recovery and stream = batch, proven on
-engine manglings of generated completions and conversations (tests/mangler.py).
+engine manglings of generated completions and conversations (tests/support/mangler.py).
 
 Properties, each over every mangling kind, text and token ids:
 
@@ -29,7 +29,14 @@ from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.stream import StreamParser
 from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
 
-from .mangler import MANGLINGS, comparable, expected, mangle, random_completion, random_conversation
+from ..support.mangler import (
+    MANGLINGS,
+    comparable,
+    expected,
+    mangle,
+    random_completion,
+    random_conversation,
+)
 
 KINDS = sorted(MANGLINGS)
 

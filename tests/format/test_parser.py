@@ -10,7 +10,7 @@ from harmony_grammar import Message, Role, Severity, parse
 from harmony_grammar.format import ControlToken, RecipientPosition, Terminator
 from harmony_grammar.format.harmony_ids import encode_harmony
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 # harmony-format.md §2, "Example turn", written out by hand.
 SPEC_TURN = (
@@ -407,7 +407,7 @@ def test_empty_inputs():
     assert codes(parse("", start="completion")) == ["HG102"]
 
 
-SPEC_DIR = Path(__file__).resolve().parent / "data" / "spec"
+SPEC_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "spec"
 
 # Fixtures transcribed from the spec texts; expected (author, recipient, channel, content type,
 # terminator) per message, and the prompt's next turn, written by hand.

@@ -19,7 +19,7 @@ from harmony_grammar.format.events import (
 )
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.stream import StreamParser
-from tests.test_parser import LENIENT_CASES, SPEC_TURN
+from tests.format.test_parser import LENIENT_CASES, SPEC_TURN
 
 CALL = (
     "<|channel|>analysis<|message|>Need the weather.<|end|>"

@@ -16,7 +16,7 @@ from harmony_grammar.bridges.chat import ChatCompletionStream, to_chat_completio
 from harmony_grammar.bridges.responses import ResponsesStream, to_responses
 from harmony_grammar.format.vocabulary import load_encoding
 
-from .openai_sdk import check_chunk, check_event, check_response
+from ..support.openai_sdk import check_chunk, check_event, check_response
 
 ARGS = '{"city": "São Paulo", "note": "\\u00e9 ✓"}'
 FIXTURES = [
@@ -39,7 +39,7 @@ FIXTURES = [
     # a deviation the lenient parse repairs (no <|start|>assistant before the next header)
     "<|channel|>analysis<|message|>x<|end|><|channel|>final<|message|>y<|return|>",
 ]
-WILD = Path(__file__).parent / "data" / "wild" / "collected.jsonl"
+WILD = Path(__file__).parents[1] / "fixtures" / "wild" / "collected.jsonl"
 
 
 def _wild() -> list[str]:

@@ -30,9 +30,9 @@ httpx2 = pytest.importorskip("httpx2")
 from harmony_grammar.gateway import GatewayConfig, build_backend, create_app  # noqa: E402
 from harmony_grammar.gateway.server import serving_app  # noqa: E402
 
-from .openai_sdk import check_event  # noqa: E402
+from ..support.openai_sdk import check_event  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CODEX = ROOT / ".engines" / "codex" / "node_modules" / ".bin" / "codex"
 MODEL = "gpt-oss"
 

@@ -3,7 +3,7 @@
 One embedded gateway (the tiny random gpt-oss, transformers' ``GptOssForCausalLM``) serves
 the module; the openai SDK (sync, async, streaming; Chat Completions and Responses) talks
 to it, a second gateway with ``--backend vllm`` fronts it, and the fault tests put the
-gateway in front of the local peers of tests/serve_peers.py (which check the wire format
+gateway in front of the local peers of tests/support/serve_peers.py (which check the wire format
 and play back scripted output) or of a real ``serve`` process that is killed mid-stream.
 With a random model, what the model says is chance; what must hold is structural: the
 grammar's shapes, schema-valid calls, no control-token spelling in any text field, the same
@@ -42,8 +42,8 @@ from harmony_grammar.gateway.server import serving_app  # noqa: E402
 from harmony_grammar.rendering.chat import from_chat_completions  # noqa: E402
 from harmony_grammar.rendering.renderer import DropRule, render  # noqa: E402
 
-from .openai_sdk import check_chunk, check_event, check_response  # noqa: E402
-from .serve_peers import CALL_IDS, Script, deadline, peer_app  # noqa: E402
+from ..support.openai_sdk import check_chunk, check_event, check_response  # noqa: E402
+from ..support.serve_peers import CALL_IDS, Script, deadline, peer_app  # noqa: E402
 
 WEATHER = {
     "type": "object",

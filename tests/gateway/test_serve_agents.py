@@ -30,8 +30,8 @@ from harmony_grammar.rendering.chat import from_chat_completions  # noqa: E402
 from harmony_grammar.rendering.renderer import DropRule, render  # noqa: E402
 from harmony_grammar.rendering.responses import from_responses  # noqa: E402
 
-from .openai_sdk import check_chunk, check_event, check_response  # noqa: E402
-from .serve_peers import deadline  # noqa: E402
+from ..support.openai_sdk import check_chunk, check_event, check_response  # noqa: E402
+from ..support.serve_peers import deadline  # noqa: E402
 
 OBJECT = {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}
 # Codex's request, in small (harmony-format.md §10): function, namespace, hosted tools and

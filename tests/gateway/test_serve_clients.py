@@ -22,7 +22,7 @@ openai = pytest.importorskip("openai")
 
 from harmony_grammar.gateway import EmbeddedBackend, GatewayConfig, Limits, serving  # noqa: E402
 
-from .serve_peers import deadline  # noqa: E402
+from ..support.serve_peers import deadline  # noqa: E402
 
 TEST_SECONDS = 300
 

@@ -29,7 +29,7 @@ from harmony_grammar.cli.main import main  # noqa: E402
 from harmony_grammar.gateway import ReplayBackend, build_backend, serving  # noqa: E402
 from harmony_grammar.gateway.replay import ReplayFileError, read_replay  # noqa: E402
 
-from .serve_peers import CALL_TEXT, deadline  # noqa: E402
+from ..support.serve_peers import CALL_TEXT, deadline  # noqa: E402
 
 WEATHER = {
     "type": "object",

@@ -2,7 +2,7 @@
 
 The model is random, so every structural property of its output comes from the exported
 grammar. Each generation is checked on its token ids (not the decoded text) by the same
-independent checks as the torch-free sampler's (tests/test_sampling.py).
+independent checks as the torch-free sampler's (tests/generation/test_sampling.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from harmony_grammar.format.tokens import FIRST_SPECIAL_ID, ControlToken
 from harmony_grammar.generation.hf import hf_tokenizer, outlines_model, stop_token_ids, tiny_model
 
-PACKAGE = Path(__file__).resolve().parents[1] / "harmony_grammar"
+PACKAGE = Path(__file__).resolve().parents[2] / "harmony_grammar"
 
 #: Text that exercises every branch of the o200k pre-tokenizer pattern.
 EDGE_TEXTS = [

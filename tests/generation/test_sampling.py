@@ -4,7 +4,7 @@ The sampler draws random tokens that the grammar's mask allows; nothing else sha
 Every sample must then pass checks that know nothing of the sampler: the strict parser over the
 token ids, the validator with the tool schemas, jsonschema on each call's arguments, and a scan
 that every control token arrived as its special id (never spelled in ordinary text).
-``check_completion`` is shared with tests/test_generation.py.
+``check_completion`` is shared with tests/generation/test_generation.py.
 """
 
 from __future__ import annotations

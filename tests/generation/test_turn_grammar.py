@@ -69,7 +69,7 @@ def test_grammar_routes_to_llguidance_with_special_tokens():
     assert "<|call|>" in grammar and "<|return|>" in grammar
 
 
-# Shared with tests/test_xgrammar_tag.py: the xgrammar tag must agree on every one.
+# Shared with tests/generation/test_xgrammar_tag.py: the xgrammar tag must agree on every one.
 WELL_FORMED = [
     call_text(),
     ANALYSIS + call_text(),

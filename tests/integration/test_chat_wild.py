@@ -9,7 +9,7 @@ import pytest
 from harmony_grammar import parse, to_chat_completion
 from harmony_grammar.rendering.chat import ChatCompletionError
 
-from .wild_corpus import load_records
+from ..support.wild_corpus import load_records
 
 CALL_NO_STOP = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{}"
 

@@ -9,7 +9,7 @@ Code blocks (README.md, examples/README.md, docs/*.md), by the word after the op
 - ``console``: each ``$ `` line run and its output compared with the lines under it (stdout,
   then stderr); a line ``...`` stands for any number of lines;
 - ``text``, ``json``, ``jsonl``, ``toml``, ``mermaid``, ``harmony``: output or data, not run
-  (``harmony`` examples in docs/rules.md are run by tests/test_rules.py);
+  (``harmony`` examples in docs/rules.md are run by tests/validation/test_rules.py);
 - a ``python`` or ``sh`` block whose first line is ``# not run`` (with the reason, which the
   reader sees) claims not to run and is not run;
 - a block with no word after the fence, or an indented code block, fails the test: every
@@ -43,7 +43,7 @@ import pytest
 from harmony_grammar.cli.main import main
 from harmony_grammar.format.diagnostics import CATALOGUE
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_every_code_is_documented():
@@ -277,7 +277,7 @@ def test_a_documented_pipeline_runs_under_bash(docs_dir, capsys):
 
 # --------------------------------------------- docs/architecture.md names what exists
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\(\))?")
 _FILE = re.compile(r"[\w./*-]+\.(?:py|lark|json|md|toml|html|jsonl)")
 
@@ -289,9 +289,9 @@ def _backticked(path: Path) -> list[str]:
 
 def _package_names() -> set[str]:
     """Every name the package defines (modules, classes, functions, methods, module and class
-    variables, attributes it sets), and the names of tests/test_layering.py's graph."""
+    variables, attributes it sets), and the names of tests/integration/test_layering.py's graph."""
     names = {"harmony_grammar"}
-    sources = [*(ROOT / "harmony_grammar").rglob("*.py"), ROOT / "tests" / "test_layering.py"]
+    sources = [*(ROOT / "harmony_grammar").rglob("*.py"), ROOT / "tests" / "integration" / "test_layering.py"]
     for source in sources:
         names.update(part for part in source.relative_to(ROOT).with_suffix("").parts)
         for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):

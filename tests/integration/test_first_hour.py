@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from harmony_grammar import Conversation, Message, from_chat_completions, render
 from harmony_grammar.format.model import RecipientPosition, Role, Terminator
 
-from .cli_helpers import run_cli
+from ..support.cli_helpers import run_cli
 
 # -- item 3: building a conversation -------------------------------------------------------
 
@@ -127,7 +127,7 @@ def test_render_refuses_what_is_no_conversation_nor_request(value):
 
 # -- item 4: every usage mistake is exit 2 and one line naming the fix -----------------------
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 CONVERSATION = (EXAMPLES / "weather.harmony").read_text(encoding="utf-8")
 COMPLETION = (EXAMPLES / "completion.harmony").read_text(encoding="utf-8")

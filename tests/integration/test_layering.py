@@ -38,12 +38,12 @@ from pathlib import Path
 import pytest
 
 PACKAGE = "harmony_grammar"
-PACKAGE_ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+PACKAGE_ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 
 # The allowed edges between subpackages: each subpackage, what it is, and the subpackages its
 # modules may import directly (its own always). Nothing else may be imported: an import along
 # an edge not listed fails the test, naming the import. docs/architecture.md draws this graph
-# (generated from it: ``python -m tests.test_layering`` prints the block, and
+# (generated from it: ``python -m tests.integration.test_layering`` prints the block, and
 # test_the_docs_draw_this_graph checks the doc holds it). A new subpackage is one row here,
 # plus its name in the rows of the subpackages that may use it; the graph must stay acyclic.
 ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
@@ -323,7 +323,7 @@ def misplaced_modules(graph: ImportGraph, allowed: Graph) -> list[str]:
         elif sub not in allowed:
             problems.append(
                 f"{module}: subpackage {sub!r} is not in the allowed graph ALLOWED "
-                "(tests/test_layering.py, docs/architecture.md)"
+                "(tests/integration/test_layering.py, docs/architecture.md)"
             )
     return problems
 
@@ -363,7 +363,7 @@ def unused_edges(graph: ImportGraph, allowed: Graph) -> list[str]:
     used = used_edges(graph)
     return [
         f"{low} -> {high} is allowed but no module of {low} imports {high}: remove it from "
-        "ALLOWED (and run `python -m tests.test_layering` for docs/architecture.md)"
+        "ALLOWED (and run `python -m tests.integration.test_layering` for docs/architecture.md)"
         for low, (_, targets) in allowed.items()
         for high in sorted(targets - used.get(low, set()))
     ]
@@ -552,7 +552,7 @@ def test_the_docs_draw_this_graph():
     block = "```mermaid\n" + mermaid() + "\n```"
     assert block in doc, (
         "docs/architecture.md does not draw ALLOWED; replace its allowed-edges block with the "
-        "output of `python -m tests.test_layering`"
+        "output of `python -m tests.integration.test_layering`"
     )
 
 

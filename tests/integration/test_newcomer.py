@@ -12,7 +12,7 @@ import pytest
 from harmony_grammar.format import vocabulary
 from harmony_grammar.schema import TARGETS
 
-from .cli_helpers import run_cli
+from ..support.cli_helpers import run_cli
 
 
 def test_version(capsys):
@@ -114,7 +114,7 @@ def test_the_readme_s_notebook_command_is_installed_by_the_notebooks_extra():
 
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     extra = tomllib.loads((root / "pyproject.toml").read_text("utf-8"))["project"][
         "optional-dependencies"
     ]["notebooks"]

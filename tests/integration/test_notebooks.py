@@ -13,9 +13,9 @@ with the fresh ones, cell by cell:
 * a cell tagged ``nondeterministic`` is not compared; a cell tagged ``shared-data`` reads
   ../shared/data and is compared only where that folder exists.
 
-The rules are those of ``tests/refresh_notebooks.py``. When a notebook or what it shows changes
+The rules are those of ``scripts/refresh_notebooks.py``. When a notebook or what it shows changes
 on purpose, refresh the committed outputs from the repository root with
-``python -m tests.refresh_notebooks`` (or name notebooks: ``python -m tests.refresh_notebooks
+``python scripts/refresh_notebooks.py`` (or name notebooks: ``python scripts/refresh_notebooks.py
 02_constrained_generation.ipynb``) and review the diff. The notebooks are seeded and offline.
 """
 
@@ -27,7 +27,7 @@ import json
 
 import pytest
 
-from .refresh_notebooks import (
+from scripts.refresh_notebooks import (
     NOTEBOOKS,
     REFRESH_HINT,
     ROOT,

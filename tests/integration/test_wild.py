@@ -16,9 +16,9 @@ from harmony_grammar import parse
 from harmony_grammar.format.stream import StreamParser
 from harmony_grammar.format.tokens import CONTROL_SPELLING_RE
 from tests.conftest import shared_data_dir
-from tests.wild_corpus import load_records, match
+from tests.support.wild_corpus import load_records, match
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "fixtures"
 COLLECTED = DATA / "wild" / "collected.jsonl"
 TARGET = 0.9
 

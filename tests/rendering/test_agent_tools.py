@@ -30,7 +30,7 @@ from harmony_grammar.rendering.responses import ResponsesError, from_responses
 from harmony_grammar.tools.arguments import tool_schemas, tool_targets
 from harmony_grammar.tools.custom import CustomBody
 
-from .openai_sdk import check_chunk, check_event, check_response
+from ..support.openai_sdk import check_chunk, check_event, check_response
 
 llguidance = pytest.importorskip("llguidance")
 

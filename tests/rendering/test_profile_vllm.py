@@ -1,7 +1,7 @@
 """The ``vllm-0.34`` rendering profile against vLLM 0.34's own rendering, token by token.
 
-The references (tests/data/vllm_0_34_references.json) are vLLM 0.34's prompts for the
-conversations of ``tests.profile_conversations.vllm_requests``, written by
+The references (tests/fixtures/vllm_0_34_references.json) are vLLM 0.34's prompts for the
+conversations of ``tests.support.profile_conversations.vllm_requests``, written by
 scripts/vllm-0.34-references.py, which runs the Harmony rendering module of vLLM's wheel on
 oss-harmony 0.0.11. They are committed, so this test needs neither vLLM nor the side venv.
 """
@@ -18,11 +18,11 @@ from harmony_grammar.format.model import Message, Role
 from harmony_grammar.format.vocabulary import load_encoding
 from harmony_grammar.rendering.conversation import Conversation, SystemContent, tool_call_message
 from harmony_grammar.rendering.renderer import render
-from tests.profile_conversations import vllm_requests
+from tests.support.profile_conversations import vllm_requests
 
 VLLM = "vllm-0.34"
 REFERENCES = json.loads(
-    (Path(__file__).parent / "data" / "vllm_0_34_references.json").read_text(encoding="utf-8")
+    (Path(__file__).parents[1] / "fixtures" / "vllm_0_34_references.json").read_text(encoding="utf-8")
 )
 REQUESTS = vllm_requests(len(REFERENCES["tokens"]))
 TEXTS = [load_encoding().decode(tokens) for tokens in REFERENCES["tokens"]]

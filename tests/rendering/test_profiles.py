@@ -44,7 +44,7 @@ from harmony_grammar.rendering.omp import (
 from harmony_grammar.rendering.options import RenderOptions
 from harmony_grammar.rendering.profiles import PROFILES, get_profile
 from harmony_grammar.rendering.renderer import RenderError, render, rendered_messages
-from tests.profile_conversations import generated_requests
+from tests.support.profile_conversations import generated_requests
 
 OSS = "oss-harmony-0.0.11"
 HF = "hf-chat-template"
@@ -340,7 +340,7 @@ def test_prepare_takes_a_profile(tmp_path, capsys) -> None:
     import pyarrow.parquet as pq
 
     from harmony_grammar.training.render import render_training
-    from tests.cli_helpers import run_cli
+    from tests.support.cli_helpers import run_cli
 
     record = {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]}
     source = tmp_path / "in.jsonl"

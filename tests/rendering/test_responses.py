@@ -16,7 +16,7 @@ from harmony_grammar.rendering.conversation import DeveloperContent, ReasoningEf
 from harmony_grammar.rendering.renderer import render
 from harmony_grammar.rendering.responses import ResponsesError, from_responses
 
-from .openai_sdk import check_response, check_responses_request
+from ..support.openai_sdk import check_response, check_responses_request
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 TOOLS = [
@@ -31,7 +31,7 @@ TOOLS = [
 ]
 ARGS = '{ "city":"São Paulo" ,"x":"\\u00e9"}'
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-WILD = Path(__file__).parent / "data" / "wild" / "collected.jsonl"
+WILD = Path(__file__).parents[1] / "fixtures" / "wild" / "collected.jsonl"
 
 
 def _request(**extra: Any) -> dict[str, Any]:
@@ -216,7 +216,7 @@ def _wild_completions() -> list[dict[str, Any]]:
 
 
 def test_every_wild_output_gives_a_valid_response() -> None:
-    # The real-world deviations (tests/data/wild) go through the lenient parse; whatever it
+    # The real-world deviations (tests/fixtures/wild) go through the lenient parse; whatever it
     # makes of them, the payload is one the SDK accepts.
     statuses = set()
     for row in _wild_completions():

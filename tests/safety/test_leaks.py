@@ -27,7 +27,7 @@ try:  # the regex parser is private; its width computation bounds the streaming 
 except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
-CORPUS = Path(__file__).parent / "data" / "leaks"
+CORPUS = Path(__file__).parents[1] / "fixtures" / "leaks"
 LABELS: dict[str, list[str]] = {
     key: value
     for key, value in json.loads((CORPUS / "labels.json").read_text(encoding="utf-8")).items()

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from harmony_grammar.format.tokens import ControlToken
 from harmony_grammar.safety.repair import find_forged_tool_result, repair_thinking
 
-from .wild_corpus import load_records
+from ..support.wild_corpus import load_records
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,7 @@ def test_repair_leaves_clean_and_quoted_text_alone(text):
 
 
 def test_repair_leaves_ordinary_answers_alone():
-    answers = load_records([Path(__file__).parent / "data" / "wild" / "prose.jsonl"])
+    answers = load_records([Path(__file__).parents[1] / "fixtures" / "wild" / "prose.jsonl"])
     assert len(answers) > 300
     for answer in answers:
         assert repair_thinking(answer["text"]) == (answer["text"], ""), answer["id"]

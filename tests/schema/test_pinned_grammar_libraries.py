@@ -1,6 +1,6 @@
 """The grammar exports on the libraries vLLM 0.34 pins: llguidance 1.7.x and xgrammar 0.2.8.
 
-Every grammar is built once, here, and compiled and matched twice by tests/grammar_verdicts.py:
+Every grammar is built once, here, and compiled and matched twice by tests/support/grammar_verdicts.py:
 in this process on today's versions, and in ``.venv-pinned-grammar`` (made by
 ``scripts/pinned-grammar-venv.sh``; ``.ci/run`` makes it) on the pinned ones. Both must
 compile the same grammars and give the same verdict on every sample: schema grammars (the
@@ -22,14 +22,21 @@ from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.generation.turn_grammar import completion_grammar
 from harmony_grammar.schema import UnsupportedSchemaError, canonical_json, schema_to_grammar
 
-from .conftest import SHARED_DATA
-from .test_turn_grammar import ANALYSIS, MALFORMED, PREAMBLE, TOOLS, WELL_FORMED, call_text
+from ..conftest import SHARED_DATA
+from ..generation.test_turn_grammar import (
+    ANALYSIS,
+    MALFORMED,
+    PREAMBLE,
+    TOOLS,
+    WELL_FORMED,
+    call_text,
+)
 
 pytest.importorskip("llguidance")
 pytest.importorskip("xgrammar")
-from . import grammar_verdicts
+from ..support import grammar_verdicts
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SIDE_PYTHON = ROOT / ".venv-pinned-grammar" / "bin" / "python"
 #: The versions vLLM 0.34 pins, as given to the exports' ``target_version``.
 PINNED = {"llguidance": "1.7", "xgrammar": "0.2.8"}
@@ -231,7 +238,7 @@ def pinned(built: tuple[list[Job], list[Job]]) -> dict[str, Any]:
     jobs, refused = built
     side = [job | {"grammar": job["pinned"]} for job in jobs] + refused
     done = subprocess.run(
-        [str(SIDE_PYTHON), "-m", "tests.grammar_verdicts"],
+        [str(SIDE_PYTHON), "-m", "tests.support.grammar_verdicts"],
         input=json.dumps(side),
         capture_output=True,
         text=True,

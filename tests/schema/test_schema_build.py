@@ -24,7 +24,7 @@ from harmony_grammar.schema.regex import complement
 from harmony_grammar.schema.render_regex import render_regex
 from harmony_grammar.schema.strings import _hex4, _unit
 
-from .conftest import shared_data_dir
+from ..conftest import shared_data_dir
 from .test_schema_compiler import verdicts
 
 pytest.importorskip("llguidance")

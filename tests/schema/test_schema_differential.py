@@ -1,7 +1,7 @@
 """Differential test: the schema grammars against jsonschema, on generated and mutated texts.
 
 For a fixed, evenly spread sample of MaskBench dev schemas that the compiler does not refuse,
-``hypothesis-jsonschema`` generates instances and :mod:`tests.schema_mutations` moves them
+``hypothesis-jsonschema`` generates instances and :mod:`tests.support.schema_mutations` moves them
 onto and just past the schemas' bounds. Each text (written in declared key order by
 ``canonical_json``, the order the grammar fixes) is judged by the generation grammar
 (:class:`SchemaMatcher`) and by the oracle: jsonschema's validator for the schema's draft,
@@ -38,8 +38,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from harmony_grammar.schema import UnsupportedSchemaError, canonical_json
 from harmony_grammar.schema.ecma_search import ecma_validator_class
 
-from .conftest import shared_data_dir
-from .schema_mutations import mutations
+from ..conftest import shared_data_dir
+from ..support.schema_mutations import mutations
 
 pytest.importorskip("llguidance")
 regress = pytest.importorskip("regress")

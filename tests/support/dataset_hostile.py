@@ -1,6 +1,6 @@
 """Datasets with records and pieces that used to sink a run (issue 27), built in a directory.
 
-Shared by tests/test_dataset_pieces.py (local engine, prepare) and tests/test_dataset_engines.py
+Shared by tests/fixtures/test_dataset_pieces.py (local engine, prepare) and tests/fixtures/test_dataset_engines.py
 (the same accounting on Ray), and by benchmarks/soak.py.
 """
 

@@ -1,6 +1,6 @@
 """Grammar texts compiled and matched by whichever llguidance and xgrammar are installed.
 
-Imported by tests/test_pinned_grammar_libraries.py in the main environment (today's versions),
+Imported by tests/schema/test_pinned_grammar_libraries.py in the main environment (today's versions),
 and run as a script in ``.venv-pinned-grammar`` (the versions vLLM 0.34 pins, made by
 ``scripts/pinned-grammar-venv.sh``): JSON jobs on stdin, one JSON result per job on stdout.
 The grammars are built by the caller; this side only compiles and matches them, so both

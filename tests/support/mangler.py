@@ -302,7 +302,7 @@ def _cut(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
 
 
 def _split_utf8(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
-    # The text is unchanged; the token-id form is built by the tests (tests/test_lossless.py).
+    # The text is unchanged; the token-id form is built by the tests (tests/format/test_lossless.py).
     wide = [i for i, ch in enumerate(sample.text) if len(ch.encode()) > 1]
     return sample.text, {"char": rng.choice(wide) if wide else None}
 

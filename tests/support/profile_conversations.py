@@ -25,7 +25,7 @@ _WORDS = [
 def _text(rng: random.Random, low: int = 1, high: int = 8, *, lines: bool = True) -> str:
     """Words; with ``lines``, sometimes a second line. Schema and tool descriptions get one
     line: a line break there is escaped by design (issue 27: schema text stays inert), so
-    their bytes differ from the references, which write it raw (tests/test_injection.py)."""
+    their bytes differ from the references, which write it raw (tests/safety/test_injection.py)."""
     words = [rng.choice(_WORDS) for _ in range(rng.randint(low, high))]
     text = " ".join(words)
     if lines and rng.random() < 0.2:

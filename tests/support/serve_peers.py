@@ -6,7 +6,7 @@ body it receives so a test can check the exact request the gateway sent, and ans
 script: the ids (or text) of a fixed completion, optionally slowly, with a dropped
 connection, with malformed lines, or with a 5xx. They are not engines: they check the wire
 format and play back output, nothing more; the vLLM backend is also tested against a real
-second ``serve`` (tests/test_serve.py).
+second ``serve`` (tests/gateway/test_serve.py).
 """
 
 from __future__ import annotations

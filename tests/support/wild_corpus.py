@@ -3,7 +3,7 @@
 Shared by the corpus tests and ``benchmarks/bench_wild.py`` so that "exact" means one thing.
 
 Records (one JSON object per line) live in ``../shared/data/wild-gptoss/dev.jsonl`` (kept
-beside the checkout, may be absent) and ``tests/data/wild/collected.jsonl``: ``id``,
+beside the checkout, may be absent) and ``tests/fixtures/wild/collected.jsonl``: ``id``,
 ``source``, ``engine``, ``mode`` (``completion`` or ``conversation``), ``text`` as posted,
 ``intended`` (the messages the model meant: ``role``, ``channel``, ``recipient``,
 ``content_type``, ``content``; null = cannot be told) and an optional ``note``.
@@ -42,12 +42,12 @@ __all__ = [
     "reading",
 ]
 
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 
 #: The corpus files, development half first; a missing file is skipped by :func:`load_records`.
 CORPUS_FILES: tuple[Path, ...] = (
     _ROOT.parent / "shared" / "data" / "wild-gptoss" / "dev.jsonl",
-    _ROOT / "tests" / "data" / "wild" / "collected.jsonl",
+    _ROOT / "tests" / "fixtures" / "wild" / "collected.jsonl",
 )
 
 _FIELDS = ("role", "channel", "recipient", "content_type", "content")

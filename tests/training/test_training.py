@@ -34,7 +34,7 @@ from harmony_grammar.rendering.conversation import (
 from harmony_grammar.rendering.interop import to_openai_harmony
 from harmony_grammar.rendering.renderer import RenderError
 from harmony_grammar.training.render import IGNORE_INDEX, TrainingExample
-from tests.test_render_properties import (
+from tests.rendering.test_render_properties import (
     _assert_unreadable,
     _inert_tools,
     conversations,
@@ -198,7 +198,7 @@ def test_ids_match_openai_harmony_whole_conversation_drop(
             encoding=encoding,
         )
     except RenderError as exc:
-        # A header field the parser cannot read back is refused (tests/test_render_properties).
+        # A header field the parser cannot read back is refused (tests/rendering/test_render_properties).
         _assert_unreadable(str(exc), conversation, harmony_oracle.decode_utf8(expected))
         return
     if not _inert_tools(conversation):
@@ -374,7 +374,7 @@ def test_bad_options_raise_value_error() -> None:
 
 
 def test_cookbook_tool_loop_matches_openai_harmony(encoding: Any, harmony_oracle: Any) -> None:
-    from tests.test_render import _cookbook
+    from tests.rendering.test_render import _cookbook
 
     conversation = _cookbook(
         assistant_message("Need to use function get_weather.", channel="analysis"),
@@ -405,7 +405,7 @@ def test_spec_goldens_match_openai_harmony(encoding: Any, harmony_oracle: Any, n
 
     from harmony_grammar.training.importers import import_record
 
-    text = (Path(__file__).parent / "data" / "spec" / f"{name}.harmony").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[1] / "fixtures" / "spec" / f"{name}.harmony").read_text(encoding="utf-8")
     imported = import_record(text.removesuffix("<|start|>assistant"), lenient=True)
     if imported.conversation is None:  # a completion golden: read it after <|start|>assistant
         imported = import_record("<|start|>assistant" + text, lenient=True)

@@ -19,7 +19,7 @@ from harmony_grammar.tools.arguments import tool_schemas
 from harmony_grammar.validation.batch import RESULT_COLUMNS, BatchOptions
 from harmony_grammar.validation.engine import validate_local
 from harmony_grammar.validation.html_report import SAMPLE_SIZE, ReportData
-from tests.dataset_records import TOOLS, completions, conversations
+from tests.support.dataset_records import TOOLS, completions, conversations
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

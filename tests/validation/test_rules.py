@@ -18,7 +18,7 @@ from harmony_grammar.format.model import Severity
 from harmony_grammar.validation.rules import RULES
 from harmony_grammar.validation.validator import validate
 
-RULES_MD = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+RULES_MD = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 _BLOCK = re.compile(r"^(`{3,})(?P<info>[^\n]*)\n(?P<body>.*?)\n\1$", re.MULTILINE | re.DOTALL)
 
 

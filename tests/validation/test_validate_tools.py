@@ -27,8 +27,8 @@ from harmony_grammar.rendering.renderer import developer_text, system_text
 from harmony_grammar.rendering.typescript import schema_to_typescript
 from harmony_grammar.tools.arguments import first_schema_error
 
-from .conftest import shared_data_dir
-from .test_typescript import KITCHEN_SINK
+from ..conftest import shared_data_dir
+from ..rendering.test_typescript import KITCHEN_SINK
 
 
 def as_rendered(schema: Any) -> Any:
