@@ -2,21 +2,21 @@
 
     python benchmarks/bench_lossless.py [--n N] [--workers W]   # N inputs in all (default 100,000)
 
-Three generators, none of them the parser's: ``tests/mangler.py`` (engine manglings of
-generated Harmony), ``tests/mangler_shapes.py`` (the header shapes that made lenient reading
-cascade) and ``tests/harmony_alphabet.py`` (random mixes of Harmony's alphabet, kind
-``fuzz``). The same generators drive the property tests (tests/test_lossless.py,
-tests/test_field_conservation.py). Inputs are split evenly over the kinds, half completions
+Three generators, none of them the parser's: ``tests/support/mangler.py`` (engine manglings of
+generated Harmony), ``tests/support/mangler_shapes.py`` (the header shapes that made lenient reading
+cascade) and ``tests/support/harmony_alphabet.py`` (random mixes of Harmony's alphabet, kind
+``fuzz``). The same generators drive the property tests (tests/format/test_lossless.py,
+tests/format/test_field_conservation.py). Inputs are split evenly over the kinds, half completions
 and half conversations, and run in ``W`` processes (default: every CPU); ``--n 1000000``
 is the issue's size. For each kind, text (and 1 input in 10 as token ids):
 
 * **missing**: inputs with characters in no message field, by the independent check
-  (``tests/field_check.py``, which never reads the ledger), and how many characters
+  (``tests/support/field_check.py``, which never reads the ledger), and how many characters
   (target 0); **extra**: inputs with characters read twice or made up; **order**: inputs
   whose contents are not in input order;
 * **ledger**: inputs where ``conservation_problems`` finds a problem (text; ids 1 in 10);
 * **exact**: where the mangling leaves one reading, the share read back as the originals
-  (``tests/mangler.expected``; for the shapes ``tests/mangler_shapes.expected_shape``);
+  (``tests/support/mangler.expected``; for the shapes ``tests/mangler_shapes.expected_shape``);
 * **repair** (1 in 10): outputs that are not idempotent, or do not parse strictly;
 * **time**: ``conservation_problems`` time against parse time (the ledger check must stay
   linear: a small multiple of parsing at any size).
@@ -45,9 +45,9 @@ from harmony_grammar.cli.repair import repaired_text
 from harmony_grammar.format.accounting import conservation_problems
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.model import ParseResult
-from tests.field_check import field_check
-from tests.harmony_alphabet import as_ids, as_text, random_pieces
-from tests.mangler import (
+from tests.support.field_check import field_check
+from tests.support.harmony_alphabet import as_ids, as_text, random_pieces
+from tests.support.mangler import (
     MANGLINGS,
     Mangled,
     comparable,
@@ -56,7 +56,7 @@ from tests.mangler import (
     random_completion,
     random_conversation,
 )
-from tests.mangler_shapes import SHAPES, expected_shape, mangle_shape, matches
+from tests.support.mangler_shapes import SHAPES, expected_shape, mangle_shape, matches
 
 FUZZ = "fuzz"
 KINDS = (*sorted(MANGLINGS), *sorted(SHAPES), FUZZ)

@@ -1,7 +1,7 @@
 """Render throughput per profile against its reference, in one run.
 
 Run ``python benchmarks/bench_profiles.py [--count N] [--rounds R] [--json]`` from the
-checkout's top. The workload is ``tests/profile_conversations.generated_requests(N)`` (tools
+checkout's top. The workload is ``tests/support/profile_conversations.generated_requests(N)`` (tools
 with nested schemas, tool loops, analysis, multi-byte text; the same as the profile tests),
 rendered to token ids, each request in its own mode (conversation, prompt or training):
 
@@ -41,7 +41,7 @@ from harmony_grammar.conformance.requests import render_request  # noqa: E402
 from harmony_grammar.format.vocabulary import load_encoding  # noqa: E402
 from harmony_grammar.rendering.profiles import PROFILES, get_profile  # noqa: E402
 from harmony_grammar.rendering.renderer import encode_text, render  # noqa: E402
-from tests.profile_conversations import generated_requests  # noqa: E402
+from tests.support.profile_conversations import generated_requests  # noqa: E402
 
 #: Timed inside oss-harmony's environment: the same workload, its own renderer.
 _OSS_TIMER = r"""

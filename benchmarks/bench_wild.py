@@ -1,8 +1,8 @@
 """Real gpt-oss output as engines deliver it: how much of what the model meant is recovered.
 
 Corpus: ``../shared/data/wild-gptoss/dev.jsonl`` (when present) plus
-``tests/data/wild/collected.jsonl``; loading, scoring and deviation kinds come from
-``tests/wild_corpus.py``, the same code the corpus tests use. Three readers, one run:
+``tests/fixtures/wild/collected.jsonl``; loading, scoring and deviation kinds come from
+``tests/support/wild_corpus.py``, the same code the corpus tests use. Three readers, one run:
 
 * **parse**: ``parse(text, start=mode, strict=False)``, scored with ``wild_corpus.match``:
   ``exact`` = every intended message recovered with the same role (author), channel,
@@ -27,7 +27,7 @@ Corpus: ``../shared/data/wild-gptoss/dev.jsonl`` (when present) plus
 Rows are the deviation kinds of ``wild_corpus.classify`` (each record counted under its
 hardest deviation), then totals per file. Below the table, the issue's zero targets:
 analysis text in ``content``, calls lost without an error, and ordinary answers
-(``tests/data/wild/prose.jsonl``) that the lenient parser turned into anything but one
+(``tests/fixtures/wild/prose.jsonl``) that the lenient parser turned into anything but one
 message holding the whole text.
 
 Run: ``python benchmarks/bench_wild.py`` (offline; about a second).
@@ -49,9 +49,9 @@ from _common import openai_harmony_encoding
 
 from harmony_grammar import parse, to_chat_completion
 from harmony_grammar.rendering.chat import ChatCompletionError
-from tests.wild_corpus import KINDS, classify, load_records, match
+from tests.support.wild_corpus import KINDS, classify, load_records, match
 
-PROSE = Path(__file__).resolve().parents[1] / "tests" / "data" / "wild" / "prose.jsonl"
+PROSE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "wild" / "prose.jsonl"
 FUNCTIONS = "functions."
 
 

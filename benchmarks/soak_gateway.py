@@ -22,7 +22,7 @@ What must hold, and is counted: no 500 (no 5xx at all from this backend); no dea
 between requests (every tenth request and at the end); after the run, ``open_streams`` and
 ``active_generations`` return to 0; the server's resident memory grows by at most
 ``--memory-bound-mib`` (default 256) from after the warm-up to the end. It prints the
-counts as JSON and exits 1 when anything above was violated. ``tests/test_soak_gateway.py``
+counts as JSON and exits 1 when anything above was violated. ``tests/gateway/test_soak_gateway.py``
 runs a short budget of it in CI.
 """
 

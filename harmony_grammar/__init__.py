@@ -4,7 +4,7 @@ The grammar (``grammars/harmony.lark``) drives the batch parser (:func:`parse`),
 parser, the validator and the exported generation grammars.
 
 The package is layered; each subpackage imports only the ones an explicit graph allows
-(docs/architecture.md draws it, tests/test_layering.py keeps it):
+(docs/architecture.md draws it, tests/integration/test_layering.py keeps it):
 
 * ``schema`` JSON Schema to grammar; ``tools`` tool declarations and argument checks;
 * ``format`` the Harmony format: tokens, vocabulary, grammar, engine, ``parse``, ``StreamParser``;

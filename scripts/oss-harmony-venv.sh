@@ -2,8 +2,9 @@
 # The oss-harmony 0.0.11 environment: the reference of the oss-harmony-0.0.11 rendering
 # profile (vLLM's renderer). It installs the same `openai_harmony` module as openai-harmony
 # 0.0.8, so it lives in an environment of its own, .venv-oss-harmony at the checkout's top,
-# which tests/test_profiles.py talks to in a subprocess. .ci/run and the README's test command
-# both call this script. It does nothing when the environment already holds oss-harmony 0.0.11.
+# which tests/rendering/test_profiles.py talks to in a subprocess. .ci/run and the README's test
+# command both call this script (through scripts/test-env.sh). It does nothing when the
+# environment already holds oss-harmony 0.0.11.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

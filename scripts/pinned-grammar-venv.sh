@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # .venv-pinned-grammar: the grammar libraries vLLM 0.34 pins (llguidance>=1.7,<1.8 and
-# xgrammar==0.2.8), for tests/test_pinned_grammar_libraries.py, which compiles the exports
+# xgrammar==0.2.8), for tests/schema/test_pinned_grammar_libraries.py, which compiles the exports
 # there in a subprocess and compares verdicts with today's versions in the main environment.
 #
 # Only the two pinned packages are installed here (xgrammar without its dependencies: its

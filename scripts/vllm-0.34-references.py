@@ -1,6 +1,6 @@
-"""Write tests/data/vllm_0_34_references.json: vLLM 0.34's own Harmony prompts for the
-generated conversations of tests/profile_conversations.py (the ``vllm-0.34`` profile's
-reference, checked token by token by tests/test_profiles.py).
+"""Write tests/fixtures/vllm_0_34_references.json: vLLM 0.34's own Harmony prompts for the
+generated conversations of tests/support/profile_conversations.py (the ``vllm-0.34`` profile's
+reference, checked token by token by tests/rendering/test_profiles.py).
 
 vLLM's rendering code is taken from its wheel (``pip download vllm==0.34.0 --no-deps`` into a
 temporary folder; only ``vllm/entrypoints/openai/parser/harmony_utils.py`` is extracted) and
@@ -27,11 +27,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.profile_conversations import vllm_requests  # noqa: E402
+from tests.support.profile_conversations import vllm_requests  # noqa: E402
 
 VERSION = "0.34.0"
 MODULE = "vllm/entrypoints/openai/parser/harmony_utils.py"
-OUT = ROOT / "tests" / "data" / "vllm_0_34_references.json"
+OUT = ROOT / "tests" / "fixtures" / "vllm_0_34_references.json"
 COUNT = 120
 
 STUBS = {
@@ -130,7 +130,7 @@ def main() -> None:
     document = {
         "source": f"vllm {VERSION} wheel, {MODULE}, with oss-harmony 0.0.11",
         "generator": "scripts/vllm-0.34-references.py",
-        "requests": f"tests.profile_conversations.vllm_requests({COUNT})",
+        "requests": f"tests.support.profile_conversations.vllm_requests({COUNT})",
         "tokens": tokens,
     }
     OUT.write_text(json.dumps(document, separators=(",", ":")) + "\n", encoding="utf-8")

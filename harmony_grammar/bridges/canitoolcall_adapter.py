@@ -9,7 +9,7 @@ library does. Both read leniently with the fixture's tools, as a gateway would.
 
 Run it with canitoolcall's own runner (``canitoolcall run --engine
 harmony_grammar.bridges.canitoolcall_adapter:HarmonyGrammarAdapter --family gpt-oss``) or
-in-process (tests/test_canitoolcall.py). It needs the ``canitoolcall`` package (the ``test``
+in-process (tests/bridges/test_canitoolcall.py). It needs the ``canitoolcall`` package (the ``test``
 extra); nothing else in harmony-grammar imports this module.
 
 Stop tokens (the suite's adapter rule 5): fixtures end before the stop token that ended

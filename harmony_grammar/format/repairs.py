@@ -21,7 +21,7 @@ help, and each point is a *hook* of this table:
     header text past the length limit;
 ``HEADER_COMPLETE``
     ``<|message|>`` arrived: the whole header is known (its rows read a recipient or a
-    content type, so a header with neither is not asked: tests/test_lossless.py checks it);
+    content type, so a header with neither is not asked: tests/format/test_lossless.py checks it);
 ``END_OF_INPUT``
     the input ended where the grammar cannot end.
 

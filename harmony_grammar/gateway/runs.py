@@ -151,7 +151,7 @@ class _Run:
     reading there, so a read is fed to the bridge only up to the stop: what an engine sent
     past it is never read, whether it came in the same read or a later one. The answer and
     its diagnostics then never depend on where the engine's reads end
-    (tests/test_bridge_chunking.py).
+    (tests/bridges/test_bridge_chunking.py).
     """
 
     def __init__(self, plan: Plan) -> None:

@@ -1,7 +1,7 @@
 """Hugging Face parts for generation: the o200k_harmony tokenizer, a tiny random model, outlines.
 
 Everything here is built offline from the tiktoken ranks (``load_encoding()``); nothing is
-downloaded. The tokenizer is checked id for id against tiktoken by ``tests/test_hf.py``
+downloaded. The tokenizer is checked id for id against tiktoken by ``tests/generation/test_hf.py``
 (``transformers``' own ``convert_tiktoken_to_fast`` gave off-by-one special ids here).
 
 The tiny model is a randomly initialised ``LlamaForCausalLM`` with the real vocabulary. It knows

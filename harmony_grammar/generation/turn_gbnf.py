@@ -61,8 +61,9 @@ __all__ = [
     "gbnf_turn_grammar",
 ]
 
-#: How every special token of o200k_harmony is spelled (tests/test_turn_gbnf.py checks the
-#: whole vocabulary): free text excludes exactly these spellings.
+#: How every special token of o200k_harmony is spelled
+#: (tests/generation/test_turn_gbnf.py checks the whole vocabulary): free text excludes
+#: exactly these spellings.
 SPECIAL_SPELLING = re.compile(r"<\|[a-z0-9_]+\|>")
 
 #: Free text: any text without a :data:`SPECIAL_SPELLING` in it. One rule per state of the

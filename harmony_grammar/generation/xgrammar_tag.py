@@ -14,7 +14,7 @@ take):
   exact grammar of the JSON Schema (:mod:`harmony_grammar.schema`, GBNF-style EBNF), never
   xgrammar's JSON-schema converter.
 
-What xgrammar cannot express, measured in tests/test_xgrammar_tag.py and written up in
+What xgrammar cannot express, measured in tests/generation/test_xgrammar_tag.py and written up in
 docs/serving.md: inside a ``grammar`` body (the JSON arguments) a token is matched by its
 bytes, so where the engine's tokenizer info spells a control token as its text (as the
 Hugging Face tokenizer does), the special ``<|end|>`` id is accepted inside a JSON string as

@@ -13,7 +13,8 @@ their quirks, because the model was trained on exactly that text:
 * descriptions inside the schema are written as one ``// `` line even when they span lines,
   while tool and namespace descriptions get ``// `` on every line.
 
-The tests compare all of this with the package token for token (tests/test_typescript*.py).
+The tests compare all of this with the package token for token
+(tests/rendering/test_typescript*.py).
 
 Where openai-harmony writes schema text raw, a hostile schema could close its declaration and
 declare a tool nobody declared (an enum value ``paris"\\n}) => any;\\ntype delete_all = …``).

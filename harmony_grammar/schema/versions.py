@@ -4,7 +4,7 @@ Exports take ``target_version``, the version of the library that will read the g
 (llguidance's for the ``lark`` and ``llguidance`` targets and the whole-turn grammar,
 xgrammar's for the ``xgrammar`` target and the structural tag); ``None`` means the versions
 this project is tested with (llguidance 1.9, xgrammar 0.2.9). The floors below were measured
-in tests/test_pinned_grammar_libraries.py against the versions vLLM 0.34 pins (llguidance
+in tests/schema/test_pinned_grammar_libraries.py against the versions vLLM 0.34 pins (llguidance
 1.7.x, xgrammar 0.2.8); docs/schema-grammar.md lists what changes under them.
 """
 

