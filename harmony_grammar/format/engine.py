@@ -152,6 +152,7 @@ class Engine:
         self._pending = PendingText()
         self.skipping = False
         self.messages: list[Message] = []
+        self._tool_names: frozenset[str] | None = None  # once per declaration, not per header
         self.diagnostics: list[Diagnostic] = []
         #: Diagnostics past MAX_DIAGNOSTICS, counted only (bounded memory on hostile input).
         self.overflow = Overflow()
@@ -409,6 +410,11 @@ class Engine:
     @property
     def tool_names(self) -> frozenset[str]:
         """The names of the known functions: ``tools=``, else the developer message's."""
+        if self._tool_names is None:
+            self._tool_names = self._read_tool_names()
+        return self._tool_names
+
+    def _read_tool_names(self) -> frozenset[str]:
         if self.tools is not None:
             return frozenset(self.tools)
         for message in reversed(self.messages):
@@ -478,6 +484,8 @@ class Engine:
             unread="".join(draft.unread),
         )
         self.messages.append(message)
+        if message.role is Role.DEVELOPER:
+            self._tool_names = None  # a new declaration: read again when next asked
         self._fields.append(draft.fields)
         self._unread.append(draft.unread_spans)
         self._content_spans.append(draft.content_spans)  # the draft is done with it
