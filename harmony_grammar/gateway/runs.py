@@ -247,9 +247,9 @@ class _Run:
         """What the bridge makes of ``output``, read up to the turn's stop."""
         out: list[Any] = []
         for piece in self._pieces(output):
-            out += bridge.feed(piece) if isinstance(piece, str) else bridge.feed_tokens(piece)
             if bridge.should_stop:
                 break
+            out += bridge.feed(piece) if isinstance(piece, str) else bridge.feed_tokens(piece)
         return out
 
     @property
@@ -297,7 +297,7 @@ class ChatRun(_Run):
         far; the openai SDK raises it. :attr:`fault` is set for a whole answer (an HTTP error).
         """
         rest = self._settle(fault)
-        early = self._filtered(self.bridge.feed(rest)) if rest else []
+        early = self._filtered(self._read(self.bridge, Output(text=rest))) if rest else []
         truncated = fault is not None or self.truncated
         stopped = self.stop is not None and self.stop.stopped
         chunks = self.bridge.close(truncated=truncated)
@@ -466,7 +466,7 @@ class ResponsesRun(_Run):
         ``incomplete``.
         """
         rest = self._settle(fault)
-        early = self.bridge.feed(rest) if rest else []
+        early = self._read(self.bridge, Output(text=rest)) if rest else []
         truncated = fault is not None or self.truncated
         events = early + self.bridge.close(truncated=truncated)
         final = events[-1]

@@ -521,7 +521,10 @@ def test_llamacpp_real_server() -> None:
 
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     tools = [{"type": "function", "function": {"name": "check", "parameters": schema}}]
-    with llama_server() as engine, serving(build_backend("llamacpp", upstream=engine.url, timeout=600)) as url:
+    with llama_server() as engine, serving(
+        build_backend("llamacpp", upstream=engine.url, model=engine.model, timeout=600),
+        GatewayConfig(model=engine.model),
+    ) as url:
         client = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=600, max_retries=0)
         finishes = []
         for seed in range(8):
