@@ -74,7 +74,7 @@ def test_the_recovery_is_the_lenient_parse() -> None:
 
 _CONTROL = re.compile(r"<\|[a-z]+\|>")
 #: A first header that names `commentary` and runs into text with no <|message|>.
-_NAMED_COMMENTARY = re.compile(r"<\|channel\|>commentary [^<]*<\|end\|>")
+_NAMED_COMMENTARY = re.compile(r"<\|channel\|>commentary(?![A-Za-z])[^<]*<\|end\|>")
 
 
 def _completions() -> list[dict]:

@@ -292,7 +292,10 @@ def test_what_the_pinned_export_refuses_the_pinned_library_cannot_read(
             result,
             job["grammar"][:300],
         )
-        assert "verdicts" in grammar_verdicts.run_job(job)  # and today's llguidance reads it
+        today = grammar_verdicts.run_job(job)
+        # Today's llguidance reads it, or fails on something no version reads (a lookahead
+        # the Lark target writes for a few string formats), never on the bounded range.
+        assert "verdicts" in today or "signed integer" not in today.get("error", ""), today
 
 
 def test_the_samples_exercise_both_verdicts_on_every_kind_of_grammar(
