@@ -29,16 +29,8 @@ from harmony_grammar.cli.main import main  # noqa: E402
 from harmony_grammar.gateway import ReplayBackend, build_backend, serving  # noqa: E402
 from harmony_grammar.gateway.replay import ReplayFileError, read_replay  # noqa: E402
 
-from ..support.serve_peers import CALL_TEXT, deadline  # noqa: E402
+from ..support.serve_peers import ASK, CALL_TEXT, TOOLS, WEATHER, deadline  # noqa: E402
 
-WEATHER = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}},
-    "required": ["city"],
-    "additionalProperties": False,
-}
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
-ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
 ANSWER = "<|channel|>final<|message|>It is sunny.<|return|>"
 
 

@@ -31,17 +31,18 @@ from harmony_grammar.gateway import EmbeddedBackend, ReplayBackend, build_backen
 from harmony_grammar.gateway.runs import TextCount  # noqa: E402
 from harmony_grammar.gateway.server import serving_app  # noqa: E402
 
-from ..support.serve_peers import CALL_IDS, CALL_TEXT, Script, deadline, peer_app  # noqa: E402
+from ..support.serve_peers import (  # noqa: E402
+    ASK,
+    CALL_IDS,
+    CALL_TEXT,
+    TOOLS,
+    WEATHER,
+    Script,
+    deadline,
+    peer_app,
+)
 
-WEATHER = {
-    "type": "object",
-    "properties": {"city": {"type": "string"}},
-    "required": ["city"],
-    "additionalProperties": False,
-}
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
 RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
-ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
 LINES = {
     "call": CALL_TEXT,
     "preamble": (

@@ -26,6 +26,16 @@ from starlette.routing import Route
 
 from harmony_grammar.format.harmony_ids import encode_harmony
 
+#: The get_weather tool that CALL_TEXT calls, and the question that asks for it.
+WEATHER = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
+ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
+
 #: A call to get_weather, as the model writes it after ``<|start|>assistant``.
 CALL_TEXT = (
     "<|channel|>analysis<|message|>Need the weather.<|end|>"
