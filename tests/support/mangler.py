@@ -32,12 +32,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-import re
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from harmony_grammar.format.lexer import partial_spelling_length, split_text
+from harmony_grammar.format.lexer import split_text
 from harmony_grammar.format.model import Message, RecipientPosition, Role, Terminator
 
 __all__ = [
@@ -47,7 +45,6 @@ __all__ = [
     "comparable",
     "expected",
     "mangle",
-    "missing_characters",
     "random_completion",
     "random_conversation",
 ]
@@ -505,42 +502,3 @@ def expected(mangled: Mangled) -> list[tuple] | None:
         view.insert(slot, ("assistant", None, None, None, prose, None))
         return view
     return None
-
-
-# ---------------------------------------------------------------------------- characters
-_CONTROL = re.compile(r"<\|(?:start|end|message|channel|constrain|return|call)\|>")
-
-
-def _letters(texts: Iterable[str | None]) -> Counter[str]:
-    counted: Counter[str] = Counter()
-    for text in texts:
-        if text:
-            text = _CONTROL.sub(" ", text).replace("to=", " ")
-            counted.update(c for c in text.casefold() if c.isalnum())
-    return counted
-
-
-def missing_characters(text: str, messages: Iterable[Message]) -> Counter[str]:
-    """Letters and digits of ``text`` that no field of ``messages`` holds.
-
-    Independent of the ledger: the input's letters and digits (control-token spellings and
-    the ``to=`` of recipients aside) against those of every message's author, recipient,
-    channel, content type, content and unread text. A repair may add letters (a default
-    role, ``functions.``); none may lose one. Case is folded (a content type is read in
-    lower case). A control token's spelling cut short at the end of input is debris. A
-    call's header may write its channel or its recipient twice, one field each (the call is
-    never broken): a call's channel and recipient count twice.
-    """
-    messages = list(messages)
-    held = _letters(
-        value
-        for m in messages
-        for value in (m.author, m.recipient, m.channel, m.content_type, m.content, m.unread)
-    )
-    for message in messages:  # a call's header may write its channel or recipient twice
-        if message.recipient:
-            held += _letters([message.channel, message.recipient])
-    cut = partial_spelling_length(text)
-    if cut and text[-cut:].startswith("<|"):  # a control token cut short: debris
-        text = text[:-cut]
-    return _letters([text]) - held
