@@ -29,6 +29,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..format.codes import CATALOGUE
 from ..format.diagnostics import make_diagnostic
 from ..format.events import (
     ContentDelta,
@@ -160,7 +161,7 @@ class InbandScanner:
             else:
                 out.append(event)
         elif isinstance(event, DiagnosticEvent):
-            if event.diagnostic.code == "HG170":
+            if CATALOGUE[event.diagnostic.code].forged_tool_result:
                 self._forged = event.diagnostic
             else:
                 out.append(event)
