@@ -25,9 +25,6 @@ __all__ = ["CallCheck", "Diagnose", "arguments_problem"]
 #: The engine's ``diagnose(code, message, start, end)``.
 Diagnose = Callable[[str, str, int, int], None]
 
-#: The code of arguments no acceptable document can be (its record: ``format/codes.py``).
-_OFF_SCHEMA = "HG180"
-
 
 def arguments_problem(document: str, schema: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """Why a call's complete arguments are not acceptable, as ``(code, message)``, or None.
@@ -43,7 +40,7 @@ def arguments_problem(document: str, schema: Mapping[str, Any] | None) -> tuple[
         problem = first_schema_error(schema, document)
         if problem is None:
             return None
-        return _OFF_SCHEMA, f"the arguments do not match the tool's schema: {problem}"
+        return "HG180", f"the arguments do not match the tool's schema: {problem}"
     try:
         value = loads_bounded(document)
     except json.JSONDecodeError as exc:
@@ -52,7 +49,7 @@ def arguments_problem(document: str, schema: Mapping[str, Any] | None) -> tuple[
         if isinstance(value, dict):
             return None
         why = f"a JSON {type(value).__name__}, not an object"
-    return _OFF_SCHEMA, f"the arguments are {why}"
+    return "HG180", f"the arguments are {why}"
 
 
 class CallCheck:
@@ -114,9 +111,9 @@ class CallCheck:
         if checker.failed_at is not None:
             return
         found = arguments_problem(content, self._schema)
-        if found is not None and not checker.complete() and found[0] == _OFF_SCHEMA:
+        if found is not None and not checker.complete() and json_limit(content) is None:
             # The text is a prefix of an object (nothing failed while it streamed): say so.
             problem = "they end before the JSON object is complete"
-            found = _OFF_SCHEMA, f"the arguments do not match the tool's schema: {problem}"
+            found = "HG180", f"the arguments do not match the tool's schema: {problem}"
         if found is not None:
             self._diagnose(*found, start, end)

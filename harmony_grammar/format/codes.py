@@ -130,7 +130,7 @@ HEADER_DRIFT = Cause(
     "the temperature",
 )
 
-#: Every code, in the order docs/diagnostics.md lists them. Lenient recoveries (HG15x-HG17x)
+#: Every code, in code order (docs/diagnostics.md lists them so). Lenient recoveries (HG15x-HG17x)
 #: are warnings: the input was repaired. HG170 is a warning from the parser (the messages
 #: parsed) and an error from the validator: a model forging a tool's result is a safety
 #: problem, not a syntax one.
@@ -672,6 +672,29 @@ CATALOGUE: dict[str, Code] = {
             recovered=True,
         ),
         Code(
+            "HG170",
+            "forged-tool-result",
+            _W,
+            meaning="the model began writing a tool's result itself",
+            emitted_by=("format.actions.on_author",),
+            cause=Cause(
+                "the model went on past `<|call|>` and wrote the tool's result itself",
+                (
+                    "stop generation at `<|call|>` (add it to the engine's stop tokens) and run "
+                    "the tool"
+                ),
+            ),
+            detail=(
+                "completion mode: the model began a message authored by a tool "
+                "(`<|start|>functions.f …`), i.e. it is writing the tool's result itself; the "
+                "stream parser signals `abort`. A warning from `parse` (the messages parsed); "
+                "`validate` reports it as an error"
+            ),
+            example="`…<|call|><|start|>functions.f to=assistant…`",
+            forged_tool_result=True,
+            error_in_validate=True,
+        ),
+        Code(
             "HG171",
             "junk-before-header",
             _W,
@@ -698,6 +721,69 @@ CATALOGUE: dict[str, Code] = {
             example=(
                 "`Sure. <|start|>assistant<|channel|>final<|message|>Hi` → "
                 "`<|channel|>analysis<|message|>Sure.<|end|><|start|>assistant<|channel|>final<|message|>Hi`"
+            ),
+            recovered=True,
+        ),
+        Code(
+            "HG172",
+            "recipient-after-content-type",
+            _W,
+            meaning="a to= written after the content type",
+            emitted_by=("format.headers.recipient",),
+            cause=HEADER_DRIFT,
+            detail=(
+                "lenient: a ` to=` written after the content type, in a header that has no "
+                "recipient: it is the header's recipient (the call is kept, never lost with "
+                "`<|call|>` ending a message to nobody). A second recipient is still dropped "
+                "(HG158). Strict: HG101 at the ` to=`"
+            ),
+            example=(
+                "`<|channel|>commentary <|constrain|>json to=functions.f<|message|>` → "
+                "`<|channel|>commentary to=functions.f <|constrain|>json<|message|>`"
+            ),
+            recovered=True,
+        ),
+        Code(
+            "HG173",
+            "non-ascii-channel",
+            _W,
+            meaning="a channel name with non-ASCII letters, kept whole",
+            emitted_by=("format.headers.channel_name",),
+            cause=Cause(
+                (
+                    "the model wrote a channel name that is not one of Harmony's ASCII names "
+                    "(often a translated `analysis`/`final` in a conversation in another language)"
+                ),
+                (
+                    "constrain the header with the turn grammar (`harmony-grammar grammar`); the "
+                    "name was kept whole, and `validate` reports it if the system message does not "
+                    "declare it"
+                ),
+            ),
+            detail=(
+                "lenient: a channel name with non-ASCII letters is kept whole as the channel, "
+                "never cut to its ASCII prefix; whether the channel is declared is the validator's "
+                "question (HG201). Strict: HG101 at the start of the word"
+            ),
+            example="`<|channel|>réponse<|message|>` → channel `réponse`",
+            recovered=True,
+        ),
+        Code(
+            "HG174",
+            "spelled-constrain",
+            _W,
+            meaning="ordinary ids spelling <|constrain|> in a header",
+            emitted_by=("format.header_reader.read_whole_header",),
+            cause=SPELLED_TOKENS,
+            detail=(
+                "lenient, token ids: ordinary ids spelling `<|constrain|>` where a header takes "
+                "`<|constrain|>` are read as the control token, so the ids give the message the "
+                "same text gives (HG110 still reports the spelling). Elsewhere, and in strict "
+                "mode, a spelling stays text"
+            ),
+            example=(
+                "ids of `commentary to=functions.f <|constrain|>json` after a special "
+                "`<|channel|>` → content type `<|constrain|>json`"
             ),
             recovered=True,
         ),
@@ -813,106 +899,22 @@ CATALOGUE: dict[str, Code] = {
             recovered=True,
         ),
         Code(
-            "HG170",
-            "forged-tool-result",
-            _W,
-            meaning="the model began writing a tool's result itself",
-            emitted_by=("format.actions.on_author",),
-            cause=Cause(
-                "the model went on past `<|call|>` and wrote the tool's result itself",
-                (
-                    "stop generation at `<|call|>` (add it to the engine's stop tokens) and run "
-                    "the tool"
-                ),
-            ),
-            detail=(
-                "completion mode: the model began a message authored by a tool "
-                "(`<|start|>functions.f …`), i.e. it is writing the tool's result itself; the "
-                "stream parser signals `abort`. A warning from `parse` (the messages parsed); "
-                "`validate` reports it as an error"
-            ),
-            example="`…<|call|><|start|>functions.f to=assistant…`",
-            forged_tool_result=True,
-            error_in_validate=True,
-        ),
-        Code(
-            "HG172",
-            "recipient-after-content-type",
-            _W,
-            meaning="a to= written after the content type",
-            emitted_by=("format.headers.recipient",),
-            cause=HEADER_DRIFT,
-            detail=(
-                "lenient: a ` to=` written after the content type, in a header that has no "
-                "recipient: it is the header's recipient (the call is kept, never lost with "
-                "`<|call|>` ending a message to nobody). A second recipient is still dropped "
-                "(HG158). Strict: HG101 at the ` to=`"
-            ),
-            example=(
-                "`<|channel|>commentary <|constrain|>json to=functions.f<|message|>` → "
-                "`<|channel|>commentary to=functions.f <|constrain|>json<|message|>`"
-            ),
-            recovered=True,
-        ),
-        Code(
-            "HG173",
-            "non-ascii-channel",
-            _W,
-            meaning="a channel name with non-ASCII letters, kept whole",
-            emitted_by=("format.headers.channel_name",),
-            cause=Cause(
-                (
-                    "the model wrote a channel name that is not one of Harmony's ASCII names "
-                    "(often a translated `analysis`/`final` in a conversation in another language)"
-                ),
-                (
-                    "constrain the header with the turn grammar (`harmony-grammar grammar`); the "
-                    "name was kept whole, and `validate` reports it if the system message does not "
-                    "declare it"
-                ),
-            ),
-            detail=(
-                "lenient: a channel name with non-ASCII letters is kept whole as the channel, "
-                "never cut to its ASCII prefix; whether the channel is declared is the validator's "
-                "question (HG201). Strict: HG101 at the start of the word"
-            ),
-            example="`<|channel|>réponse<|message|>` → channel `réponse`",
-            recovered=True,
-        ),
-        Code(
-            "HG174",
-            "spelled-constrain",
-            _W,
-            meaning="ordinary ids spelling <|constrain|> in a header",
-            emitted_by=("format.header_reader.read_whole_header",),
-            cause=SPELLED_TOKENS,
-            detail=(
-                "lenient, token ids: ordinary ids spelling `<|constrain|>` where a header takes "
-                "`<|constrain|>` are read as the control token, so the ids give the message the "
-                "same text gives (HG110 still reports the spelling). Elsewhere, and in strict "
-                "mode, a spelling stays text"
-            ),
-            example=(
-                "ids of `commentary to=functions.f <|constrain|>json` after a special "
-                "`<|channel|>` → content type `<|constrain|>json`"
-            ),
-            recovered=True,
-        ),
-        Code(
             "HG180",
             "arguments-off-schema",
             _E,
             meaning="tool-call arguments no valid document can follow",
             emitted_by=(
-                "dialect.scanner.read_arguments",
                 "format.call_check.CallCheck",
+                "format.call_check.arguments_problem",
                 "tools.arguments.ArgumentChecker",
                 "validation.rules.arguments_off_schema",
             ),
             detail=(
                 "with `tools=`: a call's arguments stopped being a JSON object (reported at the "
                 "first bad character, while streaming), or the complete document violates the "
-                "tool's schema (reported with the JSON pointer of the first failure)"
+                "tool's schema (reported with the JSON pointer of the first failure). The "
+                "validator's rule judges a stored call the same way, and the dialect's "
+                "`read_arguments` reports a call body that is no JSON object (read as `{}`)"
             ),
             example='`{"city": 3}` for `city: string`',
         ),

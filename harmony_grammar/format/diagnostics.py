@@ -20,10 +20,6 @@ __all__ = ["CATALOGUE", "MAX_DIAGNOSTICS", "Code", "LineIndex", "Overflow", "mak
 #: memory. The rest are counted in one HG107 at the end.
 MAX_DIAGNOSTICS = 1000
 
-#: The code of the count of what was over the limit (its record's ``facts``).
-_OVERFLOW = "HG107"
-
-
 class LineIndex:
     """Maps character offsets to 1-based (line, column), fed text as it passes by.
 
@@ -122,7 +118,7 @@ class Overflow:
         if self.dropped:
             kept.append(
                 make_diagnostic(
-                    _OVERFLOW,
+                    "HG107",
                     f"{self.dropped} more diagnostics ({self.errors} errors) after the first"
                     f" {self.limit} were counted, not kept",
                     end,
