@@ -42,8 +42,8 @@ Lenient mode (`strict=False`, CLI `--lenient`) repairs the deviations real gpt-o
 shows (harmony-format.md §5), each with its own warning code, and loses nothing: every
 character is in a message's header or content, and only control-token debris is discarded
 (HG175). Each lenient code is reported by a row of the repair table,
-`harmony_grammar/format/repairs.py` (the row names the function; codes two rows share —
-HG150, HG159, HG160, HG171 — are emitted by one function in `format/recoveries.py`).
+`harmony_grammar/format/repairs.py` (the row names the function; [the index](#every-code)
+names every function that emits each code).
 """
 
 CAUSES_INTRO = """\

@@ -28,7 +28,7 @@ def cause_of(code: str) -> Cause | None:
 def causes_of(codes: Iterable[str]) -> list[tuple[tuple[str, ...], Cause]]:
     """Each distinct cause among ``codes``, with the codes that point to it, in first-seen order.
 
-    A cause shared by several codes (a stripped stop token is HG153 or HG159) is listed once,
+    A cause shared by several codes (a stripped stop token is HG102 or HG159) is listed once,
     so a summary prints each hint once; codes without a cause are left out.
     """
     grouped: dict[Cause, list[str]] = {}

@@ -99,11 +99,6 @@ class Code:
         """The page that documents the code and how to avoid it."""
         return _PAGES[self.layer]
 
-    @property
-    def summary(self) -> str:
-        """The one-line meaning (the name this field had before the records)."""
-        return self.meaning
-
 
 _E, _W = Severity.ERROR, Severity.WARNING
 
