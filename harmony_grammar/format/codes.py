@@ -1089,12 +1089,7 @@ CATALOGUE: dict[str, Code] = {
             "unimportable-record",
             _E,
             meaning="a record that cannot be read as a conversation",
-            emitted_by=(
-                "training.batch._example",
-                "training.batch.prepare_batch",
-                "training.importers._failure",
-                "training.prepare.PrepareTask",
-            ),
+            emitted_by=("training.importers.unimportable",),
         ),
         Code(
             "HG301",
