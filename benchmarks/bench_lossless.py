@@ -2,10 +2,9 @@
 
     python benchmarks/bench_lossless.py [--n N] [--workers W]   # N inputs in all (default 100,000)
 
-Three generators, none of them the parser's: ``tests/support/mangler.py`` (engine manglings of
-generated Harmony), ``tests/support/mangler_shapes.py`` (the header shapes that made lenient reading
-cascade) and ``tests/support/harmony_alphabet.py`` (random mixes of Harmony's alphabet, kind
-``fuzz``). The same generators drive the property tests (tests/format/test_lossless.py,
+Two generators, neither of them the parser's: ``tests/support/mangler.py`` (engine manglings of
+generated Harmony, the header shapes that made lenient reading cascade among them) and
+``tests/support/harmony_alphabet.py`` (random mixes of Harmony's alphabet, kind ``fuzz``). The same generators drive the property tests (tests/format/test_lossless.py,
 tests/format/test_field_conservation.py). Inputs are split evenly over the kinds, half completions
 and half conversations, and run in ``W`` processes (default: every CPU); ``--n 1000000``
 is the issue's size. For each kind, text (and 1 input in 10 as token ids):
@@ -16,7 +15,7 @@ is the issue's size. For each kind, text (and 1 input in 10 as token ids):
   whose contents are not in input order;
 * **ledger**: inputs where ``conservation_problems`` finds a problem (text; ids 1 in 10);
 * **exact**: where the mangling leaves one reading, the share read back as the originals
-  (``tests/support/mangler.expected``; for the shapes ``tests/mangler_shapes.expected_shape``);
+  (``tests/support/mangler.recovered``, as the property tests compare them);
 * **repair** (1 in 10): outputs that are not idempotent, or do not parse strictly;
 * **time**: ``conservation_problems`` time against parse time (the ledger check must stay
   linear: a small multiple of parsing at any size).
@@ -50,42 +49,16 @@ from tests.support.harmony_alphabet import as_ids, as_text, random_pieces
 from tests.support.mangler import (
     MANGLINGS,
     Mangled,
-    comparable,
-    expected,
     mangle,
     random_completion,
     random_conversation,
+    recovered,
 )
-from tests.support.mangler_shapes import SHAPES, expected_shape, mangle_shape, matches
 
 FUZZ = "fuzz"
-KINDS = (*sorted(MANGLINGS), *sorted(SHAPES), FUZZ)
+KINDS = (*sorted(MANGLINGS), FUZZ)
 #: How many inputs a worker takes at once.
 BATCH = 2_000
-
-
-def _exact(mangled: Mangled, result: ParseResult) -> bool | None:
-    """Whether ``result`` is the one reading ``mangled`` leaves (None: more than one)."""
-    kind = mangled.kind
-    if kind in SHAPES:
-        return matches([comparable(m) for m in result.messages], expected_shape(mangled))
-    want = expected(mangled)
-    if want is None:
-        return None
-    # As tests/test_lossless.test_exact_recovery_where_one_reading compares them.
-    got = [
-        comparable(
-            m,
-            terminator=kind not in ("drop_terminator", "strip_all", "glue_prose"),
-            constrain=kind not in ("strip_all", "glue_prose"),
-        )
-        for m in result.messages
-    ]
-    if kind in ("prose_before", "prose_gap"):  # the prose's own message: channel open
-        slot = int(mangled.detail["slot"])  # type: ignore[call-overload]
-        if len(got) == len(want) and got[slot][4] == want[slot][4]:
-            got[slot] = want[slot]
-    return got == want
 
 
 def _input(kind: str, seed: int) -> tuple[str, list[int] | None, str, Mangled | None]:
@@ -97,8 +70,7 @@ def _input(kind: str, seed: int) -> tuple[str, list[int] | None, str, Mangled | 
         pieces = random_pieces(rng)
         return as_text(pieces), as_ids(pieces) if ids_too else None, start, None
     sample = random_conversation(rng) if seed % 2 else random_completion(rng)
-    make = mangle_shape if kind in SHAPES else mangle
-    mangled = make(sample, kind, rng)
+    mangled = mangle(sample, kind, rng)
     return mangled.text, encode_harmony(mangled.text) if ids_too else None, start, mangled
 
 
@@ -127,7 +99,7 @@ def run_batch(job: tuple[str, int, int]) -> tuple[str, Counter[str], tuple[int, 
         if check.missing and (worst is None or len(text) < worst[0]):
             worst = (len(text), text)
         if mangled is not None:
-            exact = _exact(mangled, result)
+            exact = recovered(mangled, result.messages)
             if exact is not None:
                 counts["exact_n"] += 1
                 counts["exact"] += exact

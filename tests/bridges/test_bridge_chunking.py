@@ -2,7 +2,7 @@
 show, and every diagnostic's position, never depend on where chunks or network reads end.
 
 The inputs are the alphabet fuzzer's (``tests/support/harmony_alphabet.py``), the issue's shapes
-(``tests/support/mangler_shapes.py``) and the cases that used to move: text after a stop token, a
+(``tests/support/mangler.py``) and the cases that used to move: text after a stop token, a
 partial ``<|call|`` held back at a chunk's end, and a call checked against ``tools=`` (HG180
 with token ids). Each is fed whole, in random chunks and, for the short fixed cases, split
 at every point, as text and as token ids.
@@ -26,7 +26,7 @@ from harmony_grammar.gateway.runs import ChatRun, ResponsesRun, chat_completion
 
 from ..format.test_field_conservation import PIECES, PROPERTY
 from ..support.harmony_alphabet import as_ids, as_text
-from ..support.mangler_shapes import ISSUE_EXAMPLES
+from ..support.mangler import ISSUE_EXAMPLES
 
 CUTS = st.lists(st.integers(0, 10**6), max_size=6)
 TOOLS = [
