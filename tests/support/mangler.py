@@ -46,6 +46,7 @@ import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from harmony_grammar.format.lexer import split_text
 from harmony_grammar.format.model import Message, RecipientPosition, Role, Terminator
@@ -229,7 +230,13 @@ def random_conversation(rng: random.Random) -> Sample:
 
 # ---------------------------------------------------------------------------- manglings
 def _pieces(text: str) -> list[tuple[bool, str]]:
-    return [(control is not None, piece) for control, piece, _, _ in split_text(text)]
+    """``(is a control token, spelling)`` pieces of ``text``, a fresh list (callers edit it)."""
+    return list(_split(text))
+
+
+@lru_cache(maxsize=16)  # every mangling of one sample splits the same text
+def _split(text: str) -> tuple[tuple[bool, str], ...]:
+    return tuple((control is not None, piece) for control, piece, _, _ in split_text(text))
 
 
 def _strip_all(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
