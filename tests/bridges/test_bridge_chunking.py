@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harmony_grammar import ChatCompletionStream, ResponsesStream
@@ -190,6 +190,9 @@ def test_the_gateway_gives_one_answer_wherever_a_read_ends(text):
 
 @PROPERTY
 @given(st.one_of(PIECES.map(as_text), MANGLED), CUTS, st.booleans(), st.booleans())
+# A forged tool result (HG170) ends the turn mid-read: the rest of that read is not read.
+@example(text="<|start|>42<|start|><|start|>", cuts=[20], ids=False, tools=False)
+@example(text="<|start|>42<|start|><|start|>", cuts=[3], ids=True, tools=True)
 def test_the_gateway_gives_one_answer_for_every_chunking(text, cuts, ids, tools):
     """The same on the fuzzer's and the mangler's outputs, read in random pieces."""
     source = encode_harmony(text) if ids else text
