@@ -16,7 +16,6 @@ CI runs a small budget (``HG_FUZZ_EXAMPLES``, default 60 per test); the benchmar
 from __future__ import annotations
 
 import os
-import random
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -30,16 +29,7 @@ from harmony_grammar.format.stream import StreamParser
 
 from ..support.field_check import field_check
 from ..support.harmony_alphabet import ALPHABET, KINDS, Piece, as_ids, as_text
-from ..support.mangler import (
-    ISSUE_EXAMPLES,
-    SHAPES,
-    comparable,
-    expected,
-    mangle,
-    random_completion,
-    random_conversation,
-    recovered,
-)
+from ..support.mangler import ISSUE_EXAMPLES, SHAPES, comparable, expected, mangled, recovered
 
 PROPERTY = settings(
     max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "60")),
@@ -89,9 +79,7 @@ def test_fuzz_conservation(pieces, start):
 
 
 def _shaped(seed: int, kind: str, conversation: bool):  # type: ignore[no-untyped-def]
-    rng = random.Random(seed)
-    sample = random_conversation(rng) if conversation else random_completion(rng)
-    return mangle(sample, kind, rng)
+    return mangled(seed, kind, conversation=conversation)
 
 
 @PROPERTY

@@ -17,8 +17,6 @@ generator over 100,000 inputs.
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,23 +29,13 @@ from harmony_grammar.format.stream import StreamParser
 from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
 
 from ..support.field_check import field_check
-from ..support.mangler import (
-    MANGLINGS,
-    comparable,
-    expected,
-    mangle,
-    random_completion,
-    random_conversation,
-    recovered,
-)
+from ..support.mangler import MANGLINGS, comparable, expected, mangled, recovered
 
 KINDS = sorted(MANGLINGS)
 
 
 def _mangled(seed: int, kind: str, conversation: bool):
-    rng = random.Random(seed)
-    sample = random_conversation(rng) if conversation else random_completion(rng)
-    return mangle(sample, kind, rng)
+    return mangled(seed, kind, conversation=conversation)
 
 
 @given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans(), st.booleans())

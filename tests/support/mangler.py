@@ -61,6 +61,7 @@ __all__ = [
     "comparable",
     "expected",
     "mangle",
+    "mangled",
     "matches",
     "random_completion",
     "random_conversation",
@@ -476,6 +477,13 @@ def mangle(sample: Sample, kind: str, rng: random.Random) -> Mangled:
     """``sample`` mangled the way ``kind`` says."""
     text, detail = MANGLINGS[kind](sample, rng)
     return Mangled(text, kind, sample, detail)
+
+
+def mangled(seed: int, kind: str, *, conversation: bool = False) -> Mangled:
+    """A sample drawn from ``seed`` (a completion, or a conversation) mangled by ``kind``."""
+    rng = random.Random(seed)
+    sample = random_conversation(rng) if conversation else random_completion(rng)
+    return mangle(sample, kind, rng)
 
 
 # ---------------------------------------------------------------------------- expectations
