@@ -63,6 +63,7 @@ __all__ = [
     "mangle",
     "mangled",
     "matches",
+    "one_reading",
     "random_completion",
     "random_conversation",
     "recovered",
@@ -589,6 +590,14 @@ def matches(got: list[tuple[object, ...]], want: list[tuple[object, ...]]) -> bo
             if not (b is ANY or a == b or stripped):
                 return False
     return True
+
+
+def one_reading(mangled: Mangled) -> bool:
+    """Whether the mangling leaves one reading of every recipient, content type and content
+    (a channel or a terminator left to the parser aside): where the rules can judge the
+    reading, as they judge the originals."""
+    want = expected(mangled)
+    return want is not None and not any(m[i] is ANY for m in want for i in (2, 3, 4))
 
 
 def recovered(mangled: Mangled, messages: Sequence[Message]) -> bool | None:
