@@ -267,7 +267,9 @@ class ChatRun(_Run):
     def __init__(self, plan: Plan) -> None:
         super().__init__(plan)
         self.bridge = ChatCompletionStream(
-            tools=plan.tools or None, model=plan.model, namespaces=plan.namespaces
+            tools=plan.toolset if plan.tools else None,
+            model=plan.model,
+            namespaces=plan.namespaces,
         )
         self.stop = StopFilter(plan.stop) if plan.stop else None
 
@@ -419,7 +421,10 @@ class ResponsesRun(_Run):
         include = plan.request.get("include")
         wanted = seal is not None and isinstance(include, list) and INCLUDE_KEY in include
         self.bridge = ResponsesStream(
-            request=plan.request, model=plan.model, seal=seal.seal if wanted and seal else None
+            request=plan.request,
+            tools=plan.toolset,
+            model=plan.model,
+            seal=seal.seal if wanted and seal else None,
         )
         self._final: dict[str, Any] | None = None
 
