@@ -14,8 +14,6 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from openai.lib.streaming.chat._completions import ChatCompletionStreamState
-from openai.types.chat import ChatCompletionChunk
 
 from harmony_grammar import ChatCompletionStream
 from harmony_grammar.bridges.chat import accumulate
@@ -26,32 +24,8 @@ from harmony_grammar.gateway.runs import ChatRun, chat_completion
 
 from ..format.test_field_conservation import PIECES, PROPERTY
 from ..support.harmony_alphabet import as_ids, as_text
+from ..support.openai_sdk import sdk_fold
 from .test_bridge_chunking import CASES, CUTS, TOOLS, _chunks
-
-
-def _sdk_fold(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """What the openai SDK accumulates ``chunks`` to, in the fold's shape."""
-    state = ChatCompletionStreamState()
-    for chunk in chunks:
-        if chunk.get("choices"):  # the SDK's state reads choices; a usage chunk has none
-            state.handle_chunk(ChatCompletionChunk.model_validate(chunk))
-    choice = state.current_completion_snapshot.choices[0]
-    snapshot = choice.message.model_dump()
-    calls = [
-        {
-            "id": call["id"],
-            "type": call["type"],
-            "function": {k: call["function"][k] for k in ("name", "arguments")},
-        }
-        for call in snapshot["tool_calls"] or ()
-    ]
-    message = {
-        "role": snapshot["role"],
-        "content": snapshot["content"] or None,
-        "reasoning_content": snapshot.get("reasoning_content") or None,
-        "tool_calls": calls,
-    }
-    return {"message": message, "finish_reason": choice.finish_reason}
 
 
 def _streamed(chunks: Sequence[Any], tools: Any) -> list[dict[str, Any]]:
@@ -132,9 +106,9 @@ SOURCES = st.one_of(
 @given(SOURCES, CUTS, st.booleans())
 def test_the_fold_is_what_the_openai_sdk_accumulates(source, cuts, tools):
     chunks = _streamed(_chunks(source, cuts), TOOLS if tools else None)
-    assert accumulate(chunks) == _sdk_fold(chunks), (source, cuts)
+    assert accumulate(chunks) == sdk_fold(chunks), (source, cuts)
     resent = _resplit(chunks, cuts)
-    assert accumulate(resent) == accumulate(chunks) == _sdk_fold(resent), (source, cuts)
+    assert accumulate(resent) == accumulate(chunks) == sdk_fold(resent), (source, cuts)
 
 
 @PROPERTY
@@ -143,7 +117,7 @@ def test_the_gateways_whole_answer_is_the_one_fold(source, cuts, stream):
     chunks = _served(_chunks(source, cuts), stream)
     whole = chat_completion(chunks)
     message = whole["choices"][0]["message"]
-    want = _sdk_fold(chunks)
+    want = sdk_fold(chunks)
     assert whole["choices"][0]["finish_reason"] == want["finish_reason"]
     assert message["reasoning"] == message["reasoning_content"]
     assert {k: v for k, v in message.items() if k != "reasoning"} == {
