@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..format.codes import CATALOGUE
 from ..format.model import Diagnostic, Message, Severity
 from ..schema.nesting import nesting_exceeds
 from ..schema.stack import on_fresh_stack
@@ -194,8 +195,8 @@ def _row(
 ) -> dict[str, Any]:
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     first = errors[0] if errors else None
-    # A lenient run repaired the record when a recovery (HG15x) was reported.
-    recovered = any(d.code.startswith("HG15") for d in diagnostics)
+    # A lenient run repaired the record when a recovery (a repair row's code) was reported.
+    recovered = any(CATALOGUE[d.code].recovered for d in diagnostics)
     return {
         "ok": not errors,
         "errors": len(errors),

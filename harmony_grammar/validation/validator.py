@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..format.causes import Cause, causes_of
+from ..format.codes import CATALOGUE
 from ..format.diagnostics import LineIndex, Overflow
 from ..format.model import Diagnostic, Message, Role, Severity
 from ..format.parser import parse
@@ -20,10 +21,6 @@ from ..tools.arguments import ToolsArgument, tool_schemas
 from .rules import RuleContext, run_rules
 
 __all__ = ["ValidationReport", "validate"]
-
-#: Parser warnings the validator reports as errors: a call that did not end in ``<|call|>``
-#: is one a host never dispatches, which breaks the agent even though the text parses.
-_RAISED_TO_ERROR = frozenset({"HG153", "HG170"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +80,13 @@ def validate(
         lines = LineIndex()
         lines.add(source, 0)
     context = RuleContext.of(result.messages, tools=schemas, completion=start == "completion")
+    # Parser warnings the validator reports as errors (``Code.error_in_validate``): a call
+    # that did not end in ``<|call|>`` is one a host never dispatches, which breaks the agent
+    # even though the text parses; a forged tool result is a safety problem.
     found = [
-        dataclasses.replace(d, severity=Severity.ERROR) if d.code in _RAISED_TO_ERROR else d
+        dataclasses.replace(d, severity=Severity.ERROR)
+        if CATALOGUE[d.code].error_in_validate
+        else d
         for d in result.diagnostics
     ]
     found += run_rules(context, lines=lines)
