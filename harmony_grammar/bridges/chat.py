@@ -134,26 +134,45 @@ class ChatCompletionStream(BridgeStream):
         return [d.to_dict() for d in self.parse_diagnostics()]
 
 
-def accumulate(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def accumulate(chunks: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The ``{"message", "finish_reason"}`` that ``chunks`` add up to, as a client library
-    accumulates them (texts concatenated, each call's fields merged by index)."""
-    message: dict[str, Any] = {"role": "assistant", "content": None, "reasoning_content": None}
-    calls: list[dict[str, Any]] = []
+    accumulates them: the one fold of Chat Completions chunks (the gateway's whole answer,
+    :func:`~harmony_grammar.gateway.runs.chat_completion`, is this fold too).
+
+    Texts are concatenated (``content`` and ``reasoning_content``, None when no chunk had
+    any); each call is keyed by its ``index``, its first chunk giving the id, type and name,
+    every chunk adding to its ``arguments`` (``tool_calls`` is always a list, in index order).
+    Chunks without choices (a usage chunk, an error chunk) add nothing; only choice 0 is read.
+    """
+    texts: dict[str, list[str]] = {field: [] for field in _FIELDS}
+    calls: dict[int, dict[str, Any]] = {}
     finish = None
     for chunk in chunks:
-        choice = chunk["choices"][0]
-        delta = choice["delta"]
-        for field in _FIELDS:
-            if field in delta:
-                message[field] = (message[field] or "") + delta[field]
-        for call in delta.get("tool_calls", ()):
-            if call["index"] == len(calls):
-                calls.append({k: v for k, v in call.items() if k != "index"})
-                calls[-1]["function"] = dict(call["function"])
-            else:
-                calls[call["index"]]["function"]["arguments"] += call["function"]["arguments"]
-        finish = choice["finish_reason"] or finish
-    return {"message": {**message, "tool_calls": calls}, "finish_reason": finish}
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice["delta"]
+            for field in _FIELDS:
+                texts[field].append(delta.get(field) or "")
+            for call in delta.get("tool_calls") or ():
+                function = call.get("function") or {}
+                known = calls.get(call["index"])
+                if known is None:
+                    calls[call["index"]] = {
+                        "id": call.get("id"),
+                        "type": call.get("type", "function"),
+                        "function": {
+                            "name": function.get("name"),
+                            "arguments": function.get("arguments") or "",
+                        },
+                    }
+                else:
+                    known["function"]["arguments"] += function.get("arguments") or ""
+            finish = choice["finish_reason"] or finish
+    message: dict[str, Any] = {"role": "assistant"}
+    message.update({field: "".join(parts) or None for field, parts in texts.items()})
+    message["tool_calls"] = [calls[index] for index in sorted(calls)]
+    return {"message": message, "finish_reason": finish}
 
 
 def to_chat_completion(

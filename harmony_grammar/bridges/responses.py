@@ -19,6 +19,7 @@ from ..format.events import HeaderComplete
 from ..format.model import Diagnostic, Message, Severity
 from ..rendering.chat import FUNCTIONS_PREFIX
 from ..tools.arguments import ToolsArgument
+from ..tools.toolset import ToolSet
 from .stream import BridgeStream, feed_whole
 from .turn import FUNCTION_CALL, REASONING
 
@@ -27,45 +28,12 @@ __all__ = [
     "ResponsesStream",
     "new_item",
     "random_id",
-    "request_namespaces",
-    "request_tools",
     "response_object",
     "to_responses",
 ]
 
 #: Makes an id from its kind's prefix (``resp``, ``rs``, ``msg``, ``fc``, ``call``).
 IdFactory = Callable[[str], str]
-
-
-def request_tools(request: Mapping[str, Any] | None) -> list[Mapping[str, Any]] | None:
-    """The request's ``functions`` namespace (the function tools, whose calls can be
-    checked, and the custom tools, whose raw input is not), or None."""
-    tools = (request or {}).get("tools")
-    if not isinstance(tools, list):
-        return None
-    functions = [
-        t for t in tools if isinstance(t, Mapping) and t.get("type") in ("function", "custom")
-    ]
-    return functions or None
-
-
-def request_namespaces(request: Mapping[str, Any] | None) -> tuple[frozenset[str], frozenset[str]]:
-    """The request's namespace names, and the recipients of its custom tools
-    (``functions.NAME`` or ``NAMESPACE.NAME``)."""
-    tools = (request or {}).get("tools")
-    namespaces: set[str] = set()
-    custom: set[str] = set()
-    for tool in tools if isinstance(tools, list) else ():
-        if not isinstance(tool, Mapping):
-            continue
-        if tool.get("type") == "custom" and isinstance(tool.get("name"), str):
-            custom.add(f"{FUNCTIONS_PREFIX}{tool['name']}")
-        if tool.get("type") == "namespace" and isinstance(tool.get("name"), str):
-            namespaces.add(tool["name"])
-            for inner in tool.get("tools") or ():
-                if isinstance(inner, Mapping) and inner.get("type") == "custom":
-                    custom.add(f"{tool['name']}.{inner.get('name')}")
-    return frozenset(namespaces), frozenset(custom)
 
 
 def random_id(prefix: str) -> str:
@@ -219,9 +187,17 @@ class ResponsesStream(BridgeStream):
         stripped_dialect: bool | None = None,
         seal: Callable[[str], str] | None = None,
     ) -> None:
-        tools = request_tools(request) if tools is None else tools
-        namespaces, self._custom = request_namespaces(request)
-        super().__init__(tools, strict, stripped_dialect, namespaces)
+        # The request's tools, read once (a ToolSet, the gateway's plan has, is taken as
+        # it is): its namespaces and custom tools, and the calls' checks unless ``tools``.
+        listed = (request or {}).get("tools")
+        toolset = ToolSet.read(
+            tools if isinstance(tools, ToolSet) else listed if isinstance(listed, list) else None
+        )
+        # Without function tools no call is checked (an empty list would flag every call).
+        given = tools is not None and not isinstance(tools, ToolSet)
+        checks = tools if given else toolset if toolset.schemas else None
+        super().__init__(checks, strict, stripped_dialect, toolset.namespaces)
+        self._custom = toolset.custom
         self._seal = seal
         self._ids = ids or random_id
         self._request = request

@@ -39,7 +39,7 @@ from ..rendering.renderer import DropRule, render
 from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
-from ..tools.arguments import tool_schemas
+from ..tools.toolset import ToolSet
 from .errors import GatewayError, bad_request
 from .reasoning_seal import ReasoningSeal, open_reasoning
 from .validation import check_fields
@@ -90,6 +90,9 @@ class Plan:
     namespaces: tuple[str, ...] = ()
     #: Hosted tools the gateway cannot run, left out of the prompt (reported in a header).
     hosted_tools: tuple[str, ...] = ()
+    #: The request's tools, read once (:meth:`ToolSet.read`): ``tools``, ``callables``,
+    #: ``namespaces`` and ``hosted_tools`` are its views, and the bridges take it as it is.
+    toolset: ToolSet = field(default_factory=ToolSet)
 
     @property
     def prompt_text(self) -> str:
@@ -106,7 +109,7 @@ class Plan:
         if "tag" not in self._cache:
             try:
                 self._cache["tag"] = completion_grammar(
-                    list(self.callables) if self.tool_choice != "none" else {},
+                    self._grammar_tools,
                     target="xgrammar",
                     tool_choice=self.tool_choice,
                     response_format=self.response_format,
@@ -147,8 +150,8 @@ class Plan:
 
     @property
     def _grammar_tools(self) -> Any:
-        """What the turn grammars are written from: the callables, none for ``none``."""
-        return list(self.callables) if self.tool_choice != "none" else {}
+        """What the turn grammars are written from: the tools read, none for ``none``."""
+        return self.toolset if self.tool_choice != "none" else ToolSet()
 
 
 # -- reading the sampling fields -----------------------------------------------------------
@@ -211,50 +214,6 @@ def _tool_choice(choice: Any) -> str:
     return f"{namespace}.{name}" if isinstance(namespace, str) else name
 
 
-#: The tool kinds the model can call; any other Responses tool type is hosted.
-_CALLABLE = ("function", "custom", "namespace")
-
-
-def _callables(api: Api, request: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
-    """The request's callable tools as OpenAI-style entries (the bridges have checked them).
-
-    Responses entries are kept as they are, hosted ones left out. A Chat function named
-    ``NAMESPACE.fn`` becomes the function ``fn`` of a ``NAMESPACE`` entry, as the renderer
-    declares it (:func:`~harmony_grammar.rendering.agent_tools.split_namespaced`).
-    """
-    tools = [t for t in request.get("tools") or [] if isinstance(t, Mapping)]
-    if api == "responses":
-        return tuple(t for t in tools if t.get("type") in _CALLABLE)
-    out: list[Mapping[str, Any]] = []
-    namespaces: dict[str, list[Mapping[str, Any]]] = {}
-    for tool in tools:
-        function = tool.get("function")
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-            continue
-        name = function["name"]
-        namespace, dot, short = name.partition(".")
-        if not dot:
-            out.append(tool)
-            continue
-        if namespace not in namespaces:
-            namespaces[namespace] = []
-            out.append({"type": "namespace", "name": namespace, "tools": namespaces[namespace]})
-        namespaces[namespace].append({**function, "type": "function", "name": short})
-    return tuple(out)
-
-
-def _hosted(request: Mapping[str, Any]) -> tuple[str, ...]:
-    """The hosted tools' types, each once, in order (the bridge has read them)."""
-    kinds = [t.get("type") for t in request.get("tools") or [] if isinstance(t, Mapping)]
-    return tuple(dict.fromkeys(k for k in kinds if isinstance(k, str) and k not in _CALLABLE))
-
-
-def _tools(callables: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The ``functions`` namespace as ``{name: schema}`` (a custom tool's CustomBody), which
-    the parser checks calls against."""
-    return tool_schemas([t for t in callables if t.get("type") != "namespace"])
-
-
 def _chat_format(
     request: Mapping[str, Any],
 ) -> tuple[Mapping[str, Any] | None, ResponseFormat | None]:
@@ -305,11 +264,12 @@ def _responses_format(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _grammar(tools_json: str, tool_choice: str, format_json: str, budget: int | None) -> str:
-    # A server sees the same tools and formats request after request: write each grammar once.
+def _grammar(tools: ToolSet, tool_choice: str, format_json: str, budget: int | None) -> str:
+    # A server sees the same tools and formats request after request: write each grammar once
+    # (a ToolSet hashes by its entries).
     fmt = json.loads(format_json)
     grammar = completion_grammar(
-        json.loads(tools_json),
+        tools,
         tool_choice=tool_choice,
         response_format=fmt,
         # An answer bound to a format is exactly the JSON: no preamble joins its content;
@@ -363,9 +323,13 @@ def _plan(
     include_usage: bool = True,
     limit_given: bool = False,
 ) -> Plan:
-    callables = _callables(api, request)
+    try:
+        # The one read of the request's tools (the renderer has checked their shape).
+        toolset = ToolSet.read(request.get("tools") or [], chat=api == "chat")
+    except ValueError as exc:
+        raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
     tool_choice = _tool_choice(request.get("tool_choice"))
-    if not callables and tool_choice == "auto":
+    if not toolset.callables and tool_choice == "auto":
         tool_choice = "none"
     budget = reasoning_budget(
         request,
@@ -374,9 +338,8 @@ def _plan(
         limit_given=limit_given,
     )
     try:
-        tools = _tools(callables)
         grammar = _grammar(
-            json.dumps(list(callables) if tool_choice != "none" else {}),
+            toolset if tool_choice != "none" else ToolSet(),
             tool_choice,
             json.dumps(response_format),
             budget,
@@ -414,7 +377,7 @@ def _plan(
         model=str(request["model"]) if isinstance(request.get("model"), str) else model,
         prompt_ids=tuple(prompt),
         grammar=grammar,
-        tools=tools,
+        tools=toolset.schemas,
         tool_choice=tool_choice,
         response_format=response_format,
         max_tokens=max_tokens,
@@ -424,11 +387,10 @@ def _plan(
         stop=stop,
         stream=stream,
         include_usage=include_usage,
-        callables=callables,
-        namespaces=tuple(
-            str(t["name"]) for t in callables if t.get("type") == "namespace"
-        ),
-        hosted_tools=_hosted(request) if api == "responses" else (),
+        callables=toolset.callables,
+        namespaces=toolset.namespaces,
+        hosted_tools=toolset.hosted if api == "responses" else (),
+        toolset=toolset,
     )
 
 

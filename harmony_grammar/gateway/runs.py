@@ -14,7 +14,7 @@ from typing import Any
 
 import regex  # tiktoken's own dependency, for its pre-tokenizer's pattern
 
-from ..bridges import ChatCompletionStream, ResponsesStream
+from ..bridges import ChatCompletionStream, ResponsesStream, accumulate
 from ..format.bounded_encode import EncodeLimitError
 from ..format.harmony_ids import encode_harmony
 from ..format.lexer import split_text
@@ -270,7 +270,9 @@ class ChatRun(_Run):
     def __init__(self, plan: Plan) -> None:
         super().__init__(plan)
         self.bridge = ChatCompletionStream(
-            tools=plan.tools or None, model=plan.model, namespaces=plan.namespaces
+            tools=plan.toolset if plan.tools else None,
+            model=plan.model,
+            namespaces=plan.namespaces,
         )
         self.stop = StopFilter(plan.stop) if plan.stop else None
 
@@ -383,46 +385,28 @@ def _named(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def chat_completion(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The ``chat.completion`` object that a run's chunks add up to."""
+    """The ``chat.completion`` object that a run's chunks add up to: the bridge's one fold
+    (:func:`~harmony_grammar.bridges.chat.accumulate`) with the gateway's additions (reasoning
+    under both names, ``usage``, ``diagnostics`` and ``cut_tool_call``)."""
     first = chunks[0]
-    content: list[str] = []
-    reasoning: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    finish: str | None = None
-    extra: dict[str, Any] = {}
-    usage = None
-    for chunk in chunks:
-        if chunk.get("usage"):
-            usage = chunk["usage"]
-        for key in ("diagnostics", "cut_tool_call"):
-            if key in chunk:
-                extra[key] = chunk[key]
-        for choice in chunk["choices"]:
-            delta = choice["delta"]
-            content.append(delta.get("content") or "")
-            reasoning.append(delta.get("reasoning_content") or "")
-            for call in delta.get("tool_calls") or []:
-                if call["index"] not in calls:
-                    calls[call["index"]] = {
-                        "id": call["id"],
-                        "type": "function",
-                        "function": {"name": call["function"]["name"], "arguments": ""},
-                    }
-                calls[call["index"]]["function"]["arguments"] += call["function"]["arguments"]
-            finish = choice["finish_reason"] or finish
-    message = {
-        "role": "assistant",
-        "content": "".join(content) or None,
-        "reasoning": "".join(reasoning) or None,
-        "reasoning_content": "".join(reasoning) or None,
-        "tool_calls": [calls[i] for i in sorted(calls)] or None,
+    folded = accumulate(chunks)
+    message = folded["message"]
+    message["reasoning"] = message["reasoning_content"]
+    message["tool_calls"] = message["tool_calls"] or None
+    usage = next((chunk["usage"] for chunk in reversed(chunks) if chunk.get("usage")), None)
+    extra: dict[str, Any] = {
+        key: chunk[key]
+        for chunk in chunks
+        for key in ("diagnostics", "cut_tool_call")
+        if key in chunk
     }
+    choice = {"index": 0, "message": message, "finish_reason": folded["finish_reason"]}
     return {
         "id": first["id"],
         "object": "chat.completion",
         "created": first["created"],
         "model": first["model"],
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "choices": [{**choice, "logprobs": None}],
         "usage": usage,
         **extra,
     }
@@ -440,7 +424,10 @@ class ResponsesRun(_Run):
         include = plan.request.get("include")
         wanted = seal is not None and isinstance(include, list) and INCLUDE_KEY in include
         self.bridge = ResponsesStream(
-            request=plan.request, model=plan.model, seal=seal.seal if wanted and seal else None
+            request=plan.request,
+            tools=plan.toolset,
+            model=plan.model,
+            seal=seal.seal if wanted and seal else None,
         )
         self._final: dict[str, Any] | None = None
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote
 
-from .custom import FUNCTIONS, CustomBody, entry_body, namespace_entries
 from .json_limits import DepthTracker, JsonLimitError, json_message, loads_bounded
-from .names import check_tool_name
+from .toolset import ToolsArgument, schema_problem, tool_schemas, tool_targets
 
+# ToolsArgument, schema_problem, tool_schemas and tool_targets live in .toolset (the one reader
+# of a tools list); they are named here too because the callers of round 4 import them here.
 __all__ = [
     "ArgumentChecker",
     "ToolsArgument",
@@ -31,180 +31,6 @@ __all__ = [
     "tool_schemas",
     "tool_targets",
 ]
-
-#: What ``tools=`` accepts: OpenAI-style or plain tool lists, or ``{name: schema}``.
-ToolsArgument = Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
-
-
-def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
-    """``{name: parameters schema}`` from OpenAI-style or plain tool lists (or a mapping).
-
-    These are the ``functions`` namespace: a custom tool's value is its
-    :class:`~.custom.CustomBody`, and ``namespace`` entries are left to :func:`tool_targets`.
-
-    Raises ``ValueError`` with one line naming the tool for a malformed list, a name that
-    fails the one name check (:class:`~.names.ToolNameError`, see :mod:`.names`) or a
-    parameters schema that cannot check anything (see :func:`schema_problem`).
-    """
-    if tools is None:
-        return {}
-    if isinstance(tools, Mapping):
-        schemas = dict(tools)
-    else:
-        schemas = {}
-        for tool in tools:
-            if not isinstance(tool, Mapping):
-                raise ValueError(f"a tool must be an object, not {type(tool).__name__}")
-            if tool.get("type") == "namespace":
-                continue  # its tools are called as NAMESPACE.fn, not functions.fn: tool_targets
-            spec = (
-                tool.get("function", tool) if tool.get("type", "function") == "function" else tool
-            )
-            name = spec.get("name") if isinstance(spec, Mapping) else None
-            if not isinstance(name, str):
-                raise ValueError(f"a tool without a name: {_short(tool)}")
-            schemas[name] = entry_body(tool)
-    for name, schema in schemas.items():
-        check_tool_name(name)  # the one name check (tools/names.py), wherever tools enter
-        if isinstance(schema, CustomBody):
-            continue  # raw text, not JSON: the turn grammar holds it to its grammar
-        problem = schema_problem(schema)
-        if problem is not None:
-            raise ValueError(f"tool {name!r}: the parameters {problem}")
-    return schemas
-
-
-def tool_targets(tools: ToolsArgument) -> dict[str, Any]:
-    """Every callable tool by the recipient a call to it is written to.
-
-    Function and custom tools are ``functions.NAME`` (a ``{name: schema}`` mapping is read so
-    too); the tools of a ``namespace`` entry are ``NAMESPACE.NAME``. Each value is the
-    parameters schema, or the custom tool's :class:`~.custom.CustomBody`. Raises
-    ``ValueError`` as :func:`tool_schemas` does, and for two tools with one recipient.
-    """
-    targets = {f"{FUNCTIONS}.{name}": body for name, body in tool_schemas(tools).items()}
-    if tools is None or isinstance(tools, Mapping):
-        return targets
-    for tool in tools:
-        if not (isinstance(tool, Mapping) and tool.get("type") == "namespace"):
-            continue
-        for namespace, entry in namespace_entries(tool):
-            name = check_tool_name(entry.get("name"))
-            body = entry_body(entry)
-            problem = None if isinstance(body, CustomBody) else schema_problem(body)
-            if problem is not None:
-                raise ValueError(f"tool {namespace}.{name}: the parameters {problem}")
-            recipient = f"{namespace}.{name}"
-            if recipient in targets:
-                raise ValueError(f"two tools are called as {recipient!r}")
-            targets[recipient] = body
-    return targets
-
-
-def _short(value: Any) -> str:
-    try:
-        return json.dumps(value)[:80]
-    except (TypeError, ValueError, RecursionError):
-        return type(value).__name__
-
-
-def schema_problem(schema: Any) -> str | None:
-    """Why ``schema`` cannot serve as a tool's parameters (one line), or None when it can.
-
-    It must be a JSON Schema (an object or a boolean) valid against its metaschema, within the
-    JSON limits, and every ``$ref`` must point into the schema itself: nothing is fetched.
-    """
-    if isinstance(schema, bool):
-        return None
-    if not isinstance(schema, Mapping):
-        return f"must be a JSON Schema object, not {type(schema).__name__}"
-    try:
-        text = json.dumps(schema, sort_keys=True)
-    except (TypeError, ValueError, RecursionError) as exc:
-        return f"are not JSON ({type(exc).__name__})"
-    return _schema_text_problem(text)
-
-
-@functools.lru_cache(maxsize=256)
-def _schema_text_problem(text: str) -> str | None:
-    # Cached by the schema's text: a dataset run checks the same tools for every record.
-    import jsonschema
-
-    from ..schema.check import check_schema
-    from ..schema.errors import InvalidSchemaError
-
-    try:
-        schema = loads_bounded(text)
-    except JsonLimitError as exc:
-        return f"schema is too large to check ({exc.limit.message})"
-    validator_class = jsonschema.validators.validator_for(
-        schema, default=jsonschema.Draft202012Validator
-    )
-    try:
-        # The schema compiler's own meta-schema check: one definition of a valid schema.
-        check_schema(schema, validator_class)
-    except InvalidSchemaError as exc:
-        message = " ".join(exc.reason.split())[:160]
-        return f"schema is invalid at {exc.pointer or '/'}: {message}"
-    except RecursionError:
-        return "schema nests too deep to check"
-    for ref in _refs(schema):
-        if not ref.startswith("#"):
-            return f"schema refers outside itself ($ref {ref[:80]!r}); only '#...' references"
-        if _pointer_target(schema, ref[1:]) is None:
-            return f"schema has an unresolvable $ref {ref[:80]!r}"
-    return None
-
-
-def _refs(schema: Any) -> Iterator[str]:
-    """Every ``$ref`` string in ``schema``, walked without recursion."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                yield ref
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-
-
-_MISSING = object()
-
-
-def _pointer_target(schema: Any, pointer: str) -> Any:
-    """The value a JSON pointer (``/a/b``, or ``""`` for the root) names, or None."""
-    node = schema
-    if not pointer:
-        return node
-    if not pointer.startswith("/"):
-        return _anchor(schema, pointer)
-    for raw in pointer[1:].split("/"):
-        part = unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict):
-            node = node.get(part, _MISSING)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-        if node is _MISSING:
-            return None
-    return node
-
-
-def _anchor(schema: Any, name: str) -> Any:
-    """The subschema with ``$anchor`` (or a draft-07 ``$id`` of ``#name``) ``name``, or None."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if node.get("$anchor") == name or node.get("$id") == f"#{name}":
-                return node
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return None
 
 
 @functools.lru_cache(maxsize=1)

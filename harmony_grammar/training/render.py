@@ -269,21 +269,23 @@ def render_training(
 ) -> TrainingExample:
     """Render ``conversation`` for fine-tuning, with the mask of what the model samples.
 
-    The ids are :func:`~.renderer.render`'s with ``training=True`` (a last ``final`` answer
-    ends with ``<|return|>``). With ``drop_scope="conversation"`` they are token-exact with
-    openai-harmony's ``render_conversation_for_training``; the default differs from it only
-    where openai-harmony would drop the trained turn's own analysis (docs/training.md).
+    The ids are :func:`~harmony_grammar.rendering.renderer.render`'s with ``training=True``
+    (a last ``final`` answer ends with ``<|return|>``). With ``drop_scope="conversation"``
+    they are token-exact with openai-harmony's ``render_conversation_for_training``; the
+    default differs from it only where openai-harmony would drop the trained turn's own
+    analysis (docs/training.md).
 
     ``train_on`` is ``"last"`` (the last turn's generations, default), ``"all"`` (every
     generation) or ``"final"`` (``final`` messages only). ``auto_drop_analysis`` and
     ``drop_rule`` are the renderer's options; ``drop_scope`` (:class:`DropScope`) says they
     apply to the turns before the last one (default) or, as in openai-harmony, to the whole
     conversation. The remaining options are :func:`render`'s. ``profile`` renders the ids
-    as that profile does (:mod:`.profiles`); one that drops by its own rule (the HF template,
-    OMP, vLLM 0.34) ignores ``auto_drop_analysis``, ``drop_rule`` and ``drop_scope``.
+    as that profile does (:mod:`harmony_grammar.rendering.profiles`); one that drops by its
+    own rule (the HF template, OMP, vLLM 0.34) ignores ``auto_drop_analysis``, ``drop_rule``
+    and ``drop_scope``.
 
-    Raises :class:`~.renderer.RenderError` for a conversation the renderer cannot render and
-    ValueError for an unknown option value.
+    Raises :class:`~harmony_grammar.rendering.errors.RenderError` for a conversation the
+    renderer cannot render and ValueError for an unknown option value.
     """
     target = TrainOn(train_on)
     chosen = get_profile(profile)

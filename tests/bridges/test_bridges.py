@@ -309,7 +309,8 @@ def _check_whole_equals_streamed(
     assert response["status"] in ("failed", ended[whole["finish_reason"]])
 
 
-@settings(max_examples=40)
+# Half the profile's budget: each example runs both bridges whole and streamed.
+@settings(max_examples=settings.default.max_examples // 2)
 @given(
     text=completions(),
     cuts=st.lists(st.integers(0, 10_000), max_size=10),
@@ -322,7 +323,8 @@ def test_whole_equals_streamed_text(
     _check_whole_equals_streamed(text, _split(text, cuts), truncated, tools)
 
 
-@settings(max_examples=40)
+# Half the profile's budget: each example runs both bridges whole and streamed.
+@settings(max_examples=settings.default.max_examples // 2)
 @given(
     text=completions(),
     cuts=st.lists(st.integers(0, 10_000), max_size=10),

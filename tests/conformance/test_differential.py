@@ -15,7 +15,7 @@ must agree on every field wherever openai-harmony parses. Intended differences (
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar import Role, parse
@@ -88,7 +88,6 @@ def fields_of_ours(message):
     )
 
 
-@settings(max_examples=200)
 @given(st.lists(messages(), min_size=1, max_size=6))
 def test_conversations_parse_like_openai_harmony(harmony_oracle, conversation):
     ids = render(harmony_oracle, conversation)
@@ -105,7 +104,6 @@ def test_conversations_parse_like_openai_harmony(harmony_oracle, conversation):
     )
 
 
-@settings(max_examples=100)
 @given(
     st.lists(
         messages().filter(lambda m: m.author.role == oh.Role.ASSISTANT), min_size=1, max_size=4

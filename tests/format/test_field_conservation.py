@@ -9,16 +9,16 @@ independent of the mangler) and on the header shapes of issue 30 (``tests/suppor
 * (d) ``repair`` is idempotent, writes back all the content it read, and (on the shapes,
   which leave one reading of each header) its output parses strictly.
 
-CI runs a small budget (``HG_FUZZ_EXAMPLES``, default 60 per test); the benchmark
+CI runs the profile's budget (tests/conftest.py; ``HYPOTHESIS_PROFILE=bench`` for a long
+hunt); the benchmark
 ``benchmarks/bench_lossless.py`` runs the same generators over a million inputs.
 """
 
 from __future__ import annotations
 
-import os
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harmony_grammar import parse
@@ -31,11 +31,8 @@ from ..support.field_check import field_check
 from ..support.harmony_alphabet import ALPHABET, KINDS, Piece, as_ids, as_text
 from ..support.mangler import ISSUE_EXAMPLES, SHAPES, comparable, expected, mangled, recovered
 
-PROPERTY = settings(
-    max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "60")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+#: The profile's settings (tests/conftest.py), named for the tests that share these inputs.
+PROPERTY = settings()
 PIECES = st.lists(
     st.sampled_from(KINDS).flatmap(lambda k: st.tuples(st.just(k), st.sampled_from(ALPHABET[k]))),
     min_size=1,

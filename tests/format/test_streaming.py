@@ -16,7 +16,7 @@ from harmony_grammar.bridges.chat import ChatCompletionStream, to_chat_completio
 from harmony_grammar.bridges.responses import ResponsesStream, to_responses
 from harmony_grammar.format.vocabulary import load_encoding
 
-from ..support.openai_sdk import check_chunk, check_event, check_response
+from ..support.openai_sdk import check_chunk, check_event, check_response, sdk_fold
 
 ARGS = '{"city": "São Paulo", "note": "\\u00e9 ✓"}'
 FIXTURES = [
@@ -78,34 +78,6 @@ def _responses_stream(pieces: list[list[int]]) -> list[dict[str, Any]]:
     stream = ResponsesStream(ids=_ids(), created_at=1.0)
     events = [event for piece in pieces for event in stream.feed_tokens(piece)]
     return events + stream.close()
-
-
-def _collect_chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
-    """A whole message from chunks, as a client library accumulates them."""
-    message: dict[str, Any] = {
-        "role": None,
-        "content": None,
-        "reasoning_content": None,
-        "tool_calls": [],
-    }
-    finish = None
-    for chunk in chunks:
-        choice = chunk["choices"][0]
-        delta = choice["delta"]
-        for field in ("content", "reasoning_content"):
-            if field in delta:
-                message[field] = (message[field] or "") + delta[field]
-        message["role"] = delta.get("role", message["role"])
-        for call in delta.get("tool_calls", []):
-            if call["index"] == len(message["tool_calls"]):
-                message["tool_calls"].append({**call, "function": dict(call["function"])})
-                del message["tool_calls"][-1]["index"]
-            else:
-                message["tool_calls"][call["index"]]["function"]["arguments"] += call["function"][
-                    "arguments"
-                ]
-        finish = choice["finish_reason"] or finish
-    return {"message": message, "finish_reason": finish}
 
 
 def _collect_responses(events: list[dict[str, Any]]) -> dict[str, str]:
@@ -178,7 +150,7 @@ def test_streaming_equals_whole_for_any_chunking(text: str, cuts: list[int]) -> 
     texts = _collect_responses(events)
     assert {item["id"]: _item_text(item) for item in whole["output"] if _item_text(item)} == texts
     # Chat Completions: the accumulated chunks equal the whole message, where there is one.
-    collected = _collect_chat(_chat_stream(pieces))
+    collected = sdk_fold(_chat_stream(pieces))
     expected = to_chat_completion(ids, id_factory=_call_ids)
     assert collected["finish_reason"] == expected["finish_reason"]
     assert collected["message"] == {k: expected["message"][k] for k in collected["message"]}
@@ -212,6 +184,6 @@ def test_empty_messages_add_nothing_to_the_stream(text: str) -> None:
     # The whole bridge joins only non-empty texts (an empty answer is null, no blank line);
     # the chunks must accumulate to the same message.
     ids = _tokens(text)
-    collected = _collect_chat(_chat_stream([[i] for i in ids]))
+    collected = sdk_fold(_chat_stream([[i] for i in ids]))
     expected = to_chat_completion(ids, strict=False, id_factory=_call_ids)
     assert collected["message"] == {k: expected["message"][k] for k in collected["message"]}

@@ -225,9 +225,9 @@ def test_accepted_edges(url: str) -> None:
     assert _post(url, "/v1/completions", {"prompt": "x", "seed": -(2**63)}).status_code == 200
 
 
+# A third of the profile's budget: each example is a request to a served gateway.
 @settings(
-    max_examples=25,
-    deadline=None,
+    max_examples=settings.default.max_examples // 3,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(

@@ -58,7 +58,8 @@ def _metrics(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     }
 
 
-@settings(max_examples=20, deadline=None)
+# A third of the profile's budget: each example is a request to a served gateway.
+@settings(max_examples=settings.default.max_examples // 3)
 @given(
     given_id=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=60)
 )

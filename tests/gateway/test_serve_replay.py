@@ -112,7 +112,8 @@ def test_the_vllm_backend_fronts_a_replay_server(tmp_path: Path) -> None:
 _TEXT = st.text(st.characters(codec="utf-8", exclude_characters="<"), min_size=1, max_size=60)
 
 
-@settings(max_examples=12, deadline=None)
+# A fifth of the profile's budget: each example starts a gateway over its own replay file.
+@settings(max_examples=settings.default.max_examples // 5)
 @given(texts=st.lists(_TEXT, min_size=1, max_size=3))
 def test_every_character_of_a_line_reaches_the_client(
     tmp_path_factory: Any, texts: list[str]

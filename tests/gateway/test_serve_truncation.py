@@ -114,7 +114,8 @@ def _check_cut_chat(whole: dict[str, Any], limit: int) -> None:
         assert '{"city":"Paris"}'.startswith(cut["arguments"])
 
 
-@settings(max_examples=25, deadline=None)
+# A third of the profile's budget: each example is a request to a served gateway.
+@settings(max_examples=settings.default.max_examples // 3)
 @given(
     kind=st.sampled_from(sorted(LINES)), path=st.sampled_from(["replay", "vllm"]), data=st.data()
 )
@@ -275,7 +276,6 @@ _PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None)
 @given(pieces=st.lists(_PIECES, max_size=60), limit=st.integers(1, 200), data=st.data())
 def test_text_engine_output_is_counted_as_the_models_ids(
     pieces: list[str], limit: int, data: Any

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 llguidance = pytest.importorskip("llguidance")
@@ -58,7 +58,6 @@ def test_every_special_token_is_spelled_as_free_text_excludes() -> None:
 _FREE = _matcher("root ::= text\n" + "\n".join(FREE_TEXT_RULES) + "\n")
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="<|>az_9 Z-\n\u00e9", max_size=24))
 def test_free_text_is_any_text_without_a_special_spelling(text: str) -> None:
     assert _accepts(_FREE, text) == (SPECIAL_SPELLING.search(text) is None)
@@ -70,7 +69,6 @@ def _body_matcher(schema: Any) -> Any:
     return _matcher(gbnf), "<|channel|>commentary to=functions.f <|constrain|>json<|message|>"
 
 
-@settings(max_examples=150, deadline=None)
 @given(st.text(alphabet="<|>ab\"\\\u00e9\n", max_size=12))
 def test_json_strings_spell_lt_only_escaped(value: str) -> None:
     matcher, header = _body_matcher({"type": "object", "properties": {"s": {"type": "string"}}, "required": ["s"]})

@@ -24,14 +24,16 @@ from ..support.cli_helpers import run_cli
 
 
 @given(role=st.sampled_from([r.value for r in Role]), content=st.text(max_size=20))
-@settings(max_examples=30)
+# Half the profile's budget: each example runs a CLI command in-process.
+@settings(max_examples=settings.default.max_examples // 2)
 def test_message_takes_a_role_as_a_string(role, content):
     message = Message(role=role, content=content)
     assert message.role is Role(role) and message == Message(Role(role), content)
 
 
 @given(role=st.text(max_size=12).filter(lambda s: s not in {r.value for r in Role}))
-@settings(max_examples=30)
+# Half the profile's budget: each example runs a CLI command in-process.
+@settings(max_examples=settings.default.max_examples // 2)
 def test_message_refuses_an_unknown_role_when_made_listing_the_roles(role):
     with pytest.raises(ValueError) as caught:
         Message(role=role, content="hi")
@@ -102,7 +104,8 @@ def test_from_messages_with_other_items_names_message(item):
         max_size=4,
     )
 )
-@settings(max_examples=20, deadline=None)
+# A third of the profile's budget: each example runs a CLI command in-process.
+@settings(max_examples=settings.default.max_examples // 3)
 def test_render_takes_a_request_dict_as_from_chat_completions_reads_it(messages):
     request = {"messages": messages}
     assert render(request) == render(from_chat_completions(request))
@@ -276,7 +279,6 @@ _HARMONY_STARTS = st.sampled_from(["<|start|>", "<|channel|>", "<|message|>", "<
 
 
 @given(start=_HARMONY_STARTS, rest=st.text(max_size=40))
-@settings(max_examples=100)
 def test_only_a_start_no_completion_can_have_is_refused(start, rest):
     """A completion is model output after <|start|>assistant: what it may start with is never
     refused, whatever follows (lenient: a leading <|start|>assistant is read too)."""
@@ -296,7 +298,6 @@ def test_only_a_start_no_completion_can_have_is_refused(start, rest):
 
 
 @given(text=st.text(max_size=60))
-@settings(max_examples=100)
 def test_a_conversation_is_never_refused_by_the_harmony_readers(text):
     from harmony_grammar.cli.input_kind import check_harmony
 
@@ -351,7 +352,6 @@ _DOUBLED = re.compile(r"\b(\w+) \1\b")
 
 
 @given(body=st.text(alphabet='{}[]":,0123456789abc xy', max_size=16))
-@settings(max_examples=100, deadline=None)
 def test_argument_diagnostics_say_each_word_once(body):
     from harmony_grammar import parse, validate
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.rendering.conversation import (
@@ -113,7 +113,6 @@ def test_no_field_can_forge_a_declaration(field: str, forgery: str) -> None:
     assert "HG214" not in [d.code for d in validate(text).diagnostics]
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     field=st.sampled_from(sorted(FIELDS)),
     text=st.lists(

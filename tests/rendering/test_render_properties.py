@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.format.from_typescript import tools_from_typescript
@@ -265,7 +265,6 @@ def _ours(conversation: Conversation, mode: str, drop: bool, encoding: Any) -> l
     )
 
 
-@settings(max_examples=1000)
 @given(conversations(), st.sampled_from(MODES), st.booleans())
 def test_tokens_match_openai_harmony(
     harmony_oracle: Any, encoding: Any, conversation: Conversation, mode: str, drop: bool
@@ -376,7 +375,6 @@ def _assert_unreadable(error: str, conversation: Conversation, oracle_text: str)
     assert all(getattr(m, field) != value for m in parsed)
 
 
-@settings(max_examples=100)
 @given(conversations())
 def test_interop_round_trip_renders_the_same(conversation: Conversation) -> None:
     # Equality up to what openai-harmony cannot hold apart (a namespace map keyed by name,
@@ -427,7 +425,6 @@ well_formed_conversations = st.lists(
 ).map(Conversation.from_messages)
 
 
-@settings(max_examples=200)
 @given(well_formed_conversations, st.booleans(), st.booleans())
 def test_parse_of_render_gives_the_rendered_messages(
     encoding: Any, conversation: Conversation, training: bool, channel_recipients: bool

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.format.tokens import FIRST_SPECIAL_ID, ControlToken
@@ -92,7 +92,6 @@ def test_escape_examples(text, escaped):
     assert unescape_control_tokens(escaped) == text
 
 
-@settings(max_examples=300)
 @given(_texts)
 def test_escape_round_trips_and_leaves_no_special_spelling(encoding, text):
     escaped = escape_control_tokens(text)
@@ -108,7 +107,6 @@ def test_escape_is_needed(encoding):
     ]
 
 
-@settings(max_examples=200)
 @given(value=_json_values, ensure_ascii=st.booleans(), indent=st.sampled_from([None, 2]))
 def test_json_escape_keeps_valid_json_with_the_same_meaning(encoding, value, ensure_ascii, indent):
     document = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent)
@@ -139,7 +137,6 @@ def test_json_escape_rejects_invalid_json():
     assert info.value.pos == 6
 
 
-@settings(max_examples=200)
 @given(_texts)
 def test_encode_untrusted_never_yields_a_special_id(encoding, text):
     ids = encode_untrusted(text, encoding)

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.cli.main import main
@@ -256,7 +256,6 @@ _FRAGMENTS = [
 _texts = st.lists(st.sampled_from(_FRAGMENTS), max_size=60).map("".join)
 
 
-@settings(max_examples=150)
 @given(data=st.data(), text=_texts, surface=st.sampled_from(["text", "tool_arg"]))
 def test_streaming_equals_batch_for_any_chunking(data, text, surface):
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=8)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.format.tokens import ControlToken
@@ -92,7 +92,6 @@ def test_repair_leaves_ordinary_answers_alone():
 _prose = st.text(alphabet="abc XYZ.,!?\n", max_size=30)
 
 
-@settings(max_examples=200)
 @given(before=_prose, thought=_prose, after=_prose, rendered=st.booleans())
 def test_repair_moves_exactly_the_block(before, thought, after, rendered):
     header = "<|start|>assistant" if rendered else ""
@@ -123,7 +122,6 @@ _FRAGMENTS = [
 ]
 
 
-@settings(max_examples=300)
 @given(st.lists(st.sampled_from(_FRAGMENTS), max_size=40).map("".join))
 def test_repair_is_idempotent(text):
     visible, _reasoning = repair_thinking(text)

@@ -50,7 +50,8 @@ def _chain_text(depth: int, names: str, noise: list[str], split: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=40, deadline=None)
+# Half the profile's budget: each example compiles a grammar near a limit.
+@settings(max_examples=settings.default.max_examples // 2)
 @given(
     depth=st.integers(0, 2 * MAX_RULE_DEPTH),
     names=st.sampled_from(["rules", "terminals"]),
@@ -120,7 +121,8 @@ def test_the_callers_stack_does_not_decide_whether_a_grammar_builds() -> None:
     assert isinstance(outcome[0], Sampler)
 
 
-@settings(max_examples=15, deadline=None)
+# A quarter of the profile's budget: each example compiles a grammar near a limit.
+@settings(max_examples=settings.default.max_examples // 4)
 @given(
     tools=st.dictionaries(
         st.from_regex(r"[a-z_]{1,8}", fullmatch=True),

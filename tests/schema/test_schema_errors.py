@@ -8,7 +8,7 @@ import math
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.schema import (
@@ -74,7 +74,6 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=150)
 @given(_JSON)
 def test_arbitrary_json_compiles_or_raises_the_documented_error(schema: object) -> None:
     with contextlib.suppress(UnsupportedSchemaError):

@@ -8,12 +8,14 @@ one the SDK declares, apart from the named extensions (``diagnostics`` and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 openai_types = pytest.importorskip("openai.types")
 
+from openai.lib.streaming.chat._completions import ChatCompletionStreamState  # noqa: E402
 from openai.types.chat import ChatCompletionChunk  # noqa: E402
 from openai.types.responses import Response, ResponseStreamEvent  # noqa: E402
 from pydantic import BaseModel, TypeAdapter  # noqa: E402
@@ -72,3 +74,30 @@ def check_responses_request(request: dict[str, Any]) -> None:
         _no_extras(ResponseTextConfig.model_validate(request["text"]), "text")
     if "reasoning" in request:
         _no_extras(Reasoning.model_validate(request["reasoning"]), "reasoning")
+
+
+def sdk_fold(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the openai SDK accumulates Chat Completions ``chunks`` to (its
+    ``ChatCompletionStreamState``): ``{"message", "finish_reason"}`` in the shape of
+    :func:`harmony_grammar.bridges.chat.accumulate`, an oracle independent of it."""
+    state = ChatCompletionStreamState()
+    for chunk in chunks:
+        if chunk.get("choices"):  # the SDK's state reads choices; a usage chunk has none
+            state.handle_chunk(ChatCompletionChunk.model_validate(chunk))
+    choice = state.current_completion_snapshot.choices[0]
+    snapshot = choice.message.model_dump()
+    calls = [
+        {
+            "id": call["id"],
+            "type": call["type"],
+            "function": {k: call["function"][k] for k in ("name", "arguments")},
+        }
+        for call in snapshot["tool_calls"] or ()
+    ]
+    message = {
+        "role": snapshot["role"],
+        "content": snapshot["content"] or None,
+        "reasoning_content": snapshot.get("reasoning_content") or None,
+        "tool_calls": calls,
+    }
+    return {"message": message, "finish_reason": choice.finish_reason}

@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harmony_grammar.format.from_typescript import (
@@ -222,7 +222,6 @@ _schemas = st.recursive(
 )
 
 
-@settings(max_examples=150)
 @given(_objects(_schemas))
 def test_rendering_read_back_renders_the_same(schema):
     original, again = round_trip(schema)

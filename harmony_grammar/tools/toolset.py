@@ -1,0 +1,298 @@
+"""Reading a tools list: the one reader, and what a tool must be to be declared.
+
+A request's tools are read once, by :meth:`ToolSet.read`, into a typed, immutable
+:class:`ToolSet`; everything below the reader takes that set and asks it (the parser's call
+checks, the turn grammar, the bridges' namespaces and custom tools), so no layer walks the
+list again. :func:`tool_schemas` and :func:`tool_targets` are its two views for callers that
+hold a plain list (``parse(tools=...)``, ``validate --tools``).
+
+A tool's parameters must be a JSON Schema that can check something (:func:`schema_problem`);
+its name passes the one name check (:mod:`.names`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from .custom import FUNCTIONS, CustomBody, entry_body, namespace_entries
+from .json_limits import JsonLimitError, loads_bounded
+from .names import check_tool_name
+
+__all__ = ["ToolSet", "ToolsArgument", "schema_problem", "tool_schemas", "tool_targets"]
+
+#: The tool kinds a model can call; any other Responses tool type is hosted.
+CALLABLE_KINDS = ("function", "custom", "namespace")
+
+
+@dataclass(frozen=True, eq=False)
+class ToolSet:
+    """A tools list read once (:meth:`read`): what the model can call, and what it cannot.
+
+    ``callables`` are the callable entries, OpenAI-style (``function``, ``custom``,
+    ``namespace``; a Chat function named ``NAMESPACE.fn`` as the function ``fn`` of a
+    ``NAMESPACE`` entry): what the turn grammar is written from. ``targets`` maps the
+    recipient a call is written to (``functions.NAME``, ``NAMESPACE.NAME``) to the tool's
+    parameters schema or its :class:`~.custom.CustomBody`. ``hosted`` names the hosted
+    tools (``web_search``, ...), each once. Two sets are equal (and hash alike) when their
+    callables and hosted tools are: a grammar written for one serves the other.
+    """
+
+    callables: tuple[Mapping[str, Any], ...] = ()
+    targets: Mapping[str, Any] = field(default_factory=dict)
+    hosted: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, tools: ToolsArgument, *, chat: bool = False) -> ToolSet:
+        """The one reader of a tools list (a ``ToolSet`` is returned as it is).
+
+        Takes OpenAI-style lists (Chat's ``{"type": "function", "function": {...}}``,
+        Responses' flat entries, ``custom`` and ``namespace`` tools, hosted tools), plain
+        ``{"name", "parameters"}`` entries, or a ``{name: schema}`` mapping. ``chat=True``
+        reads a Chat function named ``NAMESPACE.fn`` as ``fn`` of the namespace
+        ``NAMESPACE``, as the renderer declares it. Raises ``ValueError`` with one line
+        naming the tool for a malformed list, a name that fails the name check
+        (:class:`~.names.ToolNameError`), a parameters schema that cannot check anything
+        (:func:`schema_problem`), or two tools with one recipient.
+        """
+        if isinstance(tools, ToolSet):
+            return tools
+        if tools is None:
+            return cls()
+        if isinstance(tools, Mapping):
+            entries: list[Any] = [_mapping_entry(name, body) for name, body in tools.items()]
+        else:
+            entries = list(tools)
+            if chat:
+                entries = _chat_namespaces(entries)
+        callables: list[Mapping[str, Any]] = []
+        functions: dict[str, Any] = {}  # recipient -> body, in the functions namespace
+        others: dict[str, Any] = {}  # ... in the other namespaces
+        hosted: list[str] = []
+        for tool in entries:
+            if not isinstance(tool, Mapping):
+                raise ValueError(f"a tool must be an object, not {type(tool).__name__}")
+            kind = tool.get("type", "function")
+            if kind == "namespace":
+                found = [
+                    (f"{namespace}.{check_tool_name(entry.get('name'))}", entry)
+                    for namespace, entry in namespace_entries(tool)
+                ]
+            elif kind in ("function", "custom"):
+                spec = tool.get("function", tool) if kind == "function" else tool
+                name = spec.get("name") if isinstance(spec, Mapping) else None
+                if not isinstance(name, str):
+                    raise ValueError(f"a tool without a name: {_short(tool)}")
+                found = [(f"{FUNCTIONS}.{check_tool_name(name)}", tool)]
+            else:
+                if isinstance(kind, str) and kind not in hosted:
+                    hosted.append(kind)  # web_search, file_search, ...: named, not declared
+                continue
+            for recipient, entry in found:
+                body = entry_body(entry)
+                problem = None if isinstance(body, CustomBody) else schema_problem(body)
+                if problem is not None:
+                    raise ValueError(f"tool {_shown(recipient)!r}: the parameters {problem}")
+                if recipient in functions or recipient in others:
+                    raise ValueError(f"two tools are called as {recipient!r}")
+                (others if kind == "namespace" else functions)[recipient] = body
+            callables.append(tool)
+        # The functions namespace first, as it is declared first (the grammar's order).
+        return cls(tuple(callables), {**functions, **others}, tuple(hosted))
+
+    @property
+    def schemas(self) -> dict[str, Any]:
+        """The ``functions`` namespace as ``{name: parameters schema or CustomBody}``."""
+        prefix = f"{FUNCTIONS}."
+        return {
+            recipient[len(prefix) :]: body
+            for recipient, body in self.targets.items()
+            if recipient.startswith(prefix)
+        }
+
+    @property
+    def namespaces(self) -> tuple[str, ...]:
+        """The namespaces besides ``functions`` (calls into them are tool calls)."""
+        return tuple(str(t["name"]) for t in self.callables if t.get("type") == "namespace")
+
+    @property
+    def custom(self) -> frozenset[str]:
+        """The recipients of the custom tools (raw-text input, not JSON)."""
+        return frozenset(r for r, body in self.targets.items() if isinstance(body, CustomBody))
+
+    def __bool__(self) -> bool:
+        return bool(self.callables)
+
+    def _key(self) -> str:
+        return json.dumps([list(self.callables), list(self.hosted)], default=_json_default)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolSet) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+#: What ``tools=`` accepts: a :class:`ToolSet`, OpenAI-style or plain tool lists, or
+#: ``{name: schema}``.
+ToolsArgument = ToolSet | Iterable[Mapping[str, Any]] | Mapping[str, Any] | None
+
+
+def tool_schemas(tools: ToolsArgument) -> dict[str, Any]:
+    """``{name: parameters schema}`` of the ``functions`` namespace (a custom tool's value is
+    its :class:`~.custom.CustomBody`): :attr:`ToolSet.schemas` of :meth:`ToolSet.read`."""
+    return ToolSet.read(tools).schemas
+
+
+def tool_targets(tools: ToolsArgument) -> dict[str, Any]:
+    """Every callable tool by the recipient a call to it is written to (``functions.NAME``,
+    ``NAMESPACE.NAME``): :attr:`ToolSet.targets` of :meth:`ToolSet.read`."""
+    return dict(ToolSet.read(tools).targets)
+
+
+def _mapping_entry(name: Any, body: Any) -> dict[str, Any]:
+    """A ``{name: schema}`` item as a tool entry (a CustomBody as the custom tool it was)."""
+    if isinstance(body, CustomBody):
+        return {"type": "custom", "name": name, "format": body.to_json()}
+    return {"type": "function", "name": name, "parameters": body}
+
+
+def _chat_namespaces(tools: list[Any]) -> list[Any]:
+    """Chat tools with each function named ``NAMESPACE.fn`` moved into a ``NAMESPACE`` entry
+    (at its first tool's place), as the renderer declares it."""
+    out: list[Any] = []
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        name = function.get("name") if isinstance(function, Mapping) else None
+        namespace, dot, short = name.partition(".") if isinstance(name, str) else ("", "", "")
+        if not dot or not isinstance(function, Mapping):
+            out.append(tool)
+            continue
+        if namespace not in grouped:
+            grouped[namespace] = []
+            out.append({"type": "namespace", "name": namespace, "tools": grouped[namespace]})
+        grouped[namespace].append({**function, "type": "function", "name": short})
+    return out
+
+
+def _shown(recipient: str) -> str:
+    """A recipient as errors name its tool: ``fn`` for ``functions.fn``."""
+    prefix = f"{FUNCTIONS}."
+    return recipient[len(prefix) :] if recipient.startswith(prefix) else recipient
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, CustomBody):
+        return value.to_json()
+    raise TypeError(type(value).__name__)
+
+
+def _short(value: Any) -> str:
+    try:
+        return json.dumps(value)[:80]
+    except (TypeError, ValueError, RecursionError):
+        return type(value).__name__
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` cannot serve as a tool's parameters (one line), or None when it can.
+
+    It must be a JSON Schema (an object or a boolean) valid against its metaschema, within the
+    JSON limits, and every ``$ref`` must point into the schema itself: nothing is fetched.
+    """
+    if isinstance(schema, bool):
+        return None
+    if not isinstance(schema, Mapping):
+        return f"must be a JSON Schema object, not {type(schema).__name__}"
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return f"are not JSON ({type(exc).__name__})"
+    return _schema_text_problem(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_text_problem(text: str) -> str | None:
+    # Cached by the schema's text: a dataset run checks the same tools for every record.
+    import jsonschema
+
+    from ..schema.check import check_schema
+    from ..schema.errors import InvalidSchemaError
+
+    try:
+        schema = loads_bounded(text)
+    except JsonLimitError as exc:
+        return f"schema is too large to check ({exc.limit.message})"
+    validator_class = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
+    try:
+        # The schema compiler's own meta-schema check: one definition of a valid schema.
+        check_schema(schema, validator_class)
+    except InvalidSchemaError as exc:
+        message = " ".join(exc.reason.split())[:160]
+        return f"schema is invalid at {exc.pointer or '/'}: {message}"
+    except RecursionError:
+        return "schema nests too deep to check"
+    for ref in _refs(schema):
+        if not ref.startswith("#"):
+            return f"schema refers outside itself ($ref {ref[:80]!r}); only '#...' references"
+        if _pointer_target(schema, ref[1:]) is None:
+            return f"schema has an unresolvable $ref {ref[:80]!r}"
+    return None
+
+
+def _refs(schema: Any) -> Iterator[str]:
+    """Every ``$ref`` string in ``schema``, walked without recursion."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                yield ref
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+_MISSING = object()
+
+
+def _pointer_target(schema: Any, pointer: str) -> Any:
+    """The value a JSON pointer (``/a/b``, or ``""`` for the root) names, or None."""
+    node = schema
+    if not pointer:
+        return node
+    if not pointer.startswith("/"):
+        return _anchor(schema, pointer)
+    for raw in pointer[1:].split("/"):
+        part = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            node = node.get(part, _MISSING)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+        if node is _MISSING:
+            return None
+    return node
+
+
+def _anchor(schema: Any, name: str) -> Any:
+    """The subschema with ``$anchor`` (or a draft-07 ``$id`` of ``#name``) ``name``, or None."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("$anchor") == name or node.get("$id") == f"#{name}":
+                return node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
