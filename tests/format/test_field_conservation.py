@@ -16,7 +16,6 @@ hunt); the benchmark
 
 from __future__ import annotations
 
-
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
