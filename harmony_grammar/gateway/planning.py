@@ -42,6 +42,7 @@ from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.arguments import tool_schemas
 from .errors import GatewayError, bad_request
 from .reasoning_seal import ReasoningSeal, open_reasoning
+from .unsupported import LOGPROBS_INCLUDE
 from .validation import check_fields
 
 __all__ = ["REASONING_SHARE", "Limits", "Plan", "plan_chat", "plan_responses", "reasoning_budget"]
@@ -90,6 +91,9 @@ class Plan:
     namespaces: tuple[str, ...] = ()
     #: Hosted tools the gateway cannot run, left out of the prompt (reported in a header).
     hosted_tools: tuple[str, ...] = ()
+    #: Log-probabilities asked for: how many alternatives per position (0: none); None: not
+    #: asked (Chat ``logprobs``/``top_logprobs``, Responses ``include``/``top_logprobs``).
+    logprobs: int | None = None
 
     @property
     def prompt_text(self) -> str:
@@ -362,6 +366,7 @@ def _plan(
     stop: tuple[str, ...] = (),
     include_usage: bool = True,
     limit_given: bool = False,
+    logprobs: int | None = None,
 ) -> Plan:
     callables = _callables(api, request)
     tool_choice = _tool_choice(request.get("tool_choice"))
@@ -429,7 +434,25 @@ def _plan(
             str(t["name"]) for t in callables if t.get("type") == "namespace"
         ),
         hosted_tools=_hosted(request) if api == "responses" else (),
+        logprobs=logprobs,
     )
+
+
+#: OpenAI's bound on ``top_logprobs``.
+MAX_TOP_LOGPROBS = 20
+
+
+def _logprobs(request: Mapping[str, Any], asked: bool, *, top_alone: bool) -> int | None:
+    """How many alternatives per position the request wants, or None when it asks for no
+    log-probabilities. ``asked``: the API's own switch (Chat ``logprobs: true``, Responses
+    ``include``); ``top_alone``: whether ``top_logprobs`` asks by itself (Responses) or needs
+    the switch (Chat, as OpenAI's: a 400 without it)."""
+    top = _integer(request, "top_logprobs", 0, MAX_TOP_LOGPROBS)
+    if asked:
+        return top or 0
+    if top and not top_alone:
+        raise bad_request("top_logprobs needs logprobs: true", "top_logprobs")
+    return top or None
 
 
 def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
@@ -457,6 +480,7 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
         stop=_stop(request),
         include_usage=include_usage or not request.get("stream", False),
         limit_given=_given(request, "max_completion_tokens", "max_tokens"),
+        logprobs=_logprobs(request, request.get("logprobs") is True, top_alone=False),
     )
 
 
@@ -498,4 +522,10 @@ def plan_responses(
         model=model,
         limits=limits,
         limit_given=_given(request, "max_output_tokens"),
+        logprobs=_logprobs(request, _includes(request, LOGPROBS_INCLUDE), top_alone=True),
     )
+
+
+def _includes(request: Mapping[str, Any], entry: str) -> bool:
+    include = request.get("include")
+    return isinstance(include, list) and entry in include
