@@ -172,9 +172,10 @@ def to_chat_completion(
     output (it is that stream fed everything and closed, the chunks accumulated), with the
     same arguments and defaults. ``content`` and ``reasoning_content`` are None when empty;
     ``tool_calls`` is always a list. ``finish_reason`` is ``tool_calls`` when a call was made
-    (also one whose ``<|call|>`` was dropped), ``stop`` after ``<|return|>`` or ``<|end|>``
-    (or when the stop tokens were stripped), ``length`` when the output ends inside a message
-    or ``truncated`` says it stopped at the token limit.
+    (also one whose ``<|call|>`` was dropped), ``stop`` when it ended otherwise (after
+    ``<|return|>`` or ``<|end|>``, or inside a message whose stop token the engine or server
+    dropped or stripped, an empty output too), ``length`` only when ``truncated`` says it
+    stopped at the token limit.
 
     The parse is lenient (the usual model deviations repaired) unless ``strict``; the
     diagnostics are returned under ``"diagnostics"`` (``Diagnostic.to_dict()`` each), a key
