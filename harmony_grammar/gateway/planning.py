@@ -107,11 +107,18 @@ class Plan:
     @property
     def structural_tag(self) -> str:
         """The same turn as an xgrammar structural tag (JSON text), compiled on first use."""
-        if "tag" not in self._cache:
+        return self.structural_tag_for(None)
+
+    def structural_tag_for(self, target_version: str | None) -> str:
+        """The structural tag for the xgrammar of ``target_version`` (None: 0.2.9 or later:
+        :func:`~harmony_grammar.generation.xgrammar_structural_tag`), compiled once each."""
+        key = f"tag:{target_version}"
+        if key not in self._cache:
             try:
-                self._cache["tag"] = completion_grammar(
+                self._cache[key] = completion_grammar(
                     list(self.callables) if self.tool_choice != "none" else {},
                     target="xgrammar",
+                    target_version=target_version,
                     tool_choice=self.tool_choice,
                     response_format=self.response_format,
                     allow_preamble=self.response_format is None,
@@ -120,7 +127,7 @@ class Plan:
                 raise bad_request(
                     f"the turn's structural tag cannot be built: {exc}", "tools"
                 ) from None
-        return self._cache["tag"]
+        return self._cache[key]
 
     @property
     def gbnf(self) -> str:
