@@ -38,15 +38,17 @@ IdFactory = Callable[[str], str]
 
 
 def request_tools(request: Mapping[str, Any] | None) -> list[Mapping[str, Any]] | None:
-    """The request's ``functions`` namespace (the function tools, whose calls can be
-    checked, and the custom tools, whose raw input is not), or None."""
+    """The request's callable tools, or None: the function tools and the namespaces' (whose
+    calls the parser checks) and the custom tools (whose raw input it does not)."""
     tools = (request or {}).get("tools")
     if not isinstance(tools, list):
         return None
-    functions = [
-        t for t in tools if isinstance(t, Mapping) and t.get("type") in ("function", "custom")
+    callable_tools = [
+        t
+        for t in tools
+        if isinstance(t, Mapping) and t.get("type") in ("function", "custom", "namespace")
     ]
-    return functions or None
+    return callable_tools or None
 
 
 def request_namespaces(request: Mapping[str, Any] | None) -> tuple[frozenset[str], frozenset[str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..tools.arguments import ToolsArgument, tool_schemas
+from ..tools.arguments import ToolsArgument, namespace_targets, tool_schemas
 from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
 from .lexer import TextLexer, TokenLexer, token_sequence
 from .model import ParseResult, Role
@@ -32,7 +32,8 @@ def parse(
     warning code. Bad input never
     raises: every problem is a :class:`~harmony_grammar.format.model.Diagnostic` in the result.
     With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),
-    each ``functions.*`` call's arguments are checked against its schema as they are read;
+    each ``functions.*`` call's arguments (and each call into a declared ``namespace``'s tool,
+    ``to=NAMESPACE.fn``) are checked against its schema as they are read;
     a malformed ``tools`` raises ``ValueError`` with one line naming the tool.
 
     Lenient parsing loses nothing: every character (token) of the input is in a message's
@@ -59,6 +60,7 @@ def parse(
         max_header_length=max_header_length,
         tools=tool_schemas(tools) if tools is not None else None,
         stripped_dialect=stripped_dialect,
+        namespaced=namespace_targets(tools),
     )
     if isinstance(source, str):
         text_lexer = TextLexer(engine)

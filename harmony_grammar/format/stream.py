@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..tools.arguments import ToolsArgument, tool_schemas
+from ..tools.arguments import ToolsArgument, namespace_targets, tool_schemas
 from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
 from .events import Event
 from .lexer import TextLexer, TokenLexer, token_sequence
@@ -56,6 +56,7 @@ class StreamParser:
             call_id=call_id,
             tools=tool_schemas(tools) if tools is not None else None,
             stripped_dialect=stripped_dialect,
+            namespaced=namespace_targets(tools),
         )
         self._engine: Engine | None = None
         self._text: TextLexer | None = None

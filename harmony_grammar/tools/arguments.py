@@ -27,6 +27,7 @@ __all__ = [
     "ArgumentChecker",
     "ToolsArgument",
     "first_schema_error",
+    "namespace_targets",
     "schema_problem",
     "tool_schemas",
     "tool_targets",
@@ -99,6 +100,13 @@ def tool_targets(tools: ToolsArgument) -> dict[str, Any]:
                 raise ValueError(f"two tools are called as {recipient!r}")
             targets[recipient] = body
     return targets
+
+
+def namespace_targets(tools: ToolsArgument) -> dict[str, Any]:
+    """The tools of the ``namespace`` entries by recipient (``NAMESPACE.NAME``): the part of
+    :func:`tool_targets` that :func:`tool_schemas` leaves out, for the parser's call check."""
+    prefix = f"{FUNCTIONS}."
+    return {r: body for r, body in tool_targets(tools).items() if not r.startswith(prefix)}
 
 
 def _short(value: Any) -> str:
