@@ -47,7 +47,9 @@ class ChatCompletionStream(BridgeStream):
     makes the call ids (default ``call_`` + 24 random hex digits). ``stripped_dialect`` is
     as for :func:`~harmony_grammar.parse`: token ids are read as the stripped dialect only
     when it is True (ids that went through a detokenizer and back). A call into one of
-    ``namespaces`` (``to=NAMESPACE.fn``) is a tool call named ``NAMESPACE.fn``.
+    ``namespaces`` (``to=NAMESPACE.fn``) is a tool call named ``NAMESPACE.fn``. A call to one
+    of the ``custom`` recipients (custom tools, :func:`~.responses.request_namespaces`) is
+    sent as ``{"type": "custom", "custom": {"name", "input"}}``, its raw input verbatim.
     """
 
     def __init__(
@@ -61,8 +63,10 @@ class ChatCompletionStream(BridgeStream):
         id_factory: Callable[[int], str] | None = None,
         stripped_dialect: bool | None = None,
         namespaces: Iterable[str] = (),
+        custom: Iterable[str] = (),
     ) -> None:
         super().__init__(tools, strict, stripped_dialect, namespaces)
+        self._custom = frozenset(custom)
         self._base = {
             "id": completion_id or f"chatcmpl-{secrets.token_hex(12)}",
             "object": "chat.completion.chunk",
@@ -105,15 +109,12 @@ class ChatCompletionStream(BridgeStream):
         if self.kind != FUNCTION_CALL or cut:
             return []
         index = self.calls - 1
-        call = {
-            "index": index,
-            "id": self._make_id(index),
-            "type": "function",
-            "function": {
-                "name": call_name(message.recipient),
-                "arguments": message.content,
-            },
-        }
+        name = call_name(message.recipient)
+        call: dict[str, Any] = {"index": index, "id": self._make_id(index)}
+        if message.recipient in self._custom:
+            call.update(type="custom", custom={"name": name, "input": message.content})
+        else:
+            call.update(type="function", function={"name": name, "arguments": message.content})
         return [self._chunk({"tool_calls": [call]})]
 
     def close(self, *, truncated: bool = False) -> list[dict[str, Any]]:
@@ -149,7 +150,8 @@ def accumulate(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for call in delta.get("tool_calls", ()):
             if call["index"] == len(calls):
                 calls.append({k: v for k, v in call.items() if k != "index"})
-                calls[-1]["function"] = dict(call["function"])
+                if "function" in call:  # (a custom call is sent whole: nothing to add to)
+                    calls[-1]["function"] = dict(call["function"])
             else:
                 calls[call["index"]]["function"]["arguments"] += call["function"]["arguments"]
         finish = choice["finish_reason"] or finish

@@ -40,6 +40,7 @@ from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.arguments import tool_schemas
+from ..tools.custom import chat_custom_entry
 from .errors import GatewayError, bad_request
 from .reasoning_seal import ReasoningSeal, open_reasoning
 from .unsupported import LOGPROBS_INCLUDE
@@ -216,7 +217,10 @@ def _tool_choice(choice: Any) -> str:
         return "auto"
     if isinstance(choice, str):
         return choice  # the bridges have checked it is auto, required or none
-    function = choice.get("function") if isinstance(choice.get("function"), Mapping) else choice
+    named = next(
+        (choice[k] for k in ("function", "custom") if isinstance(choice.get(k), Mapping)), None
+    )
+    function = choice if named is None else named
     namespace = function.get("namespace")
     name = str(function.get("name"))
     return f"{namespace}.{name}" if isinstance(namespace, str) else name
@@ -229,9 +233,11 @@ _CALLABLE = ("function", "custom", "namespace")
 def _callables(api: Api, request: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
     """The request's callable tools as OpenAI-style entries (the bridges have checked them).
 
-    Responses entries are kept as they are, hosted ones left out. A Chat function named
-    ``NAMESPACE.fn`` becomes the function ``fn`` of a ``NAMESPACE`` entry, as the renderer
-    declares it (:func:`~harmony_grammar.rendering.agent_tools.split_namespaced`).
+    Responses entries are kept as they are, hosted ones left out. A Chat custom tool becomes
+    the Responses API's entry (:func:`~harmony_grammar.tools.custom.chat_custom_entry`), so
+    both APIs' custom tools take one path from here on. A Chat tool named ``NAMESPACE.fn``
+    becomes the tool ``fn`` of a ``NAMESPACE`` entry, as the renderer declares it
+    (:func:`~harmony_grammar.rendering.agent_tools.split_namespaced`).
     """
     tools = [t for t in request.get("tools") or [] if isinstance(t, Mapping)]
     if api == "responses":
@@ -239,18 +245,23 @@ def _callables(api: Api, request: Mapping[str, Any]) -> tuple[Mapping[str, Any],
     out: list[Mapping[str, Any]] = []
     namespaces: dict[str, list[Mapping[str, Any]]] = {}
     for tool in tools:
-        function = tool.get("function")
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        if tool.get("type") == "custom":
+            entry: Mapping[str, Any] = chat_custom_entry(tool)  # the renderer has read it
+        elif isinstance(tool.get("function"), Mapping):
+            entry = {**tool["function"], "type": "function"}
+        else:
             continue
-        name = function["name"]
+        name = entry.get("name")
+        if not isinstance(name, str):
+            continue
         namespace, dot, short = name.partition(".")
         if not dot:
-            out.append(tool)
+            out.append(tool if entry["type"] == "function" else entry)
             continue
         if namespace not in namespaces:
             namespaces[namespace] = []
             out.append({"type": "namespace", "name": namespace, "tools": namespaces[namespace]})
-        namespaces[namespace].append({**function, "type": "function", "name": short})
+        namespaces[namespace].append({**entry, "name": short})
     return tuple(out)
 
 

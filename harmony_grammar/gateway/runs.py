@@ -16,6 +16,7 @@ from typing import Any
 import regex  # tiktoken's own dependency, for its pre-tokenizer's pattern
 
 from ..bridges import ChatCompletionStream, ResponsesStream
+from ..bridges.responses import request_namespaces
 from ..format.bounded_encode import EncodeLimitError
 from ..format.harmony_ids import encode_harmony
 from ..format.lexer import split_text
@@ -270,7 +271,11 @@ class ChatRun(_Run):
     def __init__(self, plan: Plan) -> None:
         super().__init__(plan)
         self.bridge = ChatCompletionStream(
-            tools=plan.tools or None, model=plan.model, namespaces=plan.namespaces
+            # The callables, not plan.tools: a namespace's calls are checked too.
+            tools=list(plan.callables) or None,
+            model=plan.model,
+            namespaces=plan.namespaces,
+            custom=request_namespaces({"tools": list(plan.callables)})[1],
         )
         self.stop = StopFilter(plan.stop) if plan.stop else None
 
@@ -414,6 +419,9 @@ def chat_completion(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
             content.append(delta.get("content") or "")
             reasoning.append(delta.get("reasoning_content") or "")
             for call in delta.get("tool_calls") or []:
+                if call.get("type") == "custom":  # sent whole, in one chunk
+                    calls[call["index"]] = {k: v for k, v in call.items() if k != "index"}
+                    continue
                 if call["index"] not in calls:
                     calls[call["index"]] = {
                         "id": call["id"],
