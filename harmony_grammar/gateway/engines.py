@@ -262,6 +262,16 @@ def _ids(value: Any, where: str) -> tuple[int, ...]:
     return tuple(value)
 
 
+def _penalties(plan: Plan) -> dict[str, float]:
+    """The request's presence and frequency penalties, under OpenAI's names (vLLM's and
+    llama-server's too), where it set them."""
+    given = {
+        "presence_penalty": plan.presence_penalty,
+        "frequency_penalty": plan.frequency_penalty,
+    }
+    return {key: value for key, value in given.items() if value is not None}
+
+
 def _finish(value: Any) -> str | None:
     """An engine's finish word as the gateway reads it: ``length``, ``stop`` or None."""
     return value if value in ("length", "stop") else None
@@ -295,6 +305,9 @@ class VllmBackend(HttpBackend):
             body["seed"] = plan.seed
         if plan.top_p is not None:
             body["top_p"] = plan.top_p
+        body.update(_penalties(plan))
+        if plan.logit_bias:
+            body["logit_bias"] = {str(i): bias for i, bias in plan.logit_bias}
         return body
 
     def read(self, record: Mapping[str, Any]) -> Output | None:
@@ -386,13 +399,16 @@ class LlamaCppBackend(HttpBackend):
             "top_p": 1.0 if plan.top_p is None else plan.top_p,
             "min_p": 0.0,
         }
-        if self.grammar == "gbnf":
-            body["grammar"] = plan.gbnf
-            body["logit_bias"] = [[i, False] for i in plan.banned_ids]
-        else:
-            body["grammar"] = plan.grammar
+        # The client's biases, then the bans (GBNF): a banned id stays banned whatever its bias.
+        banned = plan.banned_ids if self.grammar == "gbnf" else ()
+        bias: list[list[Any]] = [[i, b] for i, b in plan.logit_bias if i not in set(banned)]
+        bias += [[i, False] for i in banned]
+        body["grammar"] = plan.gbnf if self.grammar == "gbnf" else plan.grammar
+        if bias or banned:
+            body["logit_bias"] = bias
         if plan.seed is not None:
             body["seed"] = plan.seed
+        body.update(_penalties(plan))
         return body
 
     def read(self, record: Mapping[str, Any]) -> Output | None:

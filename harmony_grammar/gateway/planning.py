@@ -92,6 +92,11 @@ class Plan:
     namespaces: tuple[str, ...] = ()
     #: Hosted tools the gateway cannot run, left out of the prompt (reported in a header).
     hosted_tools: tuple[str, ...] = ()
+    #: Chat's sampling penalties (-2 to 2) and ``logit_bias`` as ``(id, bias)`` pairs, for
+    #: the engines that apply them (``unsupported.HONOURED``); None / empty: not set.
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    logit_bias: tuple[tuple[int, float], ...] = ()
     #: Log-probabilities asked for: how many alternatives per position (0: none); None: not
     #: asked (Chat ``logprobs``/``top_logprobs``, Responses ``include``/``top_logprobs``).
     logprobs: int | None = None
@@ -385,6 +390,9 @@ def _plan(
     include_usage: bool = True,
     limit_given: bool = False,
     logprobs: int | None = None,
+    presence_penalty: float | None = None,
+    frequency_penalty: float | None = None,
+    logit_bias: tuple[tuple[int, float], ...] = (),
 ) -> Plan:
     callables = _callables(api, request)
     tool_choice = _tool_choice(request.get("tool_choice"))
@@ -453,7 +461,34 @@ def _plan(
         ),
         hosted_tools=_hosted(request) if api == "responses" else (),
         logprobs=logprobs,
+        presence_penalty=presence_penalty,
+        frequency_penalty=frequency_penalty,
+        logit_bias=logit_bias,
     )
+
+
+#: OpenAI's bounds on ``logit_bias``: at most this many ids, each biased by -100 to 100.
+MAX_LOGIT_BIAS = 300
+
+
+def _logit_bias(value: Any) -> tuple[tuple[int, float], ...]:
+    """Chat's ``logit_bias`` (``{"id": bias}``) as ``(id, bias)`` pairs; a 400 naming the
+    field for anything else (ids of o200k_harmony, biases from -100 to 100)."""
+    if value is None:
+        return ()
+    from ..format.vocabulary import load_encoding
+
+    size = load_encoding().n_vocab
+    if not isinstance(value, Mapping) or len(value) > MAX_LOGIT_BIAS:
+        raise bad_request(f"must be an object of at most {MAX_LOGIT_BIAS} ids", "logit_bias")
+    pairs = []
+    for key, bias in value.items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) < size):
+            raise bad_request(f"{key!r} is not an o200k_harmony token id", "logit_bias")
+        if isinstance(bias, bool) or not isinstance(bias, (int, float)) or abs(bias) > 100:
+            raise bad_request(f"the bias of {key} must be a number from -100 to 100", "logit_bias")
+        pairs.append((int(key), float(bias)))
+    return tuple(pairs)
 
 
 #: OpenAI's bound on ``top_logprobs``.
@@ -499,6 +534,9 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
         include_usage=include_usage or not request.get("stream", False),
         limit_given=_given(request, "max_completion_tokens", "max_tokens"),
         logprobs=_logprobs(request, request.get("logprobs") is True, top_alone=False),
+        presence_penalty=_number(request, "presence_penalty", -2.0, 2.0),
+        frequency_penalty=_number(request, "frequency_penalty", -2.0, 2.0),
+        logit_bias=_logit_bias(request.get("logit_bias")),
     )
 
 

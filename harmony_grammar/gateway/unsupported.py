@@ -4,7 +4,8 @@ A client that sets ``logprobs`` or a penalty and gets an answer without them wou
 they were applied. Each API's fields below are refused when set to anything but their
 neutral value, unless the backend honours them (:data:`HONOURED`), with one 400 naming every
 such field and the backend. The embedded backend gives log-probabilities (its sampler scores
-every step); no backend applies penalties or biases yet.
+every step); vLLM and llama-server apply the penalties and ``logit_bias``, which the
+gateway forwards (``engines.py``); the others have none of them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from .errors import bad_request
 
-__all__ = ["HONOURED", "LOGPROBS_INCLUDE", "UNHONOURED", "check_honoured"]
+__all__ = ["HONOURED", "LOGPROBS_INCLUDE", "PENALTIES", "UNHONOURED", "check_honoured"]
 
 #: The Responses ``include`` entry that asks for the answer's log-probabilities.
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
@@ -34,9 +35,14 @@ UNHONOURED: Mapping[str, Mapping[str, tuple[Any, ...]]] = {
     },
 }
 
+#: Chat's sampling penalties and biases, which vLLM and llama-server apply as OpenAI does.
+PENALTIES = frozenset({"presence_penalty", "frequency_penalty", "logit_bias"})
+
 #: Per backend, the fields of :data:`UNHONOURED` it does honour.
 HONOURED: Mapping[str, frozenset[str]] = {
     "embedded": frozenset({"logprobs", "top_logprobs", LOGPROBS_INCLUDE}),
+    "vllm": PENALTIES,
+    "llamacpp": PENALTIES,
 }
 
 
