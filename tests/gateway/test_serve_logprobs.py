@@ -156,3 +156,39 @@ def test_top_logprobs_without_logprobs_is_a_400(client: Any) -> None:
     with pytest.raises(openai.BadRequestError) as raised:
         client.chat.completions.create(model="tiny", messages=ASK, top_logprobs=2)
     assert raised.value.body["param"] == "top_logprobs"
+
+
+def test_completions_logprobs_in_the_legacy_shape(client: Any) -> None:
+    request = {"model": "tiny", "prompt": "Once upon a", "max_tokens": 12, "temperature": 0}
+    whole = client.completions.create(**request, logprobs=3)
+    choice = whole.choices[0]
+    scores = choice.logprobs
+    assert "".join(scores.tokens) == choice.text  # one entry per id, each id's own text
+    assert len(scores.tokens) == len(scores.token_logprobs) == whole.usage.completion_tokens
+    offsets = [sum(len(t) for t in scores.tokens[:i]) for i in range(len(scores.tokens))]
+    assert scores.text_offset == offsets
+    for own, top in zip(scores.token_logprobs, scores.top_logprobs, strict=True):
+        assert len(top) <= 3 and own <= 0.0
+        assert math.isclose(own, max(top.values()))  # greedy: the top alternative
+    streamed = [
+        chunk.choices[0].logprobs
+        for chunk in client.completions.create(**request, logprobs=3, stream=True)
+        if chunk.choices and chunk.choices[0].logprobs and chunk.choices[0].logprobs.tokens
+    ]
+    assert [t for part in streamed for t in part.token_logprobs] == scores.token_logprobs
+    assert client.completions.create(**request).choices[0].logprobs is None
+
+
+def test_the_replay_backend_refuses_logprobs(tmp_path: Any) -> None:
+    from harmony_grammar.gateway import ReplayBackend
+
+    path = tmp_path / "lines.jsonl"
+    path.write_text('"<|channel|>final<|message|>Hi.<|return|>"\n', encoding="utf-8")
+    with serving(ReplayBackend(path), GatewayConfig(model="tiny")) as url:
+        replay = openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=60, max_retries=0)
+        with pytest.raises(openai.BadRequestError) as raised:
+            replay.completions.create(model="tiny", prompt="x", max_tokens=3, logprobs=1)
+        assert "replay" in raised.value.message and raised.value.body["param"] == "logprobs"
+        with pytest.raises(openai.BadRequestError) as raised:
+            replay.chat.completions.create(model="tiny", messages=ASK, logprobs=True)
+        assert "replay" in raised.value.message
