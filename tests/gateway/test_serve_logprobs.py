@@ -21,9 +21,8 @@ pytest.importorskip("torch")
 openai = pytest.importorskip("openai")
 
 from harmony_grammar.gateway import GatewayConfig, serving  # noqa: E402
-from harmony_grammar.gateway.embedded import EmbeddedBackend  # noqa: E402
 
-from ..support.serve_peers import deadline  # noqa: E402
+from ..support.serve_peers import deadline, tiny_client  # noqa: E402
 
 ASK = [{"role": "user", "content": "Say something."}]
 #: An answer bound to a format has no preamble: its content is one message's text.
@@ -50,8 +49,8 @@ def _deadline() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    with serving(EmbeddedBackend("tiny", workers=2), GatewayConfig(model="tiny")) as url:
-        yield openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=120, max_retries=0)
+    with tiny_client() as tiny:
+        yield tiny
 
 
 def _spelled(entries: Any) -> bytes:
