@@ -123,6 +123,7 @@ class Engine:
         call_id: Callable[[], str] | None = None,
         tools: Mapping[str, Any] | None = None,
         stripped_dialect: bool | None = None,
+        namespaced: Mapping[str, Any] | None = None,
     ) -> None:
         if start not in _RESYNC_START:
             raise ValueError(f"start must be one of {', '.join(_RESYNC_START)}, not {start!r}")
@@ -148,6 +149,8 @@ class Engine:
         self.events = events
         self.new_call_id = call_id or _counter_ids()
         self.tools = tools
+        #: The namespaces' tools by recipient (``NAMESPACE.fn``): their calls are checked too.
+        self.namespaced: Mapping[str, Any] = namespaced or {}
         self.call_check: CallCheck | None = None
         self._pending = PendingText()
         self.skipping = False

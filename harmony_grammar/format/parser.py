@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..tools.arguments import ToolsArgument, tool_schemas
+from ..tools.toolset import ToolsArgument, ToolSet
 from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
 from .lexer import TextLexer, TokenLexer, token_sequence
 from .model import ParseResult, Role
@@ -32,7 +32,8 @@ def parse(
     warning code. Bad input never
     raises: every problem is a :class:`~harmony_grammar.format.model.Diagnostic` in the result.
     With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),
-    each ``functions.*`` call's arguments are checked against its schema as they are read;
+    each ``functions.*`` call's arguments (and each call into a declared ``namespace``'s tool,
+    ``to=NAMESPACE.fn``) are checked against its schema as they are read;
     a malformed ``tools`` raises ``ValueError`` with one line naming the tool.
 
     Lenient parsing loses nothing: every character (token) of the input is in a message's
@@ -51,14 +52,16 @@ def parse(
         raise TypeError("parse() takes str or a sequence of token ids; decode bytes first")
     if not isinstance(source, str):
         source = token_sequence(source, "parse()")  # type: ignore[assignment]
+    toolset = ToolSet.read(tools)  # read once: the functions namespace and the others
     engine = Engine(
         start=start,
         role=Role(role),
         strict=strict,
         token_units=not isinstance(source, str),
         max_header_length=max_header_length,
-        tools=tool_schemas(tools) if tools is not None else None,
+        tools=toolset.schemas if tools is not None else None,
         stripped_dialect=stripped_dialect,
+        namespaced=toolset.namespaced,
     )
     if isinstance(source, str):
         text_lexer = TextLexer(engine)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..tools.arguments import ToolsArgument, tool_schemas
+from ..tools.toolset import ToolsArgument, ToolSet
 from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
 from .events import Event
 from .lexer import TextLexer, TokenLexer, token_sequence
@@ -47,6 +47,7 @@ class StreamParser:
         stripped_dialect: bool | None = None,
     ) -> None:
         self._events: list[Event] = []
+        toolset = ToolSet.read(tools)  # read once: the functions namespace and the others
         self._options = dict(
             start=start,
             role=Role(role),
@@ -54,8 +55,9 @@ class StreamParser:
             max_header_length=max_header_length,
             events=self._events,
             call_id=call_id,
-            tools=tool_schemas(tools) if tools is not None else None,
+            tools=toolset.schemas if tools is not None else None,
             stripped_dialect=stripped_dialect,
+            namespaced=toolset.namespaced,
         )
         self._engine: Engine | None = None
         self._text: TextLexer | None = None

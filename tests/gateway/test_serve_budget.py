@@ -29,12 +29,11 @@ from hypothesis import strategies as st  # noqa: E402
 
 from harmony_grammar.bridges.chat import to_chat_completion  # noqa: E402
 from harmony_grammar.format.vocabulary import load_encoding  # noqa: E402
-from harmony_grammar.gateway import EmbeddedBackend, GatewayConfig, serving  # noqa: E402
 from harmony_grammar.gateway.planning import Limits, plan_chat, reasoning_budget  # noqa: E402
 from harmony_grammar.generation.sampling import Sampler  # noqa: E402
 from harmony_grammar.generation.turn_grammar import completion_grammar  # noqa: E402
 
-from ..support.serve_peers import deadline  # noqa: E402
+from ..support.serve_peers import deadline, tiny_client  # noqa: E402
 
 BOUNDED = {
     "type": "object",
@@ -62,8 +61,8 @@ def _deadline() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    with serving(EmbeddedBackend("tiny", workers=2), GatewayConfig(model="tiny")) as url:
-        yield openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=120, max_retries=0)
+    with tiny_client() as tiny:
+        yield tiny
 
 
 def test_required_call_within_max_tokens_with_the_random_model(client: Any) -> None:
