@@ -18,9 +18,11 @@ from typing import Any
 from .draft import Draft
 from .engine_view import EngineView
 from .headers import (
+    AUTHOR,
     GLUED_CHANNEL,
     GLUED_ROLE,
     RECIPIENT,
+    ROLES,
     HeaderState,
     HeaderText,
     Move,
@@ -149,6 +151,8 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
             value = match.group()
             if name in _JUDGED and not _holds(name, value, constrained, closed):
                 return False
+            if name == "AUTHOR_NAME" and fed[-2][1] not in ROLES:
+                return False  # ``:NAME`` names a role only (``functions.f:x`` is no name)
             here = start + pos if exact else start
             fed.append((name, value, here, here + len(value) if exact else end))
             pos = match.end()
@@ -156,6 +160,8 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
                 constrained = False
     if closed and _MESSAGE not in driver.choices():
         return False
+    if fed and fed[-1][0] == "COLON":
+        return False  # a name's ':' with no name: no field reads it (the rows decide)
     engine.parser = driver
     act = engine.act
     for terminal, value, start, end in fed:
@@ -399,6 +405,8 @@ def _holds(name: str, value: str, constrained: bool, closed: bool) -> bool:
         glued = GLUED_CHANNEL.match(value)
         return glued is None or glued.end() == len(value)
     if name == "AUTHOR":
+        if AUTHOR.fullmatch(value) is None:
+            return False  # JSON, prose or punctuation is no author
         glued = GLUED_ROLE.match(value)
         return glued is None or glued.end() == len(value)
     return True

@@ -34,9 +34,11 @@ from dataclasses import dataclass, field
 from .tokens import CHANNEL_WORD, ControlToken
 
 __all__ = [
+    "AUTHOR",
     "GLUED_CHANNEL",
     "GLUED_ROLE",
     "RECIPIENT",
+    "ROLES",
     "HeaderState",
     "HeaderText",
     "Move",
@@ -50,7 +52,12 @@ GLUED_ROLE = re.compile(rf"(?:{_ROLES})(?=[^a-z0-9_\-:=\s<>|]|{CHANNEL_WORD})")
 #: A channel word glued to text that is no part of a name: ``analysisOK``, ``commentary?``.
 GLUED_CHANNEL = re.compile(rf"{CHANNEL_WORD}(?=[^a-z0-9_\-\s<>|])")
 _EXACT_CHANNEL = re.compile(rf"{CHANNEL_WORD}(?![\w\-])")
-_AUTHOR = re.compile(r"[^\s:<>|=]+")
+#: An author in lenient reading: a role or a tool's name (``functions.f``, ``browser.search``,
+#: ``python``), never JSON or prose the grammar's wider AUTHOR would take (``{"q"``).
+AUTHOR = re.compile(r"\w[\w.\-/@]*")
+#: The roles: ``:NAME`` names one of them (``user:alice``); after a tool's name a ``:`` is
+#: no separator (the grammar's AUTHOR_NAME would overwrite the tool's name).
+ROLES = frozenset(_ROLES.split("|"))
 _NAME = re.compile(r"[^\s<>|=]+")
 #: A recipient's name: a tool's name (``functions.f``, ``browser.search``, ``container.exec``);
 #: it stops where a call's arguments or stray punctuation begin (``to=functions.f{"a":1}``).
@@ -100,6 +107,9 @@ class HeaderState:
 
     author_open: bool = False
     author: bool = False
+    #: Where the author ended: ``:NAME`` must follow it right there (the grammar's
+    #: ``AUTHOR (":" AUTHOR_NAME)?``), never after another field.
+    author_end: int = -1
     name: bool = False
     recipient: str | None = None
     channel: str | None = None
@@ -198,11 +208,15 @@ def _with_cost(move: Move, cost: int) -> Move:
 def _advance(state: HeaderState, move: Move) -> None:
     if move.expect is not None:
         state.expect = move.expect
-    for name, value, start, _ in move.fields:
+        state.author_open = False  # a control token the header took: the author is past
+    for name, value, start, end in move.fields:
         state.read_any = True
         if name == "author":
             state.author, state.author_open = True, False
-        elif name == "name":
+            state.author_end = end if value in ROLES else -1
+            continue
+        state.author_open = False
+        if name == "name":
             state.name = True
         elif name == "recipient":
             state.recipient = value
@@ -262,7 +276,7 @@ def author_word(header: HeaderText, pos: int, state: HeaderState) -> Move | None
     word that is a role glued to text costs more (the glued row reads the role)."""
     if not state.author_open or state.author or _control(header, pos):
         return None
-    match = _AUTHOR.match(header.text, pos)
+    match = AUTHOR.match(header.text, pos)
     if match is None:
         return None
     end = _word_end(header, pos, match.end())
@@ -302,8 +316,8 @@ def glued_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
 
 
 def author_name(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """``:NAME`` after a role: the author's name."""
-    if not state.author or state.name or not header.text.startswith(":", pos):
+    """``:NAME`` right after a role: the author's name."""
+    if pos != state.author_end or state.name or not header.text.startswith(":", pos):
         return None
     match = _NAME.match(header.text, pos + 1)
     if match is None:
@@ -492,16 +506,17 @@ def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
 def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     """HG157: ``<|channel|>`` in a header whose channel is written: it begins the next
     message (``<|message|><|end|><|start|>assistant`` lost before it), so each channel word
-    stays the field of one message; a call's header writing the same channel twice keeps
-    it as one field (a call is never broken)."""
+    stays the field of one message; a header writing the same channel twice keeps it as one
+    field (an empty message is never made up, a call is never broken)."""
     if _control(header, pos) is not ControlToken.CHANNEL or state.channel is None:
         return None
     if state.channel_default:
         return None
     end = header.controls[pos][1]
     word = _CHANNEL_NAME.match(header.text, end)
-    if state.recipient is not None and word is not None and word.group() == state.channel:
-        # A call's header writing its channel twice: one field (the call is never broken).
+    if word is not None and word.group() == state.channel:
+        # The same channel written twice (``final<|channel|>final``: a bare channel word,
+        # then the header it began spelled out): one field; a call is never broken.
         return Move(
             "field",
             pos,
