@@ -17,17 +17,8 @@ from typing import Any
 
 from .draft import Draft
 from .engine_view import EngineView
-from .headers import (
-    AUTHOR,
-    GLUED_CHANNEL,
-    GLUED_ROLE,
-    RECIPIENT,
-    ROLES,
-    HeaderState,
-    HeaderText,
-    Move,
-    read_header,
-)
+from .header_search import ROLES, HeaderState, HeaderText, Move, read_header
+from .headers import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
 from .model import RecipientPosition
 from .repairs import Where
 from .tokens import ControlToken
