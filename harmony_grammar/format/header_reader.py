@@ -19,11 +19,19 @@ from .draft import Draft
 from .engine_view import EngineView
 from .header_search import ROLES, HeaderState, HeaderText, Move, read_header
 from .headers import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
+from .lalr import LalrDriver
 from .model import RecipientPosition
 from .repairs import Where
 from .tokens import ControlToken
 
-__all__ = ["HEADER_TOKENS", "lex_header_text", "lex_pending", "read_pending", "release_early"]
+__all__ = [
+    "HEADER_TOKENS",
+    "lex_header_text",
+    "lex_pending",
+    "lexes_as_header",
+    "read_pending",
+    "release_early",
+]
 
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
@@ -408,6 +416,20 @@ def _what(move: Move, header: HeaderText) -> str:
 
 
 # ------------------------------------------------------------------ the grammar's lexing
+def lexes_as_header(engine: EngineView, driver: LalrDriver, text: str) -> bool:
+    """Whether the whole of ``text`` lexes as header text from ``driver``'s state (on a
+    copy: ``driver`` is untouched)."""
+    driver = driver.copy()
+    pos = 0
+    while pos < len(text):
+        scanner = engine.lexer.scanner(driver.position, driver.choices())
+        match = scanner.match(text, pos) if scanner is not None else None
+        if match is None or not driver.feed(match.lastgroup or ""):
+            return False
+        pos = match.end()
+    return True
+
+
 def lex_header_text(engine: EngineView, text: str, start: int, end: int) -> None:
     """Lex ``text`` as header text from the parser's state (strict mode; in lenient mode
     text between messages no row read), with the ``UNLEXABLE_TEXT`` rows.
