@@ -385,7 +385,8 @@ def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     if state.completion_start and not state.read_any and min(header.controls, default=pos) >= pos:
         channel = header.control_after(pos, ControlToken.CHANNEL)
         if channel < len(text):
-            return Move("prose", pos, following, 6, "HG171", "text before the first header")
+            cost = _CONTENT_COST + _visible(text, pos, following)  # as content costs
+            return Move("prose", pos, following, cost, "HG171", "text before the first header")
     if following < len(text) and _usable(header, following, state):
         stop = len(text[pos:following].rstrip()) + pos
         code = "HG158" if state.recipient and text.startswith("to=", pos) else "HG178"
