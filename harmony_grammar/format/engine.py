@@ -43,9 +43,9 @@ from .events import (
     content_delta,
     tool_call_delta,
 )
-from .from_typescript import tools_from_typescript
+from .from_typescript import declared_names
 from .grammar import expected_description, harmony_parser, header_lexer
-from .header_reader import HEADER_TOKENS, lex_pending, read_pending
+from .header_reader import HEADER_TOKENS, lex_pending, lexes_as_header, read_pending
 from .lalr import LalrDriver, parse_table
 from .lexer import TextRun
 from .model import (
@@ -411,17 +411,10 @@ class Engine:
     def tool_names(self) -> frozenset[str]:
         """The names of the known functions: ``tools=``, else the developer message's."""
         if self._tool_names is None:
-            self._tool_names = self._read_tool_names()
+            self._tool_names = (
+                frozenset(self.tools) if self.tools is not None else declared_names(self.messages)
+            )
         return self._tool_names
-
-    def _read_tool_names(self) -> frozenset[str]:
-        if self.tools is not None:
-            return frozenset(self.tools)
-        for message in reversed(self.messages):
-            if message.role is Role.DEVELOPER:
-                declared = tools_from_typescript(message.content)
-                return frozenset(tool.name for tool in declared or ())
-        return frozenset()
 
     @property
     def stopped(self) -> bool:
@@ -435,24 +428,12 @@ class Engine:
 
     def lexes_as_header(self, text: str) -> bool:
         """Whether the whole of ``text`` lexes as header text here (the parser is untouched)."""
-        driver = self.parser.copy()
-        pos = 0
-        while pos < len(text):
-            scanner = self.lexer.scanner(driver.position, driver.choices())
-            match = scanner.match(text, pos) if scanner is not None else None
-            if match is None or not driver.feed(match.lastgroup or ""):
-                return False
-            pos = match.end()
-        return True
+        return lexes_as_header(self, self.parser, text)
 
     def lexes_as_header_after_start(self, text: str) -> bool:
         """Whether ``<|start|>`` then ``text`` would lex as header text here (untouched)."""
-        saved = self.parser
-        self.parser = saved.copy()
-        try:
-            return self.parser.feed(_START) and self.lexes_as_header(text)
-        finally:
-            self.parser = saved
+        driver = self.parser.copy()
+        return driver.feed(_START) and lexes_as_header(self, driver, text)
 
     # ------------------------------------------------------------------ actions
     def _begin(self, start: int) -> None:

@@ -38,7 +38,8 @@ class StrippedHeader:
     recipient: str | None = None
     content_type: str | None = None
     #: Where each field was written in ``text``: ``{field: (start, end)}`` (the channel is
-    #: absent where a call with no channel word goes to ``commentary``, a default).
+    #: absent where a call with no channel word goes to ``commentary``, a default);
+    #: ``unread``: a separator's ``:`` (no letter, no digit: :attr:`.model.Message.unread`).
     slices: tuple[tuple[str, int, int], ...] = ()
 
 
@@ -48,9 +49,7 @@ def _machinery() -> tuple[LalrTable, HeaderLexer, re.Pattern[str]]:
     return parse_table(stripped_parser()), lexer, lexer.terminal_regex("MARKER")
 
 
-def _lex(
-    start: str, text: str, pos: int
-) -> tuple[list[tuple[str, str, int]], int] | None:
+def _lex(start: str, text: str, pos: int) -> tuple[list[tuple[str, str, int]], int] | None:
     """Lex and parse ``text[pos:]`` from ``start`` as far as the grammar goes.
 
     Returns the terminals read (name, text, start) and where they end, or None when what
@@ -78,6 +77,9 @@ def _header(text: str, pos: int) -> StrippedHeader | None:
     slices = []
     for name, value, at in read:
         field = _FIELD_OF.get(name)
+        if name == "SEPARATOR" and value.strip():
+            field = "unread"  # ``analysis: hmm``: the ':' is no field (Message.unread)
+            value = value.rstrip()
         if field is None:
             continue
         if field == "recipient":  # the name after "to="
