@@ -91,7 +91,7 @@ def _header(text: str, pos: int) -> StrippedHeader | None:
     channel = (
         values.get("CHANNEL_WORD")
         or values.get("LEAD_CHANNEL")
-        or values.get("LEAD_COLON_CHANNEL")
+        or values.get("LEAD_LOOSE_CHANNEL")
         or ("commentary" if recipient else None)  # a call with no channel word: calls go there
     )
     if channel is None:
@@ -112,7 +112,7 @@ _FIELD_OF = {
     "GLUED_AUTHOR": "author",
     "CHANNEL_WORD": "channel",
     "LEAD_CHANNEL": "channel",
-    "LEAD_COLON_CHANNEL": "channel",
+    "LEAD_LOOSE_CHANNEL": "channel",
     "RECIPIENT": "recipient",
     "LEAD_RECIPIENT": "recipient",
     "CONTENT_TYPE": "content_type",
@@ -123,9 +123,10 @@ def stripped_evidence(text: str, *, at_start: bool, closed: bool) -> bool:
     """Whether ``text`` holds real evidence of stripped control tokens.
 
     Evidence is a glued ``assistant`` + channel word anywhere, or (``at_start``, the very
-    beginning of a completion) a channel word glued to its content (``analysisWe``); a
-    leading ``analysis:`` or ``analysis`` and a line break counts only when a real control
-    token ``closed`` the text (or a glued marker follows, above).
+    beginning of a completion) a channel word glued to its content (``analysisWe``) or
+    followed by `` to=``; a leading ``analysis:``, or ``analysis`` and a line break or a
+    space, counts only when a real control token ``closed`` the text (or a glued marker
+    follows, above).
     """
     if _machinery()[2].search(text) is not None:
         return True
@@ -134,7 +135,10 @@ def stripped_evidence(text: str, *, at_start: bool, closed: bool) -> bool:
     header = _header(text, 0)
     if header is None:
         return False
-    return closed or not text.startswith((":", "\n", "\r\n"), len(header.channel))
+    loose = text.startswith((":", "\n", "\r\n"), len(header.channel)) or (
+        text.startswith((" ", "\t"), len(header.channel)) and header.recipient is None
+    )
+    return closed or not loose
 
 
 def read_stripped(
