@@ -120,7 +120,11 @@ class BridgeStream:
                 self.stripped = self.stripped or CATALOGUE[event.diagnostic.code].stripped_dialect
             elif isinstance(event, HeaderComplete):
                 self.kind = item_kind(
-                    event.role, event.recipient, event.channel, self.namespaces
+                    event.role,
+                    event.recipient,
+                    event.channel,
+                    self.namespaces,
+                    content_in_header=event.content_in_header,
                 )
                 if self.kind is None:
                     self.ended = True
