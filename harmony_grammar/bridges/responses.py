@@ -13,13 +13,17 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..format.events import HeaderComplete
 from ..format.model import Diagnostic, Message, Severity
+from ..format.options import ParseKeywords, ParseOptions
 from ..rendering.chat import FUNCTIONS_PREFIX
-from ..tools.arguments import ToolsArgument
-from .stream import BridgeStream, feed_whole
+from .stream import BridgeStream, bridge_options, feed_whole
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from .turn import FUNCTION_CALL, REASONING
 
 __all__ = [
@@ -202,26 +206,30 @@ class ResponsesStream(BridgeStream):
     (its function tools check the calls unless ``tools`` is given; a call into one of its
     namespaces is a ``function_call`` with ``namespace``, a call to one of its custom tools a
     ``custom_tool_call`` whose ``input`` streams as ``response.custom_tool_call_input.*``);
-    ``ids(prefix)`` makes the ids (default: random). ``seal(text)``, when given, adds
+    the parse options are one :class:`~harmony_grammar.format.options.ParseOptions` and its
+    fields as keywords (:func:`~.stream.bridge_options`: a completion, lenient unless
+    ``strict``); ``ids(prefix)`` makes the ids (default: random). ``seal(text)``, when given, adds
     ``encrypted_content`` to each reasoning item as it ends (the gateway's sealed chain of
     thought, which a stateless client sends back).
     """
 
     def __init__(
         self,
+        options: ParseOptions | None = None,
         *,
         request: Mapping[str, Any] | None = None,
-        tools: ToolsArgument = None,
-        strict: bool = False,
         ids: IdFactory | None = None,
         model: str = "gpt-oss",
         created_at: float | None = None,
-        stripped_dialect: bool | None = None,
         seal: Callable[[str], str] | None = None,
+        **keywords: Unpack[ParseKeywords],
     ) -> None:
-        tools = request_tools(request) if tools is None else tools
+        opts = bridge_options(options, keywords)
+        from_request = request_tools(request) if opts.tools is None else None
+        if from_request is not None:
+            opts = replace(opts, tools=from_request)
         namespaces, self._custom = request_namespaces(request)
-        super().__init__(tools, strict, stripped_dialect, namespaces)
+        super().__init__(opts, namespaces)
         self._seal = seal
         self._ids = ids or random_id
         self._request = request
@@ -345,15 +353,14 @@ class ResponsesStream(BridgeStream):
 
 def to_responses(
     source: str | Sequence[int],
+    options: ParseOptions | None = None,
     *,
     request: Mapping[str, Any] | None = None,
-    tools: ToolsArgument = None,
-    strict: bool = False,
     ids: IdFactory | None = None,
     model: str = "gpt-oss",
     created_at: float | None = None,
     truncated: bool = False,
-    stripped_dialect: bool | None = None,
+    **keywords: Unpack[ParseKeywords],
 ) -> dict[str, Any]:
     """The Responses API response object for a completion (text or ids after
     ``<|start|>assistant``): the object :class:`ResponsesStream`'s last event carries for the
@@ -372,17 +379,16 @@ def to_responses(
     The parse is lenient unless ``strict``: the usual model deviations are repaired, and
     every diagnostic is listed under ``diagnostics``; an error that cannot be repaired makes
     the status ``failed`` (with every item read). ``tools`` (default: the ``request``'s)
-    checks each call's arguments. Never raises on bad output. ``stripped_dialect`` is as
-    for :func:`~harmony_grammar.parse` (token ids are authoritative unless it is True).
+    checks each call's arguments. Never raises on bad output. The parse options are
+    :class:`ResponsesStream`'s; ``stripped_dialect`` is as for :func:`~harmony_grammar.parse`
+    (token ids are authoritative unless it is True).
     """
     stream = ResponsesStream(
+        bridge_options(options, keywords),
         request=request,
-        tools=tools,
-        strict=strict,
         ids=ids,
         model=model,
         created_at=created_at,
-        stripped_dialect=stripped_dialect,
     )
     feed_whole(stream, source, "to_responses()")
     stream.close(truncated=truncated)
