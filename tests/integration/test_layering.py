@@ -85,7 +85,7 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
     ),
     "validation": (
         "rule table, validate, the validation batch function",
-        frozenset({"data", "rendering", "safety", "format", "tools", "schema"}),
+        frozenset({"data", "rendering", "safety", "format", "tools", "schema", "base"}),
     ),
     "generation": (
         "turn grammar, outlines export, hf, sampling",
