@@ -2,13 +2,12 @@
 
     python benchmarks/bench_lossless.py [--n N] [--workers W]   # N inputs in all (default 100,000)
 
-Three generators, none of them the parser's: ``tests/support/mangler.py`` (engine manglings of
-generated Harmony), ``tests/support/mangler_shapes.py`` (the header shapes that made lenient reading
-cascade) and ``tests/support/harmony_alphabet.py`` (random mixes of Harmony's alphabet, kind
-``fuzz``). The same generators drive the property tests (tests/format/test_lossless.py,
+Two generators, neither of them the parser's: ``tests/support/mangler.py`` (engine manglings of
+generated Harmony, the header shapes that made lenient reading cascade among them) and
+``tests/support/harmony_alphabet.py`` (random mixes of Harmony's alphabet, kind ``fuzz``). The same generators drive the property tests (tests/format/test_lossless.py,
 tests/format/test_field_conservation.py). Inputs are split evenly over the kinds, half completions
-and half conversations, and run in ``W`` processes (default: every CPU); ``--n 1000000``
-is the issue's size. For each kind, text (and 1 input in 10 as token ids):
+and half conversations (one well-formed sample per seed, mangled by every kind), and run in
+``W`` processes (default: every CPU); ``--n 1000000`` is the issue's size. For each kind, text (and 1 input in 10 as token ids):
 
 * **missing**: inputs with characters in no message field, by the independent check
   (``tests/support/field_check.py``, which never reads the ledger), and how many characters
@@ -16,7 +15,7 @@ is the issue's size. For each kind, text (and 1 input in 10 as token ids):
   whose contents are not in input order;
 * **ledger**: inputs where ``conservation_problems`` finds a problem (text; ids 1 in 10);
 * **exact**: where the mangling leaves one reading, the share read back as the originals
-  (``tests/support/mangler.expected``; for the shapes ``tests/mangler_shapes.expected_shape``);
+  (``tests/support/mangler.recovered``, as the property tests compare them);
 * **repair** (1 in 10): outputs that are not idempotent, or do not parse strictly;
 * **time**: ``conservation_problems`` time against parse time (the ledger check must stay
   linear: a small multiple of parsing at any size).
@@ -34,7 +33,7 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -45,99 +44,95 @@ from harmony_grammar.cli.repair import repaired_text
 from harmony_grammar.format.accounting import conservation_problems
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.model import ParseResult
+from harmony_grammar.format.vocabulary import load_encoding
 from tests.support.field_check import field_check
 from tests.support.harmony_alphabet import as_ids, as_text, random_pieces
 from tests.support.mangler import (
     MANGLINGS,
     Mangled,
-    comparable,
-    expected,
     mangle,
     random_completion,
     random_conversation,
+    recovered,
 )
-from tests.support.mangler_shapes import SHAPES, expected_shape, mangle_shape, matches
 
 FUZZ = "fuzz"
-KINDS = (*sorted(MANGLINGS), *sorted(SHAPES), FUZZ)
-#: How many inputs a worker takes at once.
-BATCH = 2_000
+KINDS = (*sorted(MANGLINGS), FUZZ)
+#: How many seeds a worker takes at once (each seed is one input of every kind).
+BATCH = 125
+
+Input = tuple[str, str, list[int] | None, str, Mangled | None]
 
 
-def _exact(mangled: Mangled, result: ParseResult) -> bool | None:
-    """Whether ``result`` is the one reading ``mangled`` leaves (None: more than one)."""
-    kind = mangled.kind
-    if kind in SHAPES:
-        return matches([comparable(m) for m in result.messages], expected_shape(mangled))
-    want = expected(mangled)
-    if want is None:
-        return None
-    # As tests/test_lossless.test_exact_recovery_where_one_reading compares them.
-    got = [
-        comparable(
-            m,
-            terminator=kind not in ("drop_terminator", "strip_all", "glue_prose"),
-            constrain=kind not in ("strip_all", "glue_prose"),
-        )
-        for m in result.messages
-    ]
-    if kind in ("prose_before", "prose_gap"):  # the prose's own message: channel open
-        slot = int(mangled.detail["slot"])  # type: ignore[call-overload]
-        if len(got) == len(want) and got[slot][4] == want[slot][4]:
-            got[slot] = want[slot]
-    return got == want
+def _inputs(seed: int) -> Iterator[Input]:
+    """Input ``seed`` of every kind, as ``(kind, text, ids or None, start, mangled or None)``.
 
-
-def _input(kind: str, seed: int) -> tuple[str, list[int] | None, str, Mangled | None]:
-    """``(text, ids or None, start, mangled or None)`` of input ``seed`` of ``kind``."""
-    rng = random.Random(f"{kind}:{seed}")
+    One well-formed sample per seed, mangled by every kind (each with its own random
+    stream): drawing a sample costs more than mangling it, and each kind still sees
+    samples drawn independently, seed by seed."""
     start = "conversation" if seed % 2 else "completion"
     ids_too = seed % 10 == 0
-    if kind == FUZZ:
-        pieces = random_pieces(rng)
-        return as_text(pieces), as_ids(pieces) if ids_too else None, start, None
+    rng = random.Random(f"sample:{seed}")
     sample = random_conversation(rng) if seed % 2 else random_completion(rng)
-    make = mangle_shape if kind in SHAPES else mangle
-    mangled = make(sample, kind, rng)
-    return mangled.text, encode_harmony(mangled.text) if ids_too else None, start, mangled
+    for kind in KINDS:
+        rng = random.Random(f"{kind}:{seed}")
+        if kind == FUZZ:
+            pieces = random_pieces(rng)
+            yield kind, as_text(pieces), as_ids(pieces) if ids_too else None, start, None
+            continue
+        mangled = mangle(sample, kind, rng)
+        ids = encode_harmony(mangled.text) if ids_too else None
+        yield kind, mangled.text, ids, start, mangled
 
 
-def run_batch(job: tuple[str, int, int]) -> tuple[str, Counter[str], tuple[int, str] | None]:
-    """Measure inputs ``[first, last)`` of one kind; the counts and the shortest input that
-    lost characters (its length and text), if any."""
-    kind, first, last = job
-    counts: Counter[str] = Counter()
-    worst: tuple[int, str] | None = None
-    clock = time.process_time  # CPU time: a busy machine does not move it
+Rows = dict[str, Counter[str]]
+Worst = dict[str, tuple[int, str]]
+
+
+def run_batch(job: tuple[int, int]) -> tuple[Rows, Worst]:
+    """Measure the inputs of seeds ``[first, last)`` of every kind: the counts per kind and,
+    per kind, the shortest input that lost characters (its length and text)."""
+    first, last = job
+    rows: Rows = {kind: Counter() for kind in KINDS}
+    worst: Worst = {}
     for seed in range(first, last):
-        text, ids, start, mangled = _input(kind, seed)
-        begin = clock()
-        result = parse(text, start=start, strict=False)
-        middle = clock()
-        problems = conservation_problems(text, result)
-        counts["parse_us"] += int((middle - begin) * 1e6)
-        counts["check_us"] += int((clock() - middle) * 1e6)
-        counts["inputs"] += 1
-        counts["ledger"] += bool(problems)
-        check = field_check(text, result)
-        counts["missing"] += bool(check.missing)
-        counts["missing_chars"] += check.missing_count
-        counts["extra"] += bool(check.extra)
-        counts["order"] += check.out_of_order
-        if check.missing and (worst is None or len(text) < worst[0]):
-            worst = (len(text), text)
-        if mangled is not None:
-            exact = _exact(mangled, result)
-            if exact is not None:
-                counts["exact_n"] += 1
-                counts["exact"] += exact
-        if ids is not None:
-            by_ids = parse(ids, start=start, strict=False)
-            counts["ids_n"] += 1
-            counts["ids_ledger"] += bool(conservation_problems(ids, by_ids))
-            counts["ids_missing"] += not field_check(ids, by_ids).ok
-            counts.update(_repair(text, start, result))
-    return kind, counts, worst
+        for kind, text, ids, start, mangled in _inputs(seed):
+            lost = _measure(rows[kind], text, ids, start, mangled)
+            if lost and (kind not in worst or len(text) < worst[kind][0]):
+                worst[kind] = (len(text), text)
+    return rows, worst
+
+
+def _measure(
+    counts: Counter[str], text: str, ids: list[int] | None, start: str, mangled: Mangled | None
+) -> bool:
+    """Measure one input into ``counts``; whether it lost characters."""
+    clock = time.process_time  # CPU time: a busy machine does not move it
+    begin = clock()
+    result = parse(text, start=start, strict=False)
+    middle = clock()
+    problems = conservation_problems(text, result)
+    counts["parse_us"] += int((middle - begin) * 1e6)
+    counts["check_us"] += int((clock() - middle) * 1e6)
+    counts["inputs"] += 1
+    counts["ledger"] += bool(problems)
+    check = field_check(text, result)
+    counts["missing"] += bool(check.missing)
+    counts["missing_chars"] += check.missing_count
+    counts["extra"] += bool(check.extra)
+    counts["order"] += check.out_of_order
+    if mangled is not None:
+        exact = recovered(mangled, result.messages)
+        if exact is not None:
+            counts["exact_n"] += 1
+            counts["exact"] += exact
+    if ids is not None:
+        by_ids = parse(ids, start=start, strict=False)
+        counts["ids_n"] += 1
+        counts["ids_ledger"] += bool(conservation_problems(ids, by_ids))
+        counts["ids_missing"] += not field_check(ids, by_ids).ok
+        counts.update(_repair(text, start, result))
+    return bool(check.missing)
 
 
 def _repair(text: str, start: str, result: ParseResult) -> Counter[str]:
@@ -156,20 +151,16 @@ def _repair(text: str, start: str, result: ParseResult) -> Counter[str]:
     return out
 
 
-def _jobs(total: int) -> list[tuple[str, int, int]]:
-    per_kind = max(1, total // len(KINDS))
-    return [
-        (kind, first, min(first + BATCH, per_kind))
-        for kind in KINDS
-        for first in range(0, per_kind, BATCH)
-    ]
+def _jobs(total: int) -> list[tuple[int, int]]:
+    seeds = max(1, total // len(KINDS))
+    return [(first, min(first + BATCH, seeds)) for first in range(0, seeds, BATCH)]
 
 
 def _share(part: int, whole: int) -> str:
     return f"{part:,}/{whole:,} ({part / whole:.1%})" if whole else "—"
 
 
-def _report(rows: dict[str, Counter[str]], worst: dict[str, tuple[int, str]]) -> None:
+def _report(rows: Rows, worst: Worst) -> None:
     total = sum(r["inputs"] for r in rows.values())
     print(f"{total:,} inputs ({len(rows)} kinds, half completions, half conversations)\n")
     print(
@@ -245,18 +236,23 @@ def main() -> None:
     options.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     options.add_argument("--no-speed", action="store_true", help="skip the timing section")
     args = options.parse_args()
-    rows: dict[str, Counter[str]] = {kind: Counter() for kind in KINDS}
-    worst: dict[str, tuple[int, str]] = {}
+    rows: Rows = {kind: Counter() for kind in KINDS}
+    worst: Worst = {}
     jobs = _jobs(args.n)
+    # Load the vocabulary once, before the workers fork: each would load it again.
+    load_encoding()
+    field_check([0], parse(""))
     if args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
             results = list(pool.map(run_batch, jobs))
     else:
         results = [run_batch(job) for job in jobs]
-    for kind, counts, shortest in results:
-        rows[kind].update(counts)
-        if shortest is not None and (kind not in worst or shortest[0] < worst[kind][0]):
-            worst[kind] = shortest
+    for counts, shortest in results:
+        for kind, row in counts.items():
+            rows[kind].update(row)
+        for kind, found in shortest.items():
+            if kind not in worst or found[0] < worst[kind][0]:
+                worst[kind] = found
     _report(rows, worst)
     if not args.no_speed:
         _speed()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..format.codes import CATALOGUE
 from ..format.events import (
     ContentDelta,
     DiagnosticEvent,
@@ -27,7 +28,7 @@ from ..format.lexer import token_sequence
 from ..format.model import Diagnostic, Message
 from ..format.options import ParseKeywords, ParseOptions
 from ..format.stream import StreamParser
-from .turn import FUNCTION_CALL, STRIPPED, finish_reason, item_kind, message_cut
+from .turn import FUNCTION_CALL, finish_reason, item_kind, message_cut
 
 __all__ = ["BRIDGE_DEFAULTS", "BridgeStream", "bridge_options", "feed_whole"]
 
@@ -121,7 +122,9 @@ class BridgeStream:
             if self.ended:
                 break
             if isinstance(event, DiagnosticEvent):
-                self.stripped = self.stripped or event.diagnostic.code == STRIPPED
+                # Read in the stripped-token dialect: every terminator is gone there, so a
+                # message without one says nothing about a cut.
+                self.stripped = self.stripped or CATALOGUE[event.diagnostic.code].stripped_dialect
             elif isinstance(event, HeaderComplete):
                 self.kind = item_kind(
                     event.role, event.recipient, event.channel, self.namespaces

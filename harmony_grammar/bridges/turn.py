@@ -13,10 +13,11 @@ others, so they cannot disagree on what a message is or on how the turn ended:
 
 The end of the input says nothing by itself: servers drop the stop token that ended
 generation (``<|call|>``, ``<|return|>``), and detokenizers strip every control token
-(HG160). So a call the input ends inside is still a call the host must run, unless the
-caller says the output was ``truncated`` (it stopped at the token limit); a text message the
-input ends inside is cut, unless the control tokens were stripped (then no terminator could
-have survived). docs/bridges.md records these decisions.
+(HG160, a code whose record says ``stripped_dialect``). So a call the input ends inside is
+still a call the host must run, unless the caller says the output was ``truncated`` (it
+stopped at the token limit); a text message the input ends inside is cut, unless the control
+tokens were stripped (then no terminator could have survived). docs/bridges.md records these
+decisions.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ __all__ = [
     "FUNCTION_CALL",
     "MESSAGE",
     "REASONING",
-    "STRIPPED",
     "call_name",
     "finish_reason",
     "item_kind",
@@ -38,10 +38,6 @@ __all__ = [
 FUNCTION_CALL = "function_call"
 REASONING = "reasoning"
 MESSAGE = "message"
-
-#: The code of a header read in the stripped-token dialect: every terminator is gone there,
-#: so a message without one says nothing about a cut.
-STRIPPED = "HG160"
 
 
 def item_kind(

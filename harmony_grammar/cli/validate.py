@@ -26,7 +26,7 @@ from ..data.pool import ordered_map, worker_count
 from ..data.progress import Progress
 from ..data.read import PIECE_PREFIX
 from ..format.causes import causes_of
-from ..format.diagnostics import CATALOGUE
+from ..format.codes import CATALOGUE
 from ..format.model import Diagnostic, Severity
 from ..format.options import ParseOptions
 from ..format.stripped import stripped_evidence
@@ -194,7 +194,7 @@ class _Report:
             return diagnostic.format(_line_path(path))
         head = f"{_line_path(path)}:{result.key}: {diagnostic.code} {diagnostic.severity.value}"
         text = f"{head}: {diagnostic.message}"
-        if diagnostic.code == "HG290":
+        if CATALOGUE[diagnostic.code].record_level:
             return text
         if diagnostic.line is not None:
             return f"{text} (in {self.field} at {diagnostic.line}:{diagnostic.column})"

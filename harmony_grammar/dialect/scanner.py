@@ -25,10 +25,11 @@ how text and reasoning are split into deltas (tests join adjacent deltas and com
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..format.call_check import arguments_problem
+from ..format.codes import CATALOGUE
 from ..format.diagnostics import make_diagnostic
 from ..format.events import (
     ContentDelta,
@@ -42,7 +43,7 @@ from ..format.events import (
 from ..format.model import Diagnostic, Message, Role
 from ..format.stream import StreamParser
 from ..tools.arguments import ToolsArgument
-from ..tools.json_limits import JsonLimitError, json_message, loads_bounded
+from ..tools.json_limits import loads_bounded
 from .events import (
     Aborted,
     DialectEvent,
@@ -59,22 +60,19 @@ __all__ = ["InbandScanner", "read_arguments"]
 def read_arguments(
     body: str, recipient: str, start: int, end: int
 ) -> tuple[dict[str, Any], Diagnostic | None]:
-    """A call's body as a JSON object, or ``{}`` and an HG180 diagnostic saying why not.
-    An empty body is a call without arguments: ``{}``, no diagnostic."""
+    """A call's body as a JSON object, or ``{}`` and a diagnostic saying why not: the
+    parser's judge of a body (``arguments_problem``), so HG180 when it is no JSON object and
+    HG182-HG184 when it is beyond the JSON limits. An empty body is a call without
+    arguments: ``{}``, no diagnostic."""
     if not body.strip():
         return {}, None
-    try:
-        value = loads_bounded(body)
-    except json.JSONDecodeError as exc:
-        why = f"not JSON ({json_message(exc)} at column {exc.colno})"
-    except JsonLimitError as exc:
-        why = f"not readable ({exc.limit.message})"
-    else:
-        if isinstance(value, dict):
-            return value, None
-        why = f"a JSON {type(value).__name__}, not an object"
-    message = f"the arguments of the call to {recipient!r} are {why}: read as {{}}"
-    return {}, make_diagnostic("HG180", message, start, end)
+    found = arguments_problem(body, None)
+    if found is None:
+        value: dict[str, Any] = loads_bounded(body)
+        return value, None
+    code, why = found
+    message = f"{why} (the call to {recipient!r}): read as {{}}"
+    return {}, make_diagnostic(code, message, start, end)
 
 
 class InbandScanner:
@@ -160,7 +158,7 @@ class InbandScanner:
             else:
                 out.append(event)
         elif isinstance(event, DiagnosticEvent):
-            if event.diagnostic.code == "HG170":
+            if CATALOGUE[event.diagnostic.code].forged_tool_result:
                 self._forged = event.diagnostic
             else:
                 out.append(event)

@@ -5,28 +5,59 @@ the body, and closes it with the terminator. It reports through the engine's ``d
 HG181 for a function that is not among the tools, HG180 at the first character after which
 no JSON object can follow, HG182-HG184 when the complete body is beyond the limits of
 :mod:`harmony_grammar.tools.json_limits`, and HG180 with the schema's complaint otherwise.
+
+:func:`arguments_problem` is the one judge of a complete body: the validator's HG180 rule and
+the dialect's argument reader ask it too, so the three layers report one finding alike.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..tools.arguments import ArgumentChecker
+from ..tools.arguments import ArgumentChecker, first_schema_error
 from ..tools.custom import CustomBody
-from ..tools.json_limits import MAX_JSON_DEPTH, json_limit
+from ..tools.json_limits import MAX_JSON_DEPTH, json_limit, json_message, loads_bounded
 
-__all__ = ["CallCheck", "Diagnose"]
+__all__ = ["CallCheck", "Diagnose", "arguments_problem"]
 
 #: The engine's ``diagnose(code, message, start, end)``.
 Diagnose = Callable[[str, str, int, int], None]
 
 
+def arguments_problem(document: str, schema: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """Why a call's complete arguments are not acceptable, as ``(code, message)``, or None.
+
+    First the JSON limits (HG182-HG184), before Python's ``json`` reads the text; then, with
+    a ``schema``, its first complaint (HG180, with the JSON pointer); without one, only that
+    the text is one JSON object (HG180).
+    """
+    limit = json_limit(document)
+    if limit is not None:
+        return limit.code, f"the arguments are beyond a limit: {limit.message}"
+    if schema is not None:
+        problem = first_schema_error(schema, document)
+        if problem is None:
+            return None
+        return "HG180", f"the arguments do not match the tool's schema: {problem}"
+    try:
+        value = loads_bounded(document)
+    except json.JSONDecodeError as exc:
+        why = f"not JSON ({json_message(exc)} at column {exc.colno})"
+    else:
+        if isinstance(value, dict):
+            return None
+        why = f"a JSON {type(value).__name__}, not an object"
+    return "HG180", f"the arguments are {why}"
+
+
 class CallCheck:
     """The streaming check of one call's arguments against its tool's schema."""
 
-    def __init__(self, checker: ArgumentChecker, diagnose: Diagnose, exact: bool) -> None:
-        self._checker = checker
+    def __init__(self, schema: Mapping[str, Any], diagnose: Diagnose, exact: bool) -> None:
+        self._schema = schema
+        self._checker = ArgumentChecker(schema)
         self._diagnose = diagnose
         self._exact = exact  # positions are character offsets (text input)
         self._chars = 0
@@ -52,7 +83,7 @@ class CallCheck:
             return None
         if isinstance(tools[name], CustomBody):
             return None  # a custom tool's input is raw text: the turn grammar holds it
-        return cls(ArgumentChecker(tools[name]), diagnose, exact)
+        return cls(tools[name], diagnose, exact)
 
     def feed(self, text: str, start: int, end: int) -> None:
         """A piece of the body at ``[start, end)``."""
@@ -79,18 +110,10 @@ class CallCheck:
         checker = self._checker
         if checker.failed_at is not None:
             return
-        limit = json_limit(content)  # before Python's json reads it (HG182-HG184)
-        if limit is not None:
-            self._diagnose(
-                limit.code, f"the arguments are beyond a limit: {limit.message}", start, end
-            )
-            return
-        problem = (
-            checker.schema_error(content)
-            if checker.complete()
-            else "they end before the JSON object is complete"
-        )
-        if problem is not None:
-            self._diagnose(
-                "HG180", f"the arguments do not match the tool's schema: {problem}", start, end
-            )
+        found = arguments_problem(content, self._schema)
+        if found is not None and not checker.complete() and json_limit(content) is None:
+            # The text is a prefix of an object (nothing failed while it streamed): say so.
+            problem = "they end before the JSON object is complete"
+            found = "HG180", f"the arguments do not match the tool's schema: {problem}"
+        if found is not None:
+            self._diagnose(*found, start, end)

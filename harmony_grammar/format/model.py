@@ -200,7 +200,9 @@ class Diagnostic:
 
     ``start``/``end`` are character offsets for text and token indexes for token ids;
     ``line``/``column`` (1-based) are set for text only. ``expected`` lists what the grammar
-    would have accepted at ``start``, in readable form.
+    would have accepted at ``start``, in readable form. ``facts`` are named counts the code's
+    catalogue record declares (HG107: ``dropped``, ``errors``), read with :meth:`fact`, so a
+    reader never parses the message.
     """
 
     code: str
@@ -211,6 +213,11 @@ class Diagnostic:
     line: int | None = None
     column: int | None = None
     expected: tuple[str, ...] = ()
+    facts: tuple[tuple[str, int], ...] = ()
+
+    def fact(self, name: str) -> int | None:
+        """The count ``name`` this diagnostic carries, or None when it carries none."""
+        return next((value for key, value in self.facts if key == name), None)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict."""
@@ -223,13 +230,16 @@ class Diagnostic:
             "line": self.line,
             "column": self.column,
             "expected": list(self.expected),
+            # Only a code that has facts says so: every other diagnostic keeps its shape.
+            **({"facts": dict(self.facts)} if self.facts else {}),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Diagnostic:
         """The diagnostic :meth:`to_dict` gave (the one inverse: every reader of stored
-        diagnostics uses it). ``line``, ``column`` and ``expected`` may be absent."""
+        diagnostics uses it). ``line``, ``column``, ``expected`` and ``facts`` may be absent."""
         line, column = data.get("line"), data.get("column")
+        facts = data.get("facts") or {}
         return cls(
             str(data["code"]),
             Severity(data["severity"]),
@@ -239,6 +249,7 @@ class Diagnostic:
             None if line is None else int(line),
             None if column is None else int(column),
             tuple(str(e) for e in data.get("expected") or ()),
+            tuple((str(k), int(v)) for k, v in facts.items()),
         )
 
     def format(self, filename: str = "<input>") -> str:

@@ -9,7 +9,6 @@ streamed and a whole answer to the same output can never disagree.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ from ..bridges import ChatCompletionStream, ResponsesStream
 from ..format.bounded_encode import EncodeLimitError
 from ..format.harmony_ids import encode_harmony
 from ..format.lexer import split_text
-from ..format.tokens import CONTROL_SPELLINGS, STOP_TOKENS
+from ..format.tokens import CONTROL_SPELLING_RE, CONTROL_SPELLINGS, ControlToken
 from ..format.vocabulary import load_encoding
 from ..rendering.chat import FUNCTIONS_PREFIX
 from .backend import Output
@@ -134,10 +133,12 @@ def _control_prefix(text: str) -> bool:
     return any(s.startswith(text) and s != text for s in CONTROL_SPELLINGS)
 
 
-_STOP_IDS = frozenset(token.id for token in STOP_TOKENS)
-_STOP_SPELLING = re.compile("|".join(re.escape(token.value) for token in STOP_TOKENS))
-#: How much of the text fed last a stop token's spelling may straddle into the next read.
-_STOP_OVERLAP = max(len(token.value) for token in STOP_TOKENS) - 1
+#: A read is fed to the bridge in pieces cut after each control token: the turn may end at
+#: any of them (a stop token, or the header of a message the model must not write, HG170),
+#: and nothing after the one where it ends may be read.
+_CUT_IDS = frozenset(token.id for token in ControlToken)
+#: How much of the text fed last a control token's spelling may straddle into the next read.
+_CUT_OVERLAP = max(len(token.value) for token in ControlToken) - 1
 
 
 class _Run:
@@ -147,9 +148,11 @@ class _Run:
     engine does; the turn was cut (:attr:`truncated`) when it did not reach its stop token
     and the gateway's count or the engine's own word says a limit ended it.
 
-    The turn ends at its stop token (``<|call|>``, ``<|return|>``), and the gateway stops
-    reading there, so a read is fed to the bridge only up to the stop: what an engine sent
-    past it is never read, whether it came in the same read or a later one. The answer and
+    The turn ends at its stop token (``<|call|>``, ``<|return|>``) or at the header of a
+    message the model must not write (a forged tool result, HG170), and the gateway stops
+    reading there, so a read is fed to the bridge a control token at a time, up to the
+    stop: what an engine sent past it is never read, whether it came in the same read or a
+    later one. The answer and
     its diagnostics then never depend on where the engine's reads end
     (tests/bridges/test_bridge_chunking.py).
     """
@@ -222,20 +225,20 @@ class _Run:
         return rest
 
     def _pieces(self, output: Output) -> Iterator[str | tuple[int, ...]]:
-        """``output`` cut after each stop token (ids) or stop spelling (text)."""
+        """``output`` cut after each control token (ids) or its spelling (text)."""
         if output.ids:
             ids, start = output.ids, 0
             for index, token_id in enumerate(ids):
-                if token_id in _STOP_IDS:
+                if token_id in _CUT_IDS:
                     yield ids[start : index + 1]
                     start = index + 1
             if start < len(ids):
                 yield ids[start:]
             return
         text, before = output.text, self._last_text
-        self._last_text = (before + text)[-_STOP_OVERLAP:]
+        self._last_text = (before + text)[-_CUT_OVERLAP:]
         start = 0
-        for match in _STOP_SPELLING.finditer(before + text):
+        for match in CONTROL_SPELLING_RE.finditer(before + text):
             end = match.end() - len(before)
             if end > start:
                 yield text[start:end]

@@ -8,6 +8,7 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..format.codes import CATALOGUE
 from ..format.model import Diagnostic, Role
 from ..format.parser import parse
 from ..format.tokens import CONTROL_SPELLING_RE, TERMINATORS, ControlToken
@@ -101,7 +102,7 @@ def _stripped(text: str) -> tuple[str, list[str]] | None:
     is left alone rather than lose it.
     """
     result = parse(text, start="completion", role="assistant", strict=False)
-    if not result.ok or not any(d.code == "HG160" for d in result.diagnostics):
+    if not result.ok or not any(CATALOGUE[d.code].stripped_dialect for d in result.diagnostics):
         return None
     messages = result.messages
     if not messages or any(
@@ -180,7 +181,7 @@ def find_forged_tool_result(
     """
     result = parse(output, start="completion", role=role, strict=False)
     for diagnostic in result.diagnostics:
-        if diagnostic.code == "HG170":
+        if CATALOGUE[diagnostic.code].forged_tool_result:
             author = next(
                 (
                     message.author

@@ -18,7 +18,7 @@ from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
 from ..rendering.errors import RenderError
 from ..rendering.options import RenderOptions
-from .importers import RecordFormat, import_record
+from .importers import RecordFormat, import_record, unimportable
 from .render import DropScope, TrainingExample, TrainOn, render_training
 
 __all__ = ["COLUMNS", "BatchResult", "PrepareOptions", "RecordProblem", "prepare_batch"]
@@ -111,7 +111,7 @@ def _example(
         return RecordProblem(*where, make_diagnostic(code, message, 0, 0))
 
     if error is not None:
-        out.problems.append(_problem("HG300", error))
+        out.problems.append(RecordProblem(*where, unimportable(error)))
         return
     imported = import_record(
         record,
@@ -178,7 +178,7 @@ def prepare_batch(
             _example((file, number), record, error, options, encoding, out)
         except RecursionError:  # a record nested past the interpreter's stack: its problem
             why = "the record is nested too deeply to import"
-            out.problems.append(RecordProblem(file, number, make_diagnostic("HG300", why, 0, 0)))
+            out.problems.append(RecordProblem(file, number, unimportable(why)))
     return out
 
 

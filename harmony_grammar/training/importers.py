@@ -30,7 +30,7 @@ from ..rendering.chat import ChatCompletionError, from_chat_completions
 from ..rendering.conversation import Conversation, SystemContent
 from ..tools.json_limits import json_message
 
-__all__ = ["ImportResult", "RecordFormat", "import_record"]
+__all__ = ["ImportResult", "RecordFormat", "import_record", "unimportable"]
 
 #: How a record is read: guessed from its shape, or said.
 RecordFormat = Literal["auto", "messages", "harmony"]
@@ -55,8 +55,14 @@ class ImportResult:
         return self.conversation is not None
 
 
+def unimportable(why: str, start: int = 0, end: int = 0) -> Diagnostic:
+    """The HG300 of a record that cannot be read as a conversation, saying ``why`` (the one
+    place it is made: the importer, the batch and the data layer's unreadable pieces)."""
+    return make_diagnostic("HG300", why, start, end)
+
+
 def _failure(row: int, message: str, start: int = 0, end: int = 0) -> ImportResult:
-    return ImportResult(row, None, (make_diagnostic("HG300", message, start, end),))
+    return ImportResult(row, None, (unimportable(message, start, end),))
 
 
 # -- OpenAI-style message lists -----------------------------------------------------------

@@ -19,8 +19,8 @@ from ..data.engines import ENGINES, run_task
 from ..data.pieces import plan
 from ..data.read import Chunk, Failure, without_nulls
 from ..data.task import PickledTask
-from ..format.diagnostics import make_diagnostic
 from .batch import BatchResult, PrepareOptions, RecordProblem, prepare_batch
+from .importers import unimportable
 from .writers import TrainingWriter
 
 __all__ = ["DEFAULT_BATCH_SIZE", "ENGINES", "PrepareReport", "PrepareTask", "prepare"]
@@ -74,7 +74,7 @@ class PrepareTask(PickledTask[BatchResult]):
 
     def unreadable(self, failure: Failure) -> BatchResult:
         count = failure.count or 1
-        diagnostic = make_diagnostic("HG300", failure.message, 0, 0)
+        diagnostic = unimportable(failure.message)
         return BatchResult(
             problems=[RecordProblem(failure.file, failure.first, diagnostic, count)], records=count
         )

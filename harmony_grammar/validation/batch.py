@@ -25,6 +25,7 @@ from typing import Any
 
 from ..base.deprecation import moved_fields
 from ..base.options import Options
+from ..format.codes import CATALOGUE
 from ..format.model import Diagnostic, Message, Severity
 from ..format.options import ParseOptions
 from ..schema.nesting import nesting_exceeds
@@ -201,8 +202,8 @@ def _row(
 ) -> dict[str, Any]:
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     first = errors[0] if errors else None
-    # A lenient run repaired the record when a recovery (HG15x) was reported.
-    recovered = any(d.code.startswith("HG15") for d in diagnostics)
+    # A lenient run repaired the record when a recovery (a repair row's code) was reported.
+    recovered = any(CATALOGUE[d.code].recovered for d in diagnostics)
     return {
         "ok": not errors,
         "errors": len(errors),

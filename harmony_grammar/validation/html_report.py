@@ -19,8 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..format.causes import cause_of
-from ..format.diagnostics import CATALOGUE
+from ..format.codes import CATALOGUE
 from .results import ResultBatch
 
 __all__ = [
@@ -41,26 +40,16 @@ LENGTH_BUCKETS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
 _POSITION_BINS = 10
 
 
-def _documented_at(code: str) -> str:
-    """The page that documents ``code`` and how to avoid it."""
-    if code.startswith("HG1"):
-        return "docs/diagnostics.md"
-    if code.startswith("HG3"):
-        return "docs/training.md"
-    return "docs/rules.md"
-
-
 def cause_hint(code: str) -> tuple[str, str | None]:
-    """The likely cause of ``code`` and the fix at its source (``format/causes.py``); for a
-    code with no known cause, what the code means (the catalogue's summary) and, as the fix,
-    where the code and how to avoid it are documented."""
-    cause = cause_of(code)
-    if cause is not None:
-        return cause.summary, cause.fix
+    """The likely cause of ``code`` and the fix at its source (its record's ``cause``); for a
+    code with no known cause, what the code means and, as the fix, where the code and how to
+    avoid it are documented."""
     entry = CATALOGUE.get(code)
     if entry is None:
         return code, None
-    return entry.summary, f"see {_documented_at(code)}, {code} {entry.slug}"
+    if entry.cause is not None:
+        return entry.cause.summary, entry.cause.fix
+    return entry.meaning, f"see {entry.page}, {code} {entry.slug}"
 
 
 def _length_bucket(length: int) -> int:

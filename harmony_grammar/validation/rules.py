@@ -24,14 +24,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..format.call_check import arguments_problem
 from ..format.diagnostics import LineIndex, make_diagnostic
 from ..format.from_typescript import declared_namespaces, tools_from_typescript
 from ..format.model import Diagnostic, Message, Role, Terminator
 from ..format.tokens import CONTROL_SPELLING_RE, ControlToken
 from ..rendering.conversation import DEFAULT_CHANNELS
 from ..safety.signals import SIGNAL_PATTERNS, LeakSignal
-from ..tools.arguments import first_schema_error
-from ..tools.json_limits import json_limit
 from ..tools.names import name_problem
 
 __all__ = ["RULES", "Check", "Problem", "RuleContext", "run_rules"]
@@ -303,16 +302,12 @@ def arguments_off_schema(context: RuleContext) -> Iterator[Problem]:
         schema = _resolve(context, message.recipient or "").schema
         if schema is None:
             continue
-        document = _unfenced(message.content)
-        limit = json_limit(document)  # before Python's json reads it
-        if limit is not None:
-            yield Problem(
-                index, f"the arguments are beyond a limit: {limit.message}", code=limit.code
-            )
-            continue
-        problem = first_schema_error(schema, document)
-        if problem is not None:
-            yield Problem(index, f"the arguments do not match the tool's schema: {problem}")
+        # The parser's own judge of a complete body (format/call_check.py): one finding,
+        # one code and one wording, whichever layer reports it.
+        found = arguments_problem(_unfenced(message.content), schema)
+        if found is not None:
+            code, why = found
+            yield Problem(index, why, code=code)
 
 
 def call_on_analysis(context: RuleContext) -> Iterator[Problem]:

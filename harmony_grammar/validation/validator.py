@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..format.causes import Cause, causes_of
+from ..format.codes import CATALOGUE
 from ..format.diagnostics import LineIndex, Overflow
 from ..format.model import Diagnostic, Message, Severity
 from ..format.options import ParseKeywords, ParseOptions
@@ -24,10 +25,6 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = ["ValidationReport", "validate"]
-
-#: Parser warnings the validator reports as errors: a call that did not end in ``<|call|>``
-#: is one a host never dispatches, which breaks the agent even though the text parses.
-_RAISED_TO_ERROR = frozenset({"HG153", "HG170"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +84,13 @@ def validate(
         lines = LineIndex()
         lines.add(source, 0)
     context = RuleContext.of(result.messages, tools=schemas, completion=opts.start == "completion")
+    # Parser warnings the validator reports as errors (``Code.error_in_validate``): a call
+    # that did not end in ``<|call|>`` is one a host never dispatches, which breaks the agent
+    # even though the text parses; a forged tool result is a safety problem.
     found = [
-        dataclasses.replace(d, severity=Severity.ERROR) if d.code in _RAISED_TO_ERROR else d
+        dataclasses.replace(d, severity=Severity.ERROR)
+        if CATALOGUE[d.code].error_in_validate
+        else d
         for d in result.diagnostics
     ]
     found += run_rules(context, lines=lines)

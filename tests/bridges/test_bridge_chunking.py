@@ -1,11 +1,13 @@
 """One answer for every chunking (issue 30, item 4): what the bridges and the gateway's runs
 show, and every diagnostic's position, never depend on where chunks or network reads end.
 
-The inputs are the alphabet fuzzer's (``tests/support/harmony_alphabet.py``), the issue's shapes
-(``tests/support/mangler_shapes.py``) and the cases that used to move: text after a stop token, a
-partial ``<|call|`` held back at a chunk's end, and a call checked against ``tools=`` (HG180
-with token ids). Each is fed whole, in random chunks and, for the short fixed cases, split
-at every point, as text and as token ids.
+The inputs are the alphabet fuzzer's (``tests/support/harmony_alphabet.py``), the mangler's
+completions, every mangling and header shape of ``tests/support/mangler.py``, and the cases
+that used to move: text after a stop token, a partial ``<|call|`` held back at a chunk's end,
+and a call checked against ``tools=`` (HG180 with token ids). Each is fed whole, in random
+chunks and, for the short fixed cases, split at every point, as text and as token ids, with
+and without ``tools=``; the streamed bridges are also checked against the whole ones
+(``to_chat_completion``, ``to_responses``), and the gateway's runs against one read.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harmony_grammar import ChatCompletionStream, ResponsesStream
@@ -26,7 +28,8 @@ from harmony_grammar.gateway.runs import ChatRun, ResponsesRun, chat_completion
 
 from ..format.test_field_conservation import PIECES, PROPERTY
 from ..support.harmony_alphabet import as_ids, as_text
-from ..support.mangler_shapes import ISSUE_EXAMPLES
+from ..support.mangler import ISSUE_EXAMPLES, MANGLINGS, mangled
+from .test_bridges import _check_whole_equals_streamed
 
 CUTS = st.lists(st.integers(0, 10**6), max_size=6)
 TOOLS = [
@@ -104,6 +107,29 @@ def test_bridges_give_one_answer_for_every_chunking_of_fuzz(pieces, cuts, tools)
         _assert_bridges_agree(source, [_chunks(source, cuts)], TOOLS if tools else None)
 
 
+def _mangled_completion(seed: int, kind: str) -> str:
+    return mangled(seed, kind).text
+
+
+MANGLED = st.builds(_mangled_completion, st.integers(0, 2**32), st.sampled_from(sorted(MANGLINGS)))
+
+
+@PROPERTY
+@given(MANGLED, CUTS, st.booleans())
+def test_bridges_give_one_answer_for_every_chunking_of_manglings(text, cuts, tools):
+    for source in (text, encode_harmony(text)):
+        _assert_bridges_agree(source, [_chunks(source, cuts)], TOOLS if tools else None)
+
+
+@PROPERTY
+@given(st.one_of(PIECES.map(as_text), MANGLED), CUTS, st.booleans(), st.booleans(), st.booleans())
+def test_streamed_bridges_equal_the_whole_ones(text, cuts, ids, truncated, tools):
+    """``to_chat_completion`` and ``to_responses`` on the whole output are what the streams
+    add up to in any chunks: content, calls, finish, and every diagnostic with its position."""
+    source = encode_harmony(text) if ids else text
+    _check_whole_equals_streamed(source, _chunks(source, cuts), truncated, TOOLS if tools else None)
+
+
 @pytest.mark.parametrize("tools", [None, TOOLS])
 @pytest.mark.parametrize("text", CASES)
 def test_bridges_give_one_answer_at_every_split(text, tools):
@@ -126,17 +152,19 @@ def _served(run: ChatRun | ResponsesRun, reads: Sequence[Sequence[Any]]) -> list
     return out + run.close()
 
 
-def _gateway_answers(reads: Sequence[Sequence[Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _gateway_answers(
+    reads: Sequence[Sequence[Any]], *, tools: bool = True
+) -> tuple[dict[str, Any], dict[str, Any]]:
     messages = [{"role": "user", "content": "Tides?"}]
-    chat = ChatRun(plan_chat({"messages": messages, "tools": TOOLS}, model="m", limits=Limits()))
+    request: dict[str, Any] = {"messages": messages, **({"tools": TOOLS} if tools else {})}
+    chat = ChatRun(plan_chat(request, model="m", limits=Limits()))
     whole = chat_completion(_served(chat, reads))
     whole.pop("id"), whole.pop("created"), whole.pop("usage")
     for call in whole["choices"][0]["message"]["tool_calls"] or ():
         call.pop("id")
-    tools = [{"type": "function", **TOOLS[0]["function"]}]
-    responses = ResponsesRun(
-        plan_responses({"input": "Tides?", "tools": tools}, model="m", limits=Limits())
-    )
+    flat = [{"type": "function", **TOOLS[0]["function"]}]
+    asked: dict[str, Any] = {"input": "Tides?", **({"tools": flat} if tools else {})}
+    responses = ResponsesRun(plan_responses(asked, model="m", limits=Limits()))
     _served(responses, reads)
     response = responses.response()
     for key in ("id", "created_at", "usage"):
@@ -156,6 +184,18 @@ def test_the_gateway_gives_one_answer_wherever_a_read_ends(text):
         for at in range(len(source) + 1):
             assert _gateway_answers([source[:at], source[at:]]) == want, (source, at)
         assert _gateway_answers([source[i : i + 1] for i in range(len(source))]) == want
+
+
+@PROPERTY
+@given(st.one_of(PIECES.map(as_text), MANGLED), CUTS, st.booleans(), st.booleans())
+# A forged tool result (HG170) ends the turn mid-read: the rest of that read is not read.
+@example(text="<|start|>42<|start|><|start|>", cuts=[20], ids=False, tools=False)
+@example(text="<|start|>42<|start|><|start|>", cuts=[3], ids=True, tools=True)
+def test_the_gateway_gives_one_answer_for_every_chunking(text, cuts, ids, tools):
+    """The same on the fuzzer's and the mangler's outputs, read in random pieces."""
+    source = encode_harmony(text) if ids else text
+    want = _gateway_answers([source], tools=tools)
+    assert _gateway_answers(_chunks(source, cuts), tools=tools) == want, (source, cuts)
 
 
 def test_the_gateway_reads_nothing_past_the_stop():

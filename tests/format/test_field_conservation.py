@@ -1,6 +1,6 @@
-"""Field-level conservation, proven on inputs made independently of ``tests/mangler.py``:
-the alphabet fuzzer (``tests/support/harmony_alphabet.py``) and the header shapes of issue 30
-(``tests/support/mangler_shapes.py``), in text and in token ids.
+"""Field-level conservation, proven on the alphabet fuzzer (``tests/support/harmony_alphabet.py``,
+independent of the mangler) and on the header shapes of issue 30 (``tests/support/mangler.py``'s
+:data:`SHAPES`), in text and in token ids, with the independent field check.
 
 * (a) conservation: the parser's ledger passes ``conservation_problems`` (strict mode
   too), and a second check that never reads the ledger (``tests/support/field_check.py``) finds
@@ -16,7 +16,6 @@ CI runs a small budget (``HG_FUZZ_EXAMPLES``, default 60 per test); the benchmar
 from __future__ import annotations
 
 import os
-import random
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -30,8 +29,7 @@ from harmony_grammar.format.stream import StreamParser
 
 from ..support.field_check import field_check
 from ..support.harmony_alphabet import ALPHABET, KINDS, Piece, as_ids, as_text
-from ..support.mangler import comparable, random_completion, random_conversation
-from ..support.mangler_shapes import ISSUE_EXAMPLES, SHAPES, expected_shape, mangle_shape, matches
+from ..support.mangler import ISSUE_EXAMPLES, SHAPES, comparable, expected, mangled, recovered
 
 PROPERTY = settings(
     max_examples=int(os.environ.get("HG_FUZZ_EXAMPLES", "60")),
@@ -81,13 +79,11 @@ def test_fuzz_conservation(pieces, start):
 
 
 def _shaped(seed: int, kind: str, conversation: bool):  # type: ignore[no-untyped-def]
-    rng = random.Random(seed)
-    sample = random_conversation(rng) if conversation else random_completion(rng)
-    return mangle_shape(sample, kind, rng)
+    return mangled(seed, kind, conversation=conversation)
 
 
 @PROPERTY
-@given(st.integers(0, 2**32), st.sampled_from(sorted(SHAPES)), st.booleans())
+@given(st.integers(0, 2**32), st.sampled_from(SHAPES), st.booleans())
 def test_shape_conservation(seed, kind, conversation):
     mangled = _shaped(seed, kind, conversation)
     for source in (mangled.text, encode_harmony(mangled.text)):
@@ -127,7 +123,7 @@ def test_fuzz_stream_equals_batch(pieces, start, cuts):
 
 
 @PROPERTY
-@given(st.integers(0, 2**32), st.sampled_from(sorted(SHAPES)), st.booleans(), CUTS)
+@given(st.integers(0, 2**32), st.sampled_from(SHAPES), st.booleans(), CUTS)
 def test_shape_stream_equals_batch(seed, kind, conversation, cuts):
     mangled = _shaped(seed, kind, conversation)
     for source in (mangled.text, encode_harmony(mangled.text)):
@@ -167,7 +163,7 @@ def test_fuzz_repair_is_idempotent_and_keeps_content(pieces, start):
 
 
 @PROPERTY
-@given(st.integers(0, 2**32), st.sampled_from(sorted(SHAPES)), st.booleans())
+@given(st.integers(0, 2**32), st.sampled_from(SHAPES), st.booleans())
 def test_shape_repair_is_idempotent_and_keeps_content(seed, kind, conversation):
     mangled = _shaped(seed, kind, conversation)
     _check_repair(mangled.text, mangled.sample.start, one_reading=True)
@@ -175,13 +171,13 @@ def test_shape_repair_is_idempotent_and_keeps_content(seed, kind, conversation):
 
 # ---------------------------------------------------------------------------- the shapes
 @PROPERTY
-@given(st.integers(0, 2**32), st.sampled_from(sorted(SHAPES)), st.booleans())
+@given(st.integers(0, 2**32), st.sampled_from(SHAPES), st.booleans())
 def test_shapes_read_back_where_one_reading_is_left(seed, kind, conversation):
     """(b) on the shapes: every field the shape leaves one reading of is read back."""
     mangled = _shaped(seed, kind, conversation)
     result = parse(mangled.text, start=mangled.sample.start, strict=False)
     got = [comparable(m) for m in result.messages]
-    assert matches(got, expected_shape(mangled)), (mangled.text, got)
+    assert recovered(mangled, result.messages), (mangled.text, got, expected(mangled))
 
 
 def test_the_independent_check_finds_a_sink():

@@ -472,7 +472,12 @@ def test_a_body_that_never_arrives_is_a_408() -> None:
                 b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"messages\""
             )
-            answer = sock.recv(65536).decode()
+            # The answer may come in several segments (headers, then the body): read to the
+            # end, which the server marks by closing the connection it gave up on.
+            received = b""
+            while chunk := sock.recv(65536):
+                received += chunk
+            answer = received.decode()
         assert answer.startswith("HTTP/1.1 408")
         assert '"code":"request_timeout"' in answer.replace(" ", "")
         assert _health(base)["open_streams"] == 0

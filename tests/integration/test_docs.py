@@ -69,7 +69,15 @@ def test_the_repair_table_is_documented_as_it_is():
 
     text = (DOCS / "diagnostics.md").read_text(encoding="utf-8")
     shown = text.split("<!-- repair-table:start -->\n", 1)[1].split("<!-- repair-table:end -->")[0]
-    assert shown == LENIENT.markdown(), "docs/diagnostics.md: paste LENIENT.markdown()"
+    assert shown == LENIENT.markdown(), "docs/diagnostics.md: run python scripts/diagnostics_doc.py"
+
+
+def test_diagnostics_md_is_generated_from_the_codes_records():
+    """docs/diagnostics.md is what scripts/diagnostics_doc.py makes of format/codes.py."""
+    from scripts.diagnostics_doc import render
+
+    text = (DOCS / "diagnostics.md").read_text(encoding="utf-8")
+    assert text == render(), "docs/diagnostics.md differs: run python scripts/diagnostics_doc.py"
 
 
 def test_every_lenient_code_is_reported_by_a_row():

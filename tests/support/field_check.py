@@ -82,8 +82,20 @@ def input_text(source: str | Sequence[int]) -> str:
     return "".join(runs)
 
 
+#: Whitespace, exactly as ``str.isspace`` says (``re``'s ``\s`` is the same Unicode property).
+_SPACE = re.compile(r"\s+")
+
+
 def _visible(text: str) -> str:
-    return "".join(ch for ch in text if not ch.isspace())
+    return _SPACE.sub("", text)
+
+
+def _visible_counts(text: str) -> Counter[str]:
+    """``Counter(_visible(text))``, counted in C: count everything, then drop whitespace."""
+    counts = Counter(text)
+    for ch in [ch for ch in counts if ch.isspace()]:
+        del counts[ch]
+    return counts
 
 
 def _fields(message: Message, *, ids: bool) -> tuple[list[str], list[str]]:
@@ -141,21 +153,46 @@ def field_check(source: str | Sequence[int], result: ParseResult) -> FieldCheck:
     """Check a lenient parse of ``source`` field by field (see the module docstring)."""
     ids = not isinstance(source, str)
     text = input_text(source)
-    have = Counter(_visible(text))
+    have = _visible_counts(text)
     spelled: list[str] = []
     defaults: list[str] = []
     for message in result.messages:
         must, may = _fields(message, ids=ids)
         spelled += must
         defaults += may
-    read = Counter(_visible("".join(spelled)))
-    missing = have - read - Counter(_visible("".join(defaults)))
+    read = _visible_counts("".join(spelled))
+    may_be_default = _visible_counts("".join(defaults))
     syntax = text.count("to=")
     forgiven = Counter({"t": syntax, "o": syntax, "=": syntax})
     if not ids:
-        forgiven.update(_visible("".join(_PARTIAL.findall(text))))
-    missing -= forgiven
-    extra = read - have
-    contents = iter(_visible(text))
-    in_order = all(ch in contents for ch in _visible("".join(m.content for m in result.messages)))
-    return FieldCheck(missing, extra, not in_order)
+        forgiven.update(_visible_counts("".join(_PARTIAL.findall(text))))
+    # Counter arithmetic in one pass (Counter's ``-`` loops in Python, once per operator):
+    # missing = have - read - may_be_default - forgiven, extra = read - have, each >= 0.
+    missing: Counter[str] = Counter()
+    extra: Counter[str] = Counter()
+    for ch in have.keys() | read.keys():
+        got, want = read.get(ch, 0), have.get(ch, 0)
+        lost = want - got - may_be_default.get(ch, 0) - forgiven.get(ch, 0)
+        if lost > 0:
+            missing[ch] = lost
+        if got > want:
+            extra[ch] = got - want
+    visible = _visible(text)
+    contents = [_visible(m.content) for m in result.messages]
+    return FieldCheck(missing, extra, not _in_order(visible, contents))
+
+
+def _in_order(text: str, contents: list[str]) -> bool:
+    """Whether ``contents``, joined, are a subsequence of ``text``."""
+    # Fast path: each content found whole, one after the other, is an embedding.
+    position = 0
+    for content in contents:
+        found = text.find(content, position)
+        if found < 0:
+            break
+        position = found + len(content)
+    else:
+        return True
+    # Else the greedy check, character by character (earliest match: it never misses one).
+    rest = iter(text)
+    return all(ch in rest for ch in "".join(contents))

@@ -15,16 +15,28 @@ does to them what serving stacks do (harmony-format.md §5):
 ``drop_terminator`` a terminator dropped
 ``cut``             the input cut anywhere
 ``split_utf8``      (token ids) a multi-byte character's bytes as single-byte tokens, one lost
-``prose_gap``       prose and whitespace put before a header
-``symbol_body``     a ``<|message|>`` dropped where the body opens with a digit or a symbol
-``glued_channel``   a channel word glued to its text (``<|channel|>analysisWe…``)
+==================  =========================================================================
+
+and the header shapes that made lenient reading cascade (issue 30; :data:`SHAPES`):
+
+==================  =========================================================================
+``prose_gap``       prose and whitespace put before a header (``Let me check.\n<|channel|>…``),
+                    in a completion with the ``<|start|>assistant`` before it lost or not
+``symbol_body``     a ``<|message|>`` dropped where the body opens with a digit, a symbol, an
+                    emoji or a hyphenated channel word (``<|channel|>final 42 apples``)
+``glued_word``      a channel word glued to its text (``<|channel|>analysisWe…``), or the
+                    author with the channel lost (``<|start|>assistantThe answer``)
 ``word_after_stop`` ``<|start|>assistant<|channel|>`` stripped: a channel word after a stop
-``junk_recipient``  junk between a role-section recipient and ``<|channel|>``
+``junk_recipient``  junk between a role-section recipient and ``<|channel|>``, spaced or
+                    glued (``<|start|>assistant to=functions.x ??<|channel|>commentary…``)
 ==================  =========================================================================
 
 :func:`expected` says which manglings leave only one reading of the generated inputs, and
-what the parser must then give back (docs/parser.md says why the others are ambiguous). The benchmark ``benchmarks/bench_lossless.py``
-drives the same generator with a plain ``random.Random`` for large counts.
+what the parser must then give back, with :data:`ANY` for a field the mangling leaves
+ambiguous (docs/parser.md says why); :func:`recovered` compares a parse with it.
+:data:`ISSUE_EXAMPLES` lists the issue's own inputs of the shapes. The property tests
+(tests/format/test_lossless.py, tests/format/test_field_conservation.py) and the benchmark
+``benchmarks/bench_lossless.py`` all read this one table.
 """
 
 from __future__ import annotations
@@ -32,21 +44,29 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from harmony_grammar.format.lexer import split_text
 from harmony_grammar.format.model import Message, RecipientPosition, Role, Terminator
 
 __all__ = [
+    "ANY",
+    "ISSUE_EXAMPLES",
     "MANGLINGS",
+    "SHAPES",
     "Mangled",
     "Sample",
     "comparable",
     "expected",
     "mangle",
+    "mangled",
+    "matches",
+    "one_reading",
     "random_completion",
     "random_conversation",
+    "recovered",
 ]
 
 # Words that never spell a channel word, "assistant" or a control token, so a stripped
@@ -212,7 +232,13 @@ def random_conversation(rng: random.Random) -> Sample:
 
 # ---------------------------------------------------------------------------- manglings
 def _pieces(text: str) -> list[tuple[bool, str]]:
-    return [(control is not None, piece) for control, piece, _, _ in split_text(text)]
+    """``(is a control token, spelling)`` pieces of ``text``, a fresh list (callers edit it)."""
+    return list(_split(text))
+
+
+@lru_cache(maxsize=16)  # every mangling of one sample splits the same text
+def _split(text: str) -> tuple[tuple[bool, str], ...]:
+    return tuple((control is not None, piece) for control, piece, _, _ in split_text(text))
 
 
 def _strip_all(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
@@ -312,104 +338,119 @@ def _split_utf8(sample: Sample, rng: random.Random) -> tuple[str, dict[str, obje
     return sample.text, {"char": rng.choice(wide) if wide else None}
 
 
+#: Prose a model writes before a header (a preamble whose control tokens were lost).
+GAP_PROSE = (*PROSE, "Let me check.", "Sure!", "Je vérifie.", "東京を調べます。", "42")
+#: Whitespace between that prose and the header.
+GAPS = ("\n", " ", "\n\n", "\t", " \n", "\r\n")
+
+
 def _prose_gap(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
-    cuts = _boundaries(sample)
-    slot = rng.randrange(len(cuts))
-    prose = rng.choice(PROSE) + rng.choice(("\n", " ", "\n\n", "\t", " \n"))
-    at = cuts[slot]
-    return sample.text[:at] + prose + sample.text[at:], {"slot": slot, "prose": prose}
+    parts = _parts(sample)
+    slot = rng.randrange(len(parts) + 1)  # before a header, or after the last message
+    prose = rng.choice(GAP_PROSE)
+    if slot < len(parts):
+        header = parts[slot][0]
+        # In a completion the <|start|>assistant before the channel may be lost too.
+        lost_start = sample.start == "completion" and header.startswith(_ASSISTANT_CHANNEL)
+        if lost_start and rng.random() < 0.5:
+            parts[slot][0] = header.removeprefix("<|start|>assistant")
+        parts[slot][0] = prose + rng.choice(GAPS) + parts[slot][0]
+    else:
+        parts.append([prose + rng.choice(GAPS), "", ""])
+    return _join(parts), {"slot": slot, "prose": prose}
 
 
-#: What a body may open with where no field can read it: digits, symbols, emoji.
-OPENINGS = ("42 ", "7", "🙂 ", "« ", "$3 ", "( ", "!! ", "3.5 ", "— ", "#1 ", "@ ")
+#: What a body may open with where no field can read it: digits, symbols, emoji, a
+#: hyphenated channel word.
+OPENINGS = (
+    "42 ", "7", "🙂 ", "« ", "«", "$3 ", "( ", "(", "!! ", "3.5 ", "3.5% ", "— ", "#1 ", "#",
+    "@ ", "? ", "…", "[1] ", "analysis-free ",
+)  # fmt: skip
+_ASSISTANT_CHANNEL = "<|start|>assistant<|channel|>"
+
+
+def _parts(sample: Sample) -> list[list[str]]:
+    """Each message as ``[header, content, terminator]``; joined they are ``sample.text``."""
+    completion = sample.start == "completion"
+    return [
+        [
+            _header(message, completion_start=completion and index == 0),
+            message.content,
+            f"<|{message.terminator.value}|>" if message.terminator else "",
+        ]
+        for index, message in enumerate(sample.messages)
+    ]
+
+
+def _join(parts: list[list[str]]) -> str:
+    return "".join("".join(part) for part in parts)
 
 
 def _plain(sample: Sample) -> list[int]:
-    """Indexes of messages with a channel and no recipient or content type."""
+    """Indexes of the assistant's messages with a channel and no recipient or content type."""
     return [
         i
         for i, m in enumerate(sample.messages)
-        if m.channel and not m.recipient and not m.content_type
+        if m.role is Role.ASSISTANT and m.channel and not m.recipient and not m.content_type
     ]
-
-
-def _rewrite(sample: Sample, index: int, header: str, content: str) -> str:
-    """The sample's text with message ``index``'s header and content rewritten."""
-    parts = []
-    for i, message in enumerate(sample.messages):
-        first = sample.start == "completion" and i == 0
-        if i == index:
-            parts.append(header + content)
-        else:
-            parts.append(_header(message, completion_start=first) + message.content)
-        parts.append(f"<|{message.terminator.value}|>" if message.terminator else "")
-    return "".join(parts)
-
-
-def _opened(sample: Sample, index: int) -> str:
-    message = sample.messages[index]
-    first = sample.start == "completion" and index == 0
-    return _header(message, completion_start=first).removesuffix("<|message|>")
 
 
 def _symbol_body(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
-    plain = _plain(sample)
+    parts, plain = _parts(sample), _plain(sample)
     if not plain:
         return sample.text, {"message": None}
-    index = rng.choice(plain)
-    opening = rng.choice(OPENINGS)
-    content = opening + sample.messages[index].content
-    text = _rewrite(sample, index, _opened(sample, index) + " ", content)
-    return text, {"message": index, "content": content}
+    index, opening = rng.choice(plain), rng.choice(OPENINGS)
+    # A word needs a space to stand apart from the channel word; a symbol may be glued on.
+    gap = " " if opening[0].isalnum() else rng.choice((" ", ""))
+    parts[index][0] = parts[index][0].removesuffix("<|message|>") + gap
+    parts[index][1] = opening + parts[index][1]
+    return _join(parts), {"message": index, "content": parts[index][1]}
 
 
-def _glued_channel(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
-    plain = _plain(sample)
+def _glued_word(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
+    parts, plain = _parts(sample), _plain(sample)
     if not plain:
         return sample.text, {"message": None}
     index = rng.choice(plain)  # generated content opens with a capital: the word is glued
-    return _rewrite(sample, index, _opened(sample, index), sample.messages[index].content), {
-        "message": index
-    }
+    header = parts[index][0]
+    # The channel word glued to the body (<|channel|>analysisWe…), or, with the channel
+    # lost too, the author (<|start|>assistantThe…).
+    author = header.startswith(_ASSISTANT_CHANNEL) and rng.random() < 0.5
+    parts[index][0] = "<|start|>assistant" if author else header.removesuffix("<|message|>")
+    return _join(parts), {"message": index, "author": author}
 
 
 def _word_after_stop(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
-    later = [
-        i
-        for i, m in enumerate(sample.messages)
-        if i and m.role is Role.ASSISTANT and m.channel and m.recipient_position is not
-        RecipientPosition.ROLE
-    ]
+    parts = _parts(sample)
+    later = [i for i in range(1, len(parts)) if parts[i][0].startswith(_ASSISTANT_CHANNEL)]
     if not later:
         return sample.text, {"message": None}
     index = rng.choice(later)
-    message = sample.messages[index]
     # <|start|>assistant<|channel|> stripped: the channel word follows the stop token.
-    header = _header(message, completion_start=True).removeprefix("<|channel|>")
-    return _rewrite(sample, index, header, message.content), {"message": index}
+    parts[index][0] = parts[index][0].removeprefix(_ASSISTANT_CHANNEL)
+    return _join(parts), {"message": index}
 
 
-#: Junk between a recipient and <|channel|>: punctuation leaves one reading.
-JUNK = (" ??", " --", " …", " :", " abc", " x1")
+#: Junk between a recipient and <|channel|>: after a space, punctuation leaves one reading
+#: (``unread``) and a word does not; glued on, the recipient word may take it or not.
+JUNK = (" ??", " ?", " --", " …", " :", " «»", " (", " 🙂", "??", "…", "x", " abc", " x1", " 42")
 
 
 def _junk_recipient(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
-    roles = [
-        i
-        for i, m in enumerate(sample.messages)
-        if m.recipient_position is RecipientPosition.ROLE and m.channel
-    ]
-    if not roles:
+    parts = _parts(sample)
+    calls = [i for i, m in enumerate(sample.messages) if m.role is Role.ASSISTANT and m.recipient]
+    if not calls:
         return sample.text, {"message": None}
-    index = rng.choice(roles)
+    index, junk = rng.choice(calls), rng.choice(JUNK)
     message = sample.messages[index]
-    junk = rng.choice(JUNK)
-    head = _header(message, completion_start=False)
-    channel = head.index("<|channel|>")
-    return _rewrite(sample, index, head[:channel] + junk + head[channel:], message.content), {
-        "message": index,
-        "junk": junk,
-    }
+    # The recipient in the role section (moved there where it was in the channel's).
+    first = sample.start == "completion" and index == 0
+    head = ("" if first else "<|start|>assistant") + f" to={message.recipient}{junk}"
+    head += f"<|channel|>{message.channel}"
+    if message.content_type:
+        head += " " + message.content_type
+    parts[index][0] = head + "<|message|>"
+    return _join(parts), {"message": index, "junk": junk}
 
 
 MANGLINGS: dict[str, Callable[[Sample, random.Random], tuple[str, dict[str, object]]]] = {
@@ -425,10 +466,12 @@ MANGLINGS: dict[str, Callable[[Sample, random.Random], tuple[str, dict[str, obje
     "split_utf8": _split_utf8,
     "prose_gap": _prose_gap,
     "symbol_body": _symbol_body,
-    "glued_channel": _glued_channel,
+    "glued_word": _glued_word,
     "word_after_stop": _word_after_stop,
     "junk_recipient": _junk_recipient,
 }
+#: The manglings of the header shapes that made lenient reading cascade (issue 30).
+SHAPES = ("prose_gap", "symbol_body", "glued_word", "word_after_stop", "junk_recipient")
 
 
 def mangle(sample: Sample, kind: str, rng: random.Random) -> Mangled:
@@ -437,9 +480,17 @@ def mangle(sample: Sample, kind: str, rng: random.Random) -> Mangled:
     return Mangled(text, kind, sample, detail)
 
 
+def mangled(seed: int, kind: str, *, conversation: bool = False) -> Mangled:
+    """A sample drawn from ``seed`` (a completion, or a conversation) mangled by ``kind``."""
+    rng = random.Random(seed)
+    sample = random_conversation(rng) if conversation else random_completion(rng)
+    return mangle(sample, kind, rng)
+
+
 # ---------------------------------------------------------------------------- expectations
-def comparable(message: Message, *, terminator: bool = True, constrain: bool = True) -> tuple:
-    """The fields an exact recovery must give back (span aside)."""
+def comparable(message: Message, *, constrain: bool = True) -> tuple[object, ...]:
+    """The fields an exact recovery must give back (span aside): author, channel, recipient,
+    content type (without ``<|constrain|>`` unless ``constrain``), content, terminator."""
     ctype = message.content_type
     if ctype and not constrain:
         ctype = ctype.removeprefix("<|constrain|>")
@@ -449,56 +500,132 @@ def comparable(message: Message, *, terminator: bool = True, constrain: bool = T
         message.recipient,
         ctype,
         message.content,
-        message.terminator if terminator else None,
+        message.terminator,
     )
 
 
-def _stripped_view(messages: tuple[Message, ...]) -> list[tuple]:
+@dataclass(frozen=True)
+class _Any:
+    """A field an exact recovery may read either way (the mangling left it ambiguous)."""
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY = _Any()
+_TERMINATOR = 5
+
+
+def _stripped_view(messages: tuple[Message, ...]) -> list[tuple[object, ...]]:
     # A detokenizer keeps every word: the recipient moves to the channel section, the
     # <|constrain|> token and the stop tokens are gone.
-    return [comparable(m, terminator=False, constrain=False) for m in messages]
+    return [(*comparable(m, constrain=False)[:_TERMINATOR], ANY) for m in messages]
 
 
-def expected(mangled: Mangled) -> list[tuple] | None:
-    """The messages an exact recovery gives back, as :func:`comparable` tuples; None where
-    the mangling leaves more than one reading (docs/parser.md)."""
-    sample, kind = mangled.sample, mangled.kind
+def _at(mangled: Mangled) -> int | None:
+    index = mangled.detail.get("message")
+    return None if index is None else int(index)  # type: ignore[call-overload]
+
+
+def expected(mangled: Mangled) -> list[tuple[object, ...]] | None:
+    """The messages an exact recovery gives back, as :func:`comparable` tuples with
+    :data:`ANY` where the mangling leaves a field ambiguous; None where it leaves more than
+    one reading of the messages (docs/parser.md). Compare with :func:`matches`."""
+    sample, kind, detail = mangled.sample, mangled.kind, mangled.detail
     originals = sample.messages
-    if kind in ("dup_terminator", "split_utf8"):
-        return [comparable(m) for m in originals] if kind == "dup_terminator" else None
-    if kind == "drop_terminator":
-        return [comparable(m, terminator=False) for m in originals]
+    view: list[tuple[object, ...]] = [comparable(m) for m in originals]
+    index = _at(mangled)
     completion = sample.start == "completion"
+    if kind == "dup_terminator":
+        return view
+    if kind == "drop_terminator":
+        return [(*m[:_TERMINATOR], ANY) for m in view]
     if kind == "strip_all" and completion:
         return _stripped_view(originals)
-    if kind == "glue_prose" and completion and mangled.detail["message"] is not None:
-        index = int(mangled.detail["message"])  # type: ignore[call-overload]
+    if kind == "glue_prose" and completion and index is not None:
         view = _stripped_view(originals)
         glued = view[index]
-        view[index] = (*glued[:4], glued[4] + str(mangled.detail["prose"]), None)
+        view[index] = (*glued[:4], f"{glued[4]}{detail['prose']}", ANY)
         return view
     if kind == "drop_message":
-        target = originals[int(mangled.detail["message"])]  # type: ignore[call-overload]
+        target = originals[index]  # type: ignore[index]
         if not target.recipient or not target.content_type:
             return None  # prose glued to its channel word: ambiguous
-        return [comparable(m) for m in originals]
-    if kind in ("word_after_stop", "glued_channel"):
-        return [comparable(m) for m in originals]
-    if kind == "symbol_body":
-        view = [comparable(m) for m in originals]
-        if mangled.detail["message"] is not None:
-            index = int(mangled.detail["message"])  # type: ignore[call-overload]
-            view[index] = (*view[index][:4], str(mangled.detail["content"]), view[index][5])
         return view
-    if kind == "junk_recipient":
-        junk = str(mangled.detail.get("junk", ""))
-        if any(c.isalnum() for c in junk):
-            return None  # a word there may be a content type out of order, or the body's
-        return [comparable(m) for m in originals]
     if kind in ("prose_before", "prose_gap"):
-        view = [comparable(m) for m in originals]
-        slot = int(mangled.detail["slot"])  # type: ignore[call-overload]
-        prose = str(mangled.detail["prose"]).strip()
-        view.insert(slot, ("assistant", None, None, None, prose, None))
+        # The prose is a message of its own; its channel depends on what follows it.
+        slot = int(detail["slot"])  # type: ignore[call-overload]
+        view.insert(slot, ("assistant", ANY, None, None, str(detail["prose"]), None))
         return view
-    return None
+    if kind in ("word_after_stop", "glued_word", "symbol_body", "junk_recipient"):
+        if index is None:  # no message of the shape: the input is the sample
+            return view
+        author, channel, recipient, ctype, content, end = view[index]
+        if kind == "symbol_body":
+            content = str(detail["content"])
+        elif kind == "glued_word" and detail["author"]:
+            channel = ANY  # <|start|>assistantThe…: the channel is the parser's choice
+        elif kind == "junk_recipient":
+            junk = str(detail["junk"])
+            if not junk[0].isspace():
+                # Glued on: the strict grammar reads one recipient word (functions.x??), a
+                # reading of names reads functions.x and ?? apart; both keep every char.
+                recipient = ANY
+            elif any(ch.isalnum() for ch in junk):
+                # A word there may be a content type out of order, or the body's.
+                recipient = ctype = content = end = ANY
+        view[index] = (author, channel, recipient, ctype, content, end)
+        return view
+    return None  # cut, split_utf8, strip_some, prose_after; strip_all of a conversation
+
+
+def matches(got: list[tuple[object, ...]], want: list[tuple[object, ...]]) -> bool:
+    """Whether ``got`` is ``want`` field by field, :data:`ANY` matching anything; a content
+    matches with its whitespace stripped (inserted prose keeps its gap between messages)."""
+    if len(got) != len(want):
+        return False
+    for have, need in zip(got, want, strict=True):
+        for position, (a, b) in enumerate(zip(have, need, strict=True)):
+            stripped = position == 4 and isinstance(a, str) and a.strip() == b
+            if not (b is ANY or a == b or stripped):
+                return False
+    return True
+
+
+def one_reading(mangled: Mangled) -> bool:
+    """Whether the mangling leaves one reading of every recipient, content type and content
+    (a channel or a terminator left to the parser aside): where the rules can judge the
+    reading, as they judge the originals."""
+    want = expected(mangled)
+    return want is not None and not any(m[i] is ANY for m in want for i in (2, 3, 4))
+
+
+def recovered(mangled: Mangled, messages: Sequence[Message]) -> bool | None:
+    """Whether ``messages`` are the one reading ``mangled`` leaves (None: more than one)."""
+    want = expected(mangled)
+    return None if want is None else matches([comparable(m) for m in messages], want)
+
+
+#: The issue's own inputs of the shapes, as ``(text, start)``.
+ISSUE_EXAMPLES: tuple[tuple[str, str], ...] = (
+    (
+        'Let me check.\n<|channel|>commentary to=functions.lookup <|constrain|>json<|message|>{"q":"tides"}<|call|>',
+        "completion",
+    ),
+    ("<|channel|>final 42 apples<|return|>", "completion"),
+    ("<|channel|>final 🙂<|return|>", "completion"),
+    ("<|channel|>final «quoted»<|return|>", "completion"),
+    ("<|channel|>final $3<|return|>", "completion"),
+    ("<|channel|>final (see below)<|return|>", "completion"),
+    ("<|channel|>final analysis-free answer<|return|>", "completion"),
+    ("<|start|>assistantThe answer is 42<|return|>", "completion"),
+    ("<|channel|>analysisOK so<|end|>", "completion"),
+    ("<|start|>assistant to=functions.x abc<|channel|>analysis<|message|>{}<|call|>", "completion"),
+    ("<|channel|>commentary Hello<|end|>", "completion"),
+    ('<|channel|>final {"a": 1} and then text<|return|>', "completion"),
+    (
+        '<|channel|>commentary to=functions.f json<|message|>{}<|call|>commentary<|channel|>commentary to=functions.g json<|message|>{}<|call|>',
+        "completion",
+    ),
+    ("<|start|>user<|message|>Hi<|end|><|start|>assistant<|channel|>ünïcode<|message|>x<|end|>", "conversation"),
+)  # fmt: skip
