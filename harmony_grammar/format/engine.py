@@ -25,10 +25,9 @@ terminals may come is the grammar's alone.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..tools.names import MAX_HEADER_LENGTH
 from .actions import ACTIONS
 from .call_check import CallCheck
 from .diagnostics import LineIndex, Overflow, make_diagnostic
@@ -57,6 +56,7 @@ from .model import (
     Terminator,
     author_text,
 )
+from .options import DEFAULT_MAX_HEADER_LENGTH, ParseKeywords, ParseOptions
 from .repairs import LENIENT, STRICT
 from .tokens import (
     FIRST_SPECIAL_ID,
@@ -66,11 +66,10 @@ from .tokens import (
     special_token_spelling,
 )
 
-__all__ = ["DEFAULT_MAX_HEADER_LENGTH", "Engine"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-#: Longest header (characters of header text) accepted before it is an error: the limit the
-#: renderer also keeps (tools/names.py), so what renders parses back.
-DEFAULT_MAX_HEADER_LENGTH = MAX_HEADER_LENGTH
+__all__ = ["DEFAULT_MAX_HEADER_LENGTH", "Engine"]
 
 _TERMINATOR_OF = {
     ControlToken.END.terminal: Terminator.END,
@@ -103,9 +102,9 @@ _BARE_CONTENT_TYPES = frozenset({"json", "code"})
 class Engine:
     """Parses pieces into messages and diagnostics; optionally records stream events.
 
-    ``start`` is ``conversation`` or ``completion``; ``role`` is the author of a completion's
-    first message. ``token_units`` says that positions are token indexes (no line/column).
-    ``events`` is a list to append :mod:`events` to, or None when nobody listens.
+    The options are one :class:`~.options.ParseOptions` and its fields as keywords, as for
+    :func:`~.parser.parse`. ``token_units`` says that positions are token indexes (no
+    line/column). ``events`` is a list to append :mod:`events` to, or None when nobody listens.
     ``stripped_dialect`` says whether lenient mode reads ordinary text as stripped control
     tokens (:mod:`.stripped`); None means for text input only (token ids are authoritative:
     only special ids are structure).
@@ -113,17 +112,16 @@ class Engine:
 
     def __init__(
         self,
+        options: ParseOptions | None = None,
         *,
-        start: str = "conversation",
-        role: Role = Role.ASSISTANT,
-        strict: bool = True,
         token_units: bool = False,
-        max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
         events: list[Event] | None = None,
-        call_id: Callable[[], str] | None = None,
-        tools: Mapping[str, Any] | None = None,
-        stripped_dialect: bool | None = None,
+        **keywords: Unpack[ParseKeywords],
     ) -> None:
+        opts = ParseOptions.of(options, keywords)
+        start, role, strict = opts.start, opts.author, opts.strict
+        max_header_length, call_id, tools = opts.max_header_length, opts.call_id, opts.schemas
+        stripped_dialect = opts.stripped_dialect
         if start not in _RESYNC_START:
             raise ValueError(f"start must be one of {', '.join(_RESYNC_START)}, not {start!r}")
         self._table = parse_table(harmony_parser())
