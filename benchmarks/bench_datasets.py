@@ -187,11 +187,12 @@ def _start_ray(workers: int) -> float:
 
 def _run_engine(config: str, root: str) -> dict[str, Any]:
     from harmony_grammar.data.pieces import plan
+    from harmony_grammar.format.options import ParseOptions
     from harmony_grammar.validation.batch import BatchOptions
 
     kind, _, n = config.partition("-")
     workers = int(n)
-    options = BatchOptions("text", tools={t["name"]: t["parameters"] for t in TOOLS})
+    options = BatchOptions(field="text", parse=ParseOptions(tools=TOOLS))
     units = plan(root, ["text"]).pieces
     extra: dict[str, Any] = {}
     count = failing = 0

@@ -29,6 +29,7 @@ from pathlib import Path
 from _common import openai_harmony_encoding
 
 from harmony_grammar.data.pieces import plan
+from harmony_grammar.format.options import ParseOptions
 from harmony_grammar.format.vocabulary import load_encoding
 from harmony_grammar.validation.batch import BatchOptions
 from harmony_grammar.validation.engine import validate_local
@@ -60,7 +61,7 @@ def _write_dataset(path: Path, records: int) -> None:
 
 
 def _ours(path: Path, jobs: int) -> tuple[float, int, int]:
-    options = BatchOptions("text", start="completion")
+    options = BatchOptions(field="text", parse=ParseOptions(start="completion"))
     start = time.perf_counter()
     count = flagged = 0
     for batch in validate_local(plan(str(path), ["text"]).pieces, options, jobs=jobs):

@@ -11,12 +11,15 @@ the same records give the same audits. A record that cannot be audited is an aud
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..rendering.renderer import DropRule
+from ..base.deprecation import moved_fields
+from ..base.options import Options
+from ..rendering.options import DropRule, RenderOptions
 from ..training.render import TrainOn
 from .expected import exact_mask
 from .findings import FINDINGS, RecordView
@@ -35,16 +38,19 @@ __all__ = [
 RESULT_COLUMNS = ("segments", "findings", "differing", "error")
 
 
-@dataclass(frozen=True, slots=True)
-class AuditOptions:
+@moved_fields("render", {"drop_rule": "drop_rule"})
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditOptions(Options):
     """What :func:`audit_batch` needs besides the batch (small and picklable): the ids and
-    mask column names, the ``render_training`` policy the exact mask follows, and the drop
-    rule that says which earlier analysis hosts never show again."""
+    mask column names, the ``render_training`` policy the exact mask follows (``train_on``),
+    and ``render``, the render options the exact mask is rendered with, whose drop rule says
+    which earlier analysis hosts never show again. ``AuditOptions(drop_rule=...)`` still works
+    for one release, with a ``DeprecationWarning``: it is ``render``'s field now."""
 
     ids: str = "input_ids"
     mask: str = "assistant_masks"
     train_on: TrainOn = TrainOn.ALL
-    drop_rule: DropRule = DropRule.HARMONY
+    render: RenderOptions = field(default_factory=RenderOptions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +100,27 @@ def audit_record(
     ids_value: Any,
     mask_value: Any,
     train_on: TrainOn = TrainOn.ALL,
-    drop_rule: DropRule = DropRule.HARMONY,
+    render: RenderOptions | None = None,
+    *,
+    drop_rule: DropRule | str | None = None,
 ) -> RecordAudit:
-    """Audit one record: its token ids and its mask (any sequence of 0/1 or booleans)."""
+    """Audit one record: its token ids and its mask (any sequence of 0/1 or booleans).
+
+    ``render`` is :attr:`AuditOptions.render` (default: the default render options). A drop
+    rule given in its place (``drop_rule=``, or a rule as the fourth argument) still works for
+    one release, with a ``DeprecationWarning``.
+    """
+    if isinstance(render, str):  # a DropRule (a str enum) where the render options now go
+        render, drop_rule = None, render
+    if drop_rule is not None:
+        warnings.warn(
+            "audit_record(drop_rule=...) moved to audit_record(render=RenderOptions(drop_rule=...))"
+            " (the old argument goes away in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        render = RenderOptions.of(render, {"drop_rule": drop_rule})
+    render = RenderOptions() if render is None else render
     ids = _int_list(ids_value)
     if ids is None:
         kind = type(ids_value).__name__
@@ -112,7 +136,7 @@ def audit_record(
     record = layout(ids)
     if isinstance(record, str):
         return _unauditable("undecodable", record)
-    exact = exact_mask(ids, record, train_on)
+    exact = exact_mask(ids, record, train_on, render)
     if isinstance(exact, str):
         return _unauditable("not-comparable", exact)
     counts = [[0, 0, 0] for _ in SEGMENTS]
@@ -123,7 +147,7 @@ def audit_record(
         row[0] += n
         row[1] += n * trained
         row[2] += n * expected
-    view = RecordView(record, mask, exact, drop_rule)
+    view = RecordView(record, mask, exact, render.rule)
     findings = tuple(f.code for f in FINDINGS if f.check is not None and f.check(view))
     differing = sum(map(operator.ne, mask, exact))
     segments = {name: (c[0], c[1], c[2]) for name, c in zip(SEGMENTS, counts, strict=True)}
@@ -144,7 +168,7 @@ def audit_values(
         if error is not None:
             audits.append(_unauditable("undecodable", error))
             continue
-        audits.append(audit_record(ids_value, mask_value, options.train_on, options.drop_rule))
+        audits.append(audit_record(ids_value, mask_value, options.train_on, options.render))
     return audits
 
 

@@ -15,19 +15,26 @@ from __future__ import annotations
 from ..format.model import Message
 from ..rendering.conversation import Conversation
 from ..rendering.errors import RenderError
+from ..rendering.options import RenderKeywords, RenderOptions
 from ..training.render import TrainOn, render_training
 from .segments import Layout, layout
 
 __all__ = ["exact_mask"]
 
 
-def exact_mask(ids: list[int], record: Layout, train_on: TrainOn) -> list[int] | str:
-    """The exact mask for ``ids`` (laid out as ``record``), or why there is none."""
+def exact_mask(
+    ids: list[int], record: Layout, train_on: TrainOn, render: RenderOptions | None = None
+) -> list[int] | str:
+    """The exact mask for ``ids`` (laid out as ``record``), or why there is none; ``render``
+    is the render options (default: the defaults) it is rendered with."""
     messages: list[Message] = [m.message for m in record.messages]
+    render = RenderOptions() if render is None else render
+    # Nothing is dropped (the record holds what it holds), unless the profile decides that.
+    keep: RenderKeywords = {}
+    if "auto_drop_analysis" not in render.spec.fixed_options:
+        keep["auto_drop_analysis"] = False
     try:
-        example = render_training(
-            Conversation(tuple(messages)), train_on=train_on, auto_drop_analysis=False
-        )
+        example = render_training(Conversation(tuple(messages)), render, train_on=train_on, **keep)
     except (RenderError, ValueError) as exc:
         return f"render_training cannot render the record's messages ({exc})"
     if example.input_ids == ids:

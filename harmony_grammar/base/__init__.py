@@ -9,7 +9,8 @@ purpose (a bad schema, a conversation that cannot be rendered, a dataset that ca
 (``ValueError``, ...) so existing handlers still work. :class:`~.enums.StrEnum` is the base
 of the data model's enums (a member prints as its value). :func:`~.deprecation.moved_names`
 makes a module's ``__getattr__`` that keeps a moved name working for one release, with a
-``DeprecationWarning`` naming its new home.
+``DeprecationWarning`` naming its new home. :class:`~.options.Options` is the base of every
+options object (one idiom: a frozen dataclass of keyword-only defaults, keywords beside it).
 
 Imports: this package imports nothing of the library; every other subpackage may use it.
 """
@@ -19,5 +20,6 @@ from __future__ import annotations
 from .deprecation import moved_names
 from .enums import StrEnum
 from .errors import HarmonyGrammarError
+from .options import Options
 
-__all__ = ["HarmonyGrammarError", "StrEnum", "moved_names"]
+__all__ = ["HarmonyGrammarError", "Options", "StrEnum", "moved_names"]

@@ -13,13 +13,16 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..format.events import HeaderComplete
 from ..format.model import Message, Severity
+from ..format.options import ParseKeywords, ParseOptions
 from ..rendering.chat import ChatCompletionError
-from ..tools.arguments import ToolsArgument
-from .stream import BridgeStream, feed_whole
+from .stream import BridgeStream, bridge_options, feed_whole
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from .turn import FUNCTION_CALL, MESSAGE, call_name
 
 __all__ = ["ChatCompletionStream", "accumulate", "random_call_id", "to_chat_completion"]
@@ -42,8 +45,10 @@ class ChatCompletionStream(BridgeStream):
     message has ended, ``delta.tool_calls[i]`` with its id, name and whole ``arguments``
     (verbatim): a call the output was cut inside (``close(truncated=True)``) is never sent,
     so a client never holds half a call. :meth:`close` sends ``finish_reason``
-    (``tool_calls``, ``stop`` or ``length``, :func:`~.turn.finish_reason`). The parse is
-    lenient unless ``strict``; :attr:`diagnostics` lists what it found. ``id_factory(index)``
+    (``tool_calls``, ``stop`` or ``length``, :func:`~.turn.finish_reason`). The parse
+    options are one :class:`~harmony_grammar.format.options.ParseOptions` and its fields as
+    keywords (:func:`~.stream.bridge_options`: a completion, lenient unless ``strict``);
+    :attr:`diagnostics` lists what it found. ``id_factory(index)``
     makes the call ids (default ``call_`` + 24 random hex digits). ``stripped_dialect`` is
     as for :func:`~harmony_grammar.parse`: token ids are read as the stripped dialect only
     when it is True (ids that went through a detokenizer and back). A call into one of
@@ -54,18 +59,17 @@ class ChatCompletionStream(BridgeStream):
 
     def __init__(
         self,
+        options: ParseOptions | None = None,
         *,
-        tools: ToolsArgument = None,
-        strict: bool = False,
         model: str = "gpt-oss",
         completion_id: str | None = None,
         created: int | None = None,
         id_factory: Callable[[int], str] | None = None,
-        stripped_dialect: bool | None = None,
         namespaces: Iterable[str] = (),
         custom: Iterable[str] = (),
+        **keywords: Unpack[ParseKeywords],
     ) -> None:
-        super().__init__(tools, strict, stripped_dialect, namespaces)
+        super().__init__(bridge_options(options, keywords), namespaces)
         self._custom = frozenset(custom)
         self._base = {
             "id": completion_id or f"chatcmpl-{secrets.token_hex(12)}",
@@ -187,12 +191,11 @@ def accumulate(chunks: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 def to_chat_completion(
     source: str | Sequence[int],
+    options: ParseOptions | None = None,
     *,
-    tools: ToolsArgument = None,
-    strict: bool = False,
     id_factory: Callable[[int], str] | None = None,
     truncated: bool = False,
-    stripped_dialect: bool | None = None,
+    **keywords: Unpack[ParseKeywords],
 ) -> dict[str, Any]:
     """The Chat Completions response for a completion (text or ids after ``<|start|>assistant``).
 
@@ -213,14 +216,13 @@ def to_chat_completion(
     (the request's) makes a call to an undeclared function, or arguments no valid document
     can follow, an error.
     """
-    stream = ChatCompletionStream(
-        tools=tools, strict=strict, id_factory=id_factory, stripped_dialect=stripped_dialect
-    )
+    opts = bridge_options(options, keywords)
+    stream = ChatCompletionStream(opts, id_factory=id_factory)
     chunks = feed_whole(stream, source, "to_chat_completion()")
     chunks += stream.close(truncated=truncated)
     diagnostics = stream.parse_diagnostics()
     error = next((d for d in diagnostics if d.severity is Severity.ERROR), None)
-    if strict and error is not None:
+    if opts.strict and error is not None:
         where = (
             f"line {error.line}, column {error.column}" if error.line else f"token {error.start}"
         )

@@ -13,14 +13,18 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..format.events import HeaderComplete
 from ..format.model import Diagnostic, Message, Severity
+from ..format.options import ParseKeywords, ParseOptions
 from ..rendering.chat import FUNCTIONS_PREFIX
-from ..tools.arguments import ToolsArgument
 from ..tools.toolset import ToolSet
-from .stream import BridgeStream, feed_whole
+from .stream import BridgeStream, bridge_options, feed_whole
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from .turn import FUNCTION_CALL, REASONING
 
 __all__ = [
@@ -170,34 +174,38 @@ class ResponsesStream(BridgeStream):
     (its function tools check the calls unless ``tools`` is given; a call into one of its
     namespaces is a ``function_call`` with ``namespace``, a call to one of its custom tools a
     ``custom_tool_call`` whose ``input`` streams as ``response.custom_tool_call_input.*``);
-    ``ids(prefix)`` makes the ids (default: random). ``seal(text)``, when given, adds
+    the parse options are one :class:`~harmony_grammar.format.options.ParseOptions` and its
+    fields as keywords (:func:`~.stream.bridge_options`: a completion, lenient unless
+    ``strict``); ``ids(prefix)`` makes the ids (default: random). ``seal(text)``, when given, adds
     ``encrypted_content`` to each reasoning item as it ends (the gateway's sealed chain of
     thought, which a stateless client sends back).
     """
 
     def __init__(
         self,
+        options: ParseOptions | None = None,
         *,
         request: Mapping[str, Any] | None = None,
-        tools: ToolsArgument = None,
-        strict: bool = False,
         ids: IdFactory | None = None,
         model: str = "gpt-oss",
         created_at: float | None = None,
-        stripped_dialect: bool | None = None,
         seal: Callable[[str], str] | None = None,
+        **keywords: Unpack[ParseKeywords],
     ) -> None:
-        # The request's tools, read once (a ToolSet, the gateway's plan has, is taken as
-        # it is): its namespaces and custom tools, and the calls' checks unless ``tools``.
+        opts = bridge_options(options, keywords)
+        # The request's tools, read once (a ToolSet, as the gateway's plan has it, is taken
+        # as it is): its namespaces and custom tools, and the calls' checks unless tools
+        # were given apart from the request.
+        given = keywords.get("tools")
         listed = (request or {}).get("tools")
         toolset = ToolSet.read(
-            tools if isinstance(tools, ToolSet) else listed if isinstance(listed, list) else None
+            given if isinstance(given, ToolSet) else listed if isinstance(listed, list) else None
         )
-        # Without callable tools no call is checked (an empty list would flag every call);
-        # with them, calls into the functions namespace and the declared namespaces are.
-        given = tools is not None and not isinstance(tools, ToolSet)
-        checks = tools if given else toolset if toolset else None
-        super().__init__(checks, strict, stripped_dialect, toolset.namespaces)
+        if isinstance(given, ToolSet) or opts.tools is None:
+            # Without callable tools no call is checked (an empty list would flag every
+            # call); with them, calls into functions and the declared namespaces are.
+            opts = replace(opts, tools=toolset if toolset else None)
+        super().__init__(opts, toolset.namespaces)
         self._custom = toolset.custom
         self._seal = seal
         self._ids = ids or random_id
@@ -322,15 +330,14 @@ class ResponsesStream(BridgeStream):
 
 def to_responses(
     source: str | Sequence[int],
+    options: ParseOptions | None = None,
     *,
     request: Mapping[str, Any] | None = None,
-    tools: ToolsArgument = None,
-    strict: bool = False,
     ids: IdFactory | None = None,
     model: str = "gpt-oss",
     created_at: float | None = None,
     truncated: bool = False,
-    stripped_dialect: bool | None = None,
+    **keywords: Unpack[ParseKeywords],
 ) -> dict[str, Any]:
     """The Responses API response object for a completion (text or ids after
     ``<|start|>assistant``): the object :class:`ResponsesStream`'s last event carries for the
@@ -350,17 +357,16 @@ def to_responses(
     The parse is lenient unless ``strict``: the usual model deviations are repaired, and
     every diagnostic is listed under ``diagnostics``; an error that cannot be repaired makes
     the status ``failed`` (with every item read). ``tools`` (default: the ``request``'s)
-    checks each call's arguments. Never raises on bad output. ``stripped_dialect`` is as
-    for :func:`~harmony_grammar.parse` (token ids are authoritative unless it is True).
+    checks each call's arguments. Never raises on bad output. The parse options are
+    :class:`ResponsesStream`'s; ``stripped_dialect`` is as for :func:`~harmony_grammar.parse`
+    (token ids are authoritative unless it is True).
     """
     stream = ResponsesStream(
+        bridge_options(options, keywords),
         request=request,
-        tools=tools,
-        strict=strict,
         ids=ids,
         model=model,
         created_at=created_at,
-        stripped_dialect=stripped_dialect,
     )
     feed_whole(stream, source, "to_responses()")
     stream.close(truncated=truncated)

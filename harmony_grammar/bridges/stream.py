@@ -24,11 +24,26 @@ from ..format.events import (
 )
 from ..format.lexer import token_sequence
 from ..format.model import Diagnostic, Message
+from ..format.options import ParseKeywords, ParseOptions
 from ..format.stream import StreamParser
-from ..tools.arguments import ToolsArgument
 from .turn import FUNCTION_CALL, finish_reason, item_kind, message_cut
 
-__all__ = ["BridgeStream", "feed_whole"]
+__all__ = ["BRIDGE_DEFAULTS", "BridgeStream", "bridge_options", "feed_whole"]
+
+#: The bridges' parse options when none are given: a completion, read leniently.
+BRIDGE_DEFAULTS = ParseOptions(start="completion", strict=False)
+
+
+def bridge_options(options: ParseOptions | None, keywords: ParseKeywords) -> ParseOptions:
+    """The parse options of a bridge entry point: ``options`` (default
+    :data:`BRIDGE_DEFAULTS`) with the keywords applied. A bridge reads a completion, so any
+    ``start`` but ``completion`` is a ``ValueError``."""
+    chosen = ParseOptions.of(BRIDGE_DEFAULTS if options is None else options, keywords)
+    if chosen.start != "completion":
+        raise ValueError(
+            f"a bridge reads a completion: start must be 'completion', not {chosen.start!r}"
+        )
+    return chosen
 
 
 class BridgeStream:
@@ -39,18 +54,10 @@ class BridgeStream:
     :attr:`last_cut` (whether the turn's last message was cut; None before any).
     """
 
-    def __init__(
-        self,
-        tools: ToolsArgument,
-        strict: bool,
-        stripped_dialect: bool | None = None,
-        namespaces: Iterable[str] = (),
-    ) -> None:
+    def __init__(self, options: ParseOptions, namespaces: Iterable[str] = ()) -> None:
         # Token ids are authoritative unless the caller opts in (docs/parser.md): ordinary
         # ids that spell a stripped call stay content, so a tool result cannot make a call.
-        self.parser = StreamParser(
-            start="completion", strict=strict, tools=tools, stripped_dialect=stripped_dialect
-        )
+        self.parser = StreamParser(options)
         #: The request's namespaces besides ``functions``: calls into them are calls.
         self.namespaces = frozenset(namespaces)
         self.kind: str | None = None  # the current message's kind
@@ -111,7 +118,11 @@ class BridgeStream:
                 break
             if isinstance(event, HeaderComplete):
                 self.kind = item_kind(
-                    event.role, event.recipient, event.channel, self.namespaces
+                    event.role,
+                    event.recipient,
+                    event.channel,
+                    self.namespaces,
+                    content_in_header=event.content_in_header,
                 )
                 if self.kind is None:
                     self.ended = True

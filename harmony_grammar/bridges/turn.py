@@ -45,11 +45,20 @@ def item_kind(
     recipient: str | None,
     channel: str | None,
     namespaces: frozenset[str] = frozenset(),
+    *,
+    content_in_header: bool = False,
 ) -> str | None:
     """The kind a message becomes: ``function_call`` (a ``functions.*`` call, or a call into
     one of the request's ``namespaces``), ``reasoning`` (analysis, or a built-in tool's
     call), ``message`` (a final answer or a preamble), or None for a message the model
-    should not have written (a tool's result): the turn ends before it."""
+    should not have written (a tool's result): the turn ends before it.
+
+    A ``commentary`` message with no recipient whose content began in a broken header
+    (``content_in_header``: ``<|channel|>commentary... The user asks`` never reached
+    ``<|message|>``) is ``reasoning``, not a preamble: in the outputs reported from real
+    servers such text is the model's chain of thought, and shown as reasoning it stays in
+    the answer (nothing is dropped) without reaching the user as the answer's text.
+    """
     if role is not Role.ASSISTANT:
         return None
     if recipient is not None and (
@@ -57,6 +66,8 @@ def item_kind(
     ):
         return FUNCTION_CALL
     if recipient is not None or channel == "analysis":
+        return REASONING
+    if channel == "commentary" and content_in_header:
         return REASONING
     return MESSAGE
 

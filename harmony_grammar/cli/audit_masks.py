@@ -33,7 +33,7 @@ from ..audit.report import render_audit_html
 from ..audit.summary import AuditSummary
 from ..audit.task import AuditBatch, AuditTask
 from ..data.engines import ENGINES, run_task
-from ..rendering.renderer import DropRule
+from ..rendering.options import DropRule, RenderOptions
 from ..training.render import TrainOn
 from .dataset_run import plan_inputs, run_failures
 from .errors import CliError
@@ -116,7 +116,12 @@ def run(args: argparse.Namespace) -> int:
     if args.ray_address is not None and args.engine != "ray":
         raise CliError("--ray-address needs --engine ray")
     task = AuditTask(
-        AuditOptions(args.ids, args.mask, TrainOn(args.train_on), DropRule(args.drop_rule))
+        AuditOptions(
+            ids=args.ids,
+            mask=args.mask,
+            train_on=TrainOn(args.train_on),
+            render=RenderOptions(drop_rule=DropRule(args.drop_rule)),
+        )
     )
     pieces = plan_inputs([args.data], list(task.columns))
     summary = AuditSummary()

@@ -14,8 +14,8 @@ import sys
 from typing import Any
 
 from ..data.pieces import DataSourceError
+from ..rendering.options import DropRule, RenderOptions
 from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
-from ..rendering.renderer import DropRule
 from ..training.batch import PrepareOptions, RecordProblem
 from ..training.prepare import DEFAULT_BATCH_SIZE, ENGINES, prepare
 from ..training.render import DropScope, TrainOn
@@ -138,17 +138,21 @@ def run(args: argparse.Namespace) -> int:
             f"--keep-analysis, --drop-rule and --drop-scope do not apply to --profile "
             f"{args.profile}: it drops chain of thought by its own rule"
         )
+    # A profile with its own rule decides dropping: its render options leave the rule unset.
+    render = RenderOptions(
+        profile=args.profile,
+        auto_drop_analysis=None if own_rule else not args.keep_analysis,
+        drop_rule=None if own_rule else DropRule(args.drop_rule),
+    )
     options = PrepareOptions(
         train_on=TrainOn(args.train_on),
-        auto_drop_analysis=not args.keep_analysis,
-        drop_rule=DropRule(args.drop_rule),
         drop_scope=DropScope(args.drop_scope),
+        render=render,
         max_length=args.max_length,
         truncate=args.truncate,
         input_format=args.input_format,
         field=args.field,
         lenient=args.lenient,
-        profile=args.profile,
     )
     if args.jobs < 0:
         raise CliError("--jobs must be 0 or more")

@@ -28,6 +28,7 @@ from ..data.read import PIECE_PREFIX
 from ..format.causes import causes_of
 from ..format.codes import CATALOGUE
 from ..format.model import Diagnostic, Severity
+from ..format.options import ParseOptions
 from ..format.stripped import stripped_evidence
 from ..tools.arguments import tool_schemas
 from ..validation.batch import BatchOptions
@@ -125,9 +126,7 @@ def _stripped_hint(stripped: list[str]) -> None:
 def _check_file(options: BatchOptions, item: tuple[str, str | list[int]]) -> ItemResult:
     """One plain file's diagnostics (a worker runs this; one file never stops the run)."""
     path, source = item
-    checked = validate_record(
-        source, None, tools=options.tools, start=options.start, strict=options.strict
-    )
+    checked = validate_record(source, None, options.parse)
     if isinstance(checked, Diagnostic):
         return ItemResult(path, (checked,))
     return ItemResult(path, checked.diagnostics)
@@ -246,12 +245,15 @@ def run(args: argparse.Namespace) -> int:
     dataset = is_dataset_run(args)
     if not dataset:
         check_readable(paths)
-    options = BatchOptions(
-        field=(args.field or args.jsonl or "") if dataset else "",
-        tools=_tool_schemas(args.tools) if args.tools else None,
-        tools_field=args.tools_field,
+    parse = ParseOptions(
         start="completion" if args.completion else "conversation",
         strict=not args.lenient,
+        tools=_tool_schemas(args.tools) if args.tools else None,
+    )
+    options = BatchOptions(
+        field=(args.field or args.jsonl or "") if dataset else "",
+        parse=parse,
+        tools_field=args.tools_field,
     )
     if dataset:  # --field / --jsonl: JSONL, Parquet and Arrow datasets (dataset_run.py)
         for path in paths:  # a field no record has: one line naming those it has, exit 2

@@ -11,7 +11,8 @@ only special ids are structure); both lexers push the same pieces into one
 of the repair table :mod:`.repairs` (rows in :mod:`.recoveries` and :mod:`.readings`), and
 keeps the conservation ledger that :mod:`.accounting` checks. :func:`.parser.parse` is the
 batch front door, :class:`.stream.StreamParser` the sans-IO incremental one; their results
-are equal.
+are equal. Both (and the engine) take one :class:`.options.ParseOptions` and its fields as
+keywords.
 
 Imports: this package may use :mod:`harmony_grammar.tools` (checking call arguments as they
 stream) and :mod:`harmony_grammar.schema`; nothing above them.
@@ -20,7 +21,6 @@ stream) and :mod:`harmony_grammar.schema`; nothing above them.
 from __future__ import annotations
 
 from .accounting import conservation_problems
-from .engine import DEFAULT_MAX_HEADER_LENGTH
 from .events import (
     ContentDelta,
     DiagnosticEvent,
@@ -46,6 +46,7 @@ from .model import (
     Span,
     Terminator,
 )
+from .options import DEFAULT_MAX_HEADER_LENGTH, ParseOptions
 from .parser import parse
 from .stream import StreamParser
 from .tokens import STOP_TOKENS, ControlToken
@@ -64,6 +65,7 @@ __all__ = [
     "Message",
     "MessageEnd",
     "MessageStart",
+    "ParseOptions",
     "ParseResult",
     "RecipientPosition",
     "Role",

@@ -124,7 +124,12 @@ def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
     if engine.events is not None:
         engine.events.append(
             HeaderComplete(
-                draft.role, draft.name, draft.recipient, draft.channel, draft.content_type
+                draft.role,
+                draft.name,
+                draft.recipient,
+                draft.channel,
+                draft.content_type,
+                content_in_header=bool(draft.early),
             )
         )
         if draft.call_id is not None and draft.recipient is not None:

@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..tools.names import MAX_HEADER_LENGTH
 from .actions import ACTIONS
 from .call_check import CallCheck
 from .diagnostics import LineIndex, Overflow, make_diagnostic
@@ -43,9 +42,9 @@ from .events import (
     content_delta,
     tool_call_delta,
 )
-from .from_typescript import tools_from_typescript
+from .from_typescript import declared_names
 from .grammar import expected_description, harmony_parser, header_lexer
-from .header_reader import HEADER_TOKENS, lex_pending, read_pending
+from .header_reader import HEADER_TOKENS, lex_pending, lexes_as_header, read_pending
 from .lalr import LalrDriver, parse_table
 from .lexer import TextRun
 from .model import (
@@ -57,6 +56,7 @@ from .model import (
     Terminator,
     author_text,
 )
+from .options import DEFAULT_MAX_HEADER_LENGTH, ParseKeywords, ParseOptions
 from .repairs import LENIENT, STRICT
 from .tokens import (
     FIRST_SPECIAL_ID,
@@ -66,11 +66,10 @@ from .tokens import (
     special_token_spelling,
 )
 
-__all__ = ["DEFAULT_MAX_HEADER_LENGTH", "Engine"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-#: Longest header (characters of header text) accepted before it is an error: the limit the
-#: renderer also keeps (tools/names.py), so what renders parses back.
-DEFAULT_MAX_HEADER_LENGTH = MAX_HEADER_LENGTH
+__all__ = ["DEFAULT_MAX_HEADER_LENGTH", "Engine"]
 
 _TERMINATOR_OF = {
     ControlToken.END.terminal: Terminator.END,
@@ -103,9 +102,9 @@ _BARE_CONTENT_TYPES = frozenset({"json", "code"})
 class Engine:
     """Parses pieces into messages and diagnostics; optionally records stream events.
 
-    ``start`` is ``conversation`` or ``completion``; ``role`` is the author of a completion's
-    first message. ``token_units`` says that positions are token indexes (no line/column).
-    ``events`` is a list to append :mod:`events` to, or None when nobody listens.
+    The options are one :class:`~.options.ParseOptions` and its fields as keywords, as for
+    :func:`~.parser.parse`. ``token_units`` says that positions are token indexes (no
+    line/column). ``events`` is a list to append :mod:`events` to, or None when nobody listens.
     ``stripped_dialect`` says whether lenient mode reads ordinary text as stripped control
     tokens (:mod:`.stripped`); None means for text input only (token ids are authoritative:
     only special ids are structure).
@@ -113,18 +112,16 @@ class Engine:
 
     def __init__(
         self,
+        options: ParseOptions | None = None,
         *,
-        start: str = "conversation",
-        role: Role = Role.ASSISTANT,
-        strict: bool = True,
         token_units: bool = False,
-        max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
         events: list[Event] | None = None,
-        call_id: Callable[[], str] | None = None,
-        tools: Mapping[str, Any] | None = None,
-        stripped_dialect: bool | None = None,
-        namespaced: Mapping[str, Any] | None = None,
+        **keywords: Unpack[ParseKeywords],
     ) -> None:
+        opts = ParseOptions.of(options, keywords)
+        start, role, strict = opts.start, opts.author, opts.strict
+        max_header_length, call_id, tools = opts.max_header_length, opts.call_id, opts.schemas
+        stripped_dialect = opts.stripped_dialect
         if start not in _RESYNC_START:
             raise ValueError(f"start must be one of {', '.join(_RESYNC_START)}, not {start!r}")
         self._table = parse_table(harmony_parser())
@@ -150,7 +147,7 @@ class Engine:
         self.new_call_id = call_id or _counter_ids()
         self.tools = tools
         #: The namespaces' tools by recipient (``NAMESPACE.fn``): their calls are checked too.
-        self.namespaced: Mapping[str, Any] = namespaced or {}
+        self.namespaced: Mapping[str, Any] = opts.namespaced
         self.call_check: CallCheck | None = None
         self._pending = PendingText()
         self.skipping = False
@@ -414,17 +411,10 @@ class Engine:
     def tool_names(self) -> frozenset[str]:
         """The names of the known functions: ``tools=``, else the developer message's."""
         if self._tool_names is None:
-            self._tool_names = self._read_tool_names()
+            self._tool_names = (
+                frozenset(self.tools) if self.tools is not None else declared_names(self.messages)
+            )
         return self._tool_names
-
-    def _read_tool_names(self) -> frozenset[str]:
-        if self.tools is not None:
-            return frozenset(self.tools)
-        for message in reversed(self.messages):
-            if message.role is Role.DEVELOPER:
-                declared = tools_from_typescript(message.content)
-                return frozenset(tool.name for tool in declared or ())
-        return frozenset()
 
     @property
     def stopped(self) -> bool:
@@ -438,24 +428,12 @@ class Engine:
 
     def lexes_as_header(self, text: str) -> bool:
         """Whether the whole of ``text`` lexes as header text here (the parser is untouched)."""
-        driver = self.parser.copy()
-        pos = 0
-        while pos < len(text):
-            scanner = self.lexer.scanner(driver.position, driver.choices())
-            match = scanner.match(text, pos) if scanner is not None else None
-            if match is None or not driver.feed(match.lastgroup or ""):
-                return False
-            pos = match.end()
-        return True
+        return lexes_as_header(self, self.parser, text)
 
     def lexes_as_header_after_start(self, text: str) -> bool:
         """Whether ``<|start|>`` then ``text`` would lex as header text here (untouched)."""
-        saved = self.parser
-        self.parser = saved.copy()
-        try:
-            return self.parser.feed(_START) and self.lexes_as_header(text)
-        finally:
-            self.parser = saved
+        driver = self.parser.copy()
+        return driver.feed(_START) and lexes_as_header(self, driver, text)
 
     # ------------------------------------------------------------------ actions
     def _begin(self, start: int) -> None:

@@ -42,6 +42,9 @@ class HeaderComplete:
     recipient: str | None
     channel: str | None
     content_type: str | None
+    #: Whether the content begins with header text that no field reads (a lenient repair:
+    #: ``<|channel|>commentary... The user asks`` never reached ``<|message|>``).
+    content_in_header: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,15 +24,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.errors import HarmonyGrammarError
 from ..tools.spec import ToolSpec
 
+if TYPE_CHECKING:
+    from .model import Message
+
 __all__ = [
     "NamespaceDeclaration",
     "TypeScriptError",
+    "declared_names",
     "declared_namespaces",
     "schema_from_typescript",
     "tools_from_typescript",
@@ -473,3 +478,13 @@ def declared_namespaces(text: str) -> tuple[NamespaceDeclaration, ...]:
         name = match.group("name")
         declarations.append(NamespaceDeclaration(name, tools_from_typescript(section, name)))
     return tuple(declarations)
+
+
+def declared_names(messages: Sequence[Message]) -> frozenset[str]:
+    """The function names the last developer message among ``messages`` declares (none
+    when there is none): what a parse knows of the tools when ``tools=`` is not given."""
+    for message in reversed(messages):
+        if message.role.value == "developer":
+            declared = tools_from_typescript(message.content)
+            return frozenset(tool.name for tool in declared or ())
+    return frozenset()

@@ -17,20 +17,21 @@ from typing import Any
 
 from .draft import Draft
 from .engine_view import EngineView
-from .headers import (
-    GLUED_CHANNEL,
-    GLUED_ROLE,
-    RECIPIENT,
-    HeaderState,
-    HeaderText,
-    Move,
-    read_header,
-)
+from .header_search import ROLES, HeaderState, HeaderText, Move, read_header
+from .headers import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
+from .lalr import LalrDriver
 from .model import RecipientPosition
 from .repairs import Where
 from .tokens import ControlToken
 
-__all__ = ["HEADER_TOKENS", "lex_header_text", "lex_pending", "read_pending", "release_early"]
+__all__ = [
+    "HEADER_TOKENS",
+    "lex_header_text",
+    "lex_pending",
+    "lexes_as_header",
+    "read_pending",
+    "release_early",
+]
 
 _MESSAGE = ControlToken.MESSAGE.terminal
 _CHANNEL = ControlToken.CHANNEL.terminal
@@ -149,6 +150,8 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
             value = match.group()
             if name in _JUDGED and not _holds(name, value, constrained, closed):
                 return False
+            if name == "AUTHOR_NAME" and fed[-2][1] not in ROLES:
+                return False  # ``:NAME`` names a role only (``functions.f:x`` is no name)
             here = start + pos if exact else start
             fed.append((name, value, here, here + len(value) if exact else end))
             pos = match.end()
@@ -156,6 +159,8 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
                 constrained = False
     if closed and _MESSAGE not in driver.choices():
         return False
+    if fed and fed[-1][0] == "COLON":
+        return False  # a name's ':' with no name: no field reads it (the rows decide)
     engine.parser = driver
     act = engine.act
     for terminal, value, start, end in fed:
@@ -399,6 +404,8 @@ def _holds(name: str, value: str, constrained: bool, closed: bool) -> bool:
         glued = GLUED_CHANNEL.match(value)
         return glued is None or glued.end() == len(value)
     if name == "AUTHOR":
+        if AUTHOR.fullmatch(value) is None:
+            return False  # JSON, prose or punctuation is no author
         glued = GLUED_ROLE.match(value)
         return glued is None or glued.end() == len(value)
     return True
@@ -409,6 +416,20 @@ def _what(move: Move, header: HeaderText) -> str:
 
 
 # ------------------------------------------------------------------ the grammar's lexing
+def lexes_as_header(engine: EngineView, driver: LalrDriver, text: str) -> bool:
+    """Whether the whole of ``text`` lexes as header text from ``driver``'s state (on a
+    copy: ``driver`` is untouched)."""
+    driver = driver.copy()
+    pos = 0
+    while pos < len(text):
+        scanner = engine.lexer.scanner(driver.position, driver.choices())
+        match = scanner.match(text, pos) if scanner is not None else None
+        if match is None or not driver.feed(match.lastgroup or ""):
+            return False
+        pos = match.end()
+    return True
+
+
 def lex_header_text(engine: EngineView, text: str, start: int, end: int) -> None:
     """Lex ``text`` as header text from the parser's state (strict mode; in lenient mode
     text between messages no row read), with the ``UNLEXABLE_TEXT`` rows.

@@ -1,19 +1,22 @@
-"""Reading a whole header in lenient mode: every piece of it goes to exactly one place.
+"""The rows that read a whole header in lenient mode: every piece of it goes to one place.
 
 Theory of operation
 -------------------
 In lenient mode the engine buffers a header until it ends (``<|message|>``, a terminator,
-the next ``<|start|>`` or the end of input), control tokens included, and hands it here
-whole when the grammar alone cannot read it. The header is one string (text pieces and
-control-token spellings, :class:`HeaderText`) read left to right. At each position every
-row of the repair table's ``HEADER`` hook (:mod:`.repairs`) may offer a :class:`Move`, and
-the cheapest wins, ties going to the earlier row: the cost table *is* the repair table
-(strict mode is the empty table and never gets here).
+the next ``<|start|>`` or the end of input), control tokens included, and reads it whole
+when the grammar alone cannot. The header is one string (text pieces and control-token
+spellings, :class:`.header_search.HeaderText`). At each position every row here, the repair
+table's ``HEADER`` hook (:mod:`.repairs`), may offer a :class:`.header_search.Move` at a
+cost, and the least-cost reading of the whole header wins (:func:`.header_search.read_header`,
+a uniform-cost search; ties go to the earlier rows): the cost table *is* the repair table
+(strict mode is the empty table and never gets here). Content costs a base plus one per
+visible character it reads, so the cheapest reading is the one whose fields read the most.
 
 A move puts the text it reads in exactly one place:
 
 * a field whose value is an exact slice of the input (author, name, recipient, channel,
-  content type), or two slices of one field when the header repeats it;
+  content type), or two slices of one field when the header repeats it. An author is a role
+  or a tool's name (JSON and punctuation are none); ``:NAME`` names a role, right after it;
 * whitespace and the syntax between fields (``to=``, ``:``, a control token a field takes);
 * ``unread``: text with no letter and no digit, read as no field (HG156);
 * debris: a control token no field can take (HG175);
@@ -28,29 +31,26 @@ starts at the first character no field reads, and runs to the end (HG161).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
+from .header_search import ROLES, HeaderState, HeaderText, Move
 from .tokens import CHANNEL_WORD, ControlToken
 
 __all__ = [
+    "AUTHOR",
     "GLUED_CHANNEL",
     "GLUED_ROLE",
     "RECIPIENT",
-    "HeaderState",
-    "HeaderText",
-    "Move",
-    "Reading",
-    "read_header",
 ]
 
-_ROLES = "system|developer|user|assistant"
+_ROLES = "|".join(sorted(ROLES))
 #: A role glued to text that is no part of a name: ``assistantThe``, ``userfinal``.
 GLUED_ROLE = re.compile(rf"(?:{_ROLES})(?=[^a-z0-9_\-:=\s<>|]|{CHANNEL_WORD})")
 #: A channel word glued to text that is no part of a name: ``analysisOK``, ``commentary?``.
 GLUED_CHANNEL = re.compile(rf"{CHANNEL_WORD}(?=[^a-z0-9_\-\s<>|])")
 _EXACT_CHANNEL = re.compile(rf"{CHANNEL_WORD}(?![\w\-])")
-_AUTHOR = re.compile(r"[^\s:<>|=]+")
+#: An author in lenient reading: a role or a tool's name (``functions.f``, ``browser.search``,
+#: ``python``), never JSON or prose the grammar's wider AUTHOR would take (``{"q"``).
+AUTHOR = re.compile(r"\w[\w.\-/@]*")
 _NAME = re.compile(r"[^\s<>|=]+")
 #: A recipient's name: a tool's name (``functions.f``, ``browser.search``, ``container.exec``);
 #: it stops where a call's arguments or stray punctuation begin (``to=functions.f{"a":1}``).
@@ -69,150 +69,6 @@ _SPACE = re.compile(r"\s+")
 #: stray (``––commentary``), not the start of prose.
 _HARMONY_WORD = re.compile(rf"(?:{_ROLES}|{CHANNEL_WORD}|to=)")
 _FIELDS = ("author", "name", "recipient", "channel", "content_type")
-
-
-@dataclass
-class HeaderText:
-    """A buffered header: its text with control tokens spelled, and where each piece was.
-
-    ``controls`` maps the offset of each control token to the token and its end offset.
-    ``closed`` says that ``<|message|>`` ended the header.
-    """
-
-    text: str
-    controls: dict[int, tuple[ControlToken, int]]
-    closed: bool
-    #: ``(offset, input start, input end)`` per piece, in order (positions of token ids).
-    pieces: list[tuple[int, int, int]] = field(default_factory=list)
-    #: Offsets of control tokens spelled by ordinary token ids (HG174).
-    spelled: list[int] = field(default_factory=list)
-
-    def control_after(self, pos: int, token: ControlToken | None = None) -> int:
-        """The offset of the first control token at or after ``pos`` (``token`` only, if
-        given); ``len(text)`` when none."""
-        found = [o for o, (t, _) in self.controls.items() if o >= pos and token in (None, t)]
-        return min(found, default=len(self.text))
-
-
-@dataclass
-class HeaderState:
-    """What the header holds so far, as the reading goes on."""
-
-    author_open: bool = False
-    author: bool = False
-    name: bool = False
-    recipient: str | None = None
-    channel: str | None = None
-    #: Whether the channel is a default the input does not spell (HG166's ``commentary``):
-    #: a ``<|channel|>`` may still write it.
-    channel_default: bool = False
-    content_type: str | None = None
-    #: ``channel`` after ``<|channel|>``, ``content_type`` after ``<|constrain|>``.
-    expect: str | None = None
-    #: Whether a field was read in this reading (a completion's prose comes before any).
-    read_any: bool = False
-    #: Whether this header is a completion's first, before anything was read.
-    completion_start: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Move:
-    """One step of a reading: what ``[start, end)`` of the header is, and what it costs.
-
-    ``kind`` is ``field``, ``syntax``, ``unread``, ``debris``, ``content`` (text no field
-    reads; ``stop`` says that everything after it is content too), ``prose`` (a message of
-    its own) or ``split`` (this header ends; the next message begins at ``start``).
-    ``fields`` holds ``(field, value, start, end)``, start -1 for a default.
-    """
-
-    kind: str
-    start: int
-    end: int
-    cost: int = 0
-    code: str | None = None
-    what: str = ""
-    fields: tuple[tuple[str, str, int, int], ...] = ()
-    expect: str | None = None
-    stop: bool = False
-
-
-@dataclass
-class Reading:
-    """The chosen reading: its moves in order, their total cost, and the final state."""
-
-    moves: list[Move]
-    cost: int
-    state: HeaderState
-
-
-#: A row of the ``HEADER`` hook: the move it offers at a position, or None.
-HeaderRow = Callable[[HeaderText, int, HeaderState], "Move | None"]
-
-
-def read_header(
-    header: HeaderText, state: HeaderState, rows: Sequence[tuple[HeaderRow, int]]
-) -> Reading:
-    """The least-cost reading of ``header`` from ``state``, one move at a time.
-
-    ``rows`` are the table's ``(row, cost)`` pairs in order; each row offers at most one
-    move, and the move's cost is the row's unless the row says otherwise (a row may rate a
-    shape above its base cost). Every position is read: the last rows always apply.
-    """
-    moves: list[Move] = []
-    total, pos, text = 0, 0, header.text
-    while pos < len(text):
-        best: Move | None = None
-        for row, cost in rows:
-            move = row(header, pos, state)
-            if move is None:
-                continue
-            if move.cost < cost:
-                move = _with_cost(move, cost)
-            if best is None or move.cost < best.cost:
-                best = move
-        if best is None or (best.end <= pos and best.kind not in ("split", "prose")):
-            raise AssertionError(f"no header row read {text[pos : pos + 20]!r}")  # pragma: no cover
-        moves.append(best)
-        total += best.cost
-        _advance(state, best)
-        if best.kind in ("split", "prose") or best.stop:
-            break
-        pos = best.end
-    return Reading(moves, total, state)
-
-
-def _with_cost(move: Move, cost: int) -> Move:
-    return Move(
-        move.kind,
-        move.start,
-        move.end,
-        cost,
-        move.code,
-        move.what,
-        move.fields,
-        move.expect,
-        move.stop,
-    )
-
-
-def _advance(state: HeaderState, move: Move) -> None:
-    if move.expect is not None:
-        state.expect = move.expect
-    for name, value, start, _ in move.fields:
-        state.read_any = True
-        if name == "author":
-            state.author, state.author_open = True, False
-        elif name == "name":
-            state.name = True
-        elif name == "recipient":
-            state.recipient = value
-        elif name == "channel":
-            state.channel, state.expect = value, None
-            state.channel_default = start < 0
-        elif name == "content_type":
-            state.content_type, state.expect = value, None
-    if move.kind == "content":
-        state.author_open = False
 
 
 # ------------------------------------------------------------------ the rows
@@ -262,12 +118,12 @@ def author_word(header: HeaderText, pos: int, state: HeaderState) -> Move | None
     word that is a role glued to text costs more (the glued row reads the role)."""
     if not state.author_open or state.author or _control(header, pos):
         return None
-    match = _AUTHOR.match(header.text, pos)
+    match = AUTHOR.match(header.text, pos)
     if match is None:
         return None
     end = _word_end(header, pos, match.end())
     glued = GLUED_ROLE.match(header.text, pos)
-    cost = 2 if glued is not None and glued.end() < end else 0
+    cost = _whole_word_cost(header.text, glued, end)
     return Move("field", pos, end, cost, fields=(("author", header.text[pos:end], pos, end),))
 
 
@@ -302,8 +158,8 @@ def glued_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
 
 
 def author_name(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """``:NAME`` after a role: the author's name."""
-    if not state.author or state.name or not header.text.startswith(":", pos):
+    """``:NAME`` right after a role: the author's name."""
+    if pos != state.author_end or state.name or not header.text.startswith(":", pos):
         return None
     match = _NAME.match(header.text, pos + 1)
     if match is None:
@@ -346,7 +202,7 @@ def channel_name(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
     if match is not None:
         end = _word_end(header, pos, match.end())
         glued = GLUED_CHANNEL.match(header.text, pos)
-        cost = 2 if glued is not None and glued.end() < end else 0
+        cost = _whole_word_cost(header.text, glued, end)
         return Move("field", pos, end, cost, fields=(("channel", header.text[pos:end], pos, end),))
     word = _NON_ASCII_WORD.match(header.text, pos)
     if word is None or word.group().isascii() or GLUED_CHANNEL.match(header.text, pos):
@@ -492,16 +348,17 @@ def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
 def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     """HG157: ``<|channel|>`` in a header whose channel is written: it begins the next
     message (``<|message|><|end|><|start|>assistant`` lost before it), so each channel word
-    stays the field of one message; a call's header writing the same channel twice keeps
-    it as one field (a call is never broken)."""
+    stays the field of one message; a header writing the same channel twice keeps it as one
+    field (an empty message is never made up, a call is never broken)."""
     if _control(header, pos) is not ControlToken.CHANNEL or state.channel is None:
         return None
     if state.channel_default:
         return None
     end = header.controls[pos][1]
     word = _CHANNEL_NAME.match(header.text, end)
-    if state.recipient is not None and word is not None and word.group() == state.channel:
-        # A call's header writing its channel twice: one field (the call is never broken).
+    if word is not None and word.group() == state.channel:
+        # The same channel written twice (``final<|channel|>final``: a bare channel word,
+        # then the header it began spelled out): one field; a call is never broken.
         return Move(
             "field",
             pos,
@@ -528,17 +385,42 @@ def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     if state.completion_start and not state.read_any and min(header.controls, default=pos) >= pos:
         channel = header.control_after(pos, ControlToken.CHANNEL)
         if channel < len(text):
-            return Move("prose", pos, following, 6, "HG171", "text before the first header")
+            cost = _CONTENT_COST + _visible(text, pos, following)  # as content costs
+            return Move("prose", pos, following, cost, "HG171", "text before the first header")
     if following < len(text) and _usable(header, following, state):
         stop = len(text[pos:following].rstrip()) + pos
         code = "HG158" if state.recipient and text.startswith("to=", pos) else "HG178"
-        return Move("content", pos, max(stop, pos + 1), 6, code, "header text read as content")
+        end = max(stop, pos + 1)
+        cost = _CONTENT_COST + _visible(text, pos, end)
+        return Move("content", pos, end, cost, code, "header text read as content")
     code = "HG161" if not header.closed else "HG178"
     if state.recipient is not None and text[pos] in "{[":
         code = "HG160"
     elif state.recipient is not None and text.startswith("to=", pos):
         code = "HG158"  # a second recipient
-    return Move("content", pos, len(text), 6, code, "header text read as content", stop=True)
+    cost = _CONTENT_COST + _visible(text, pos, len(text))
+    return Move("content", pos, len(text), cost, code, "header text read as content", stop=True)
+
+
+def _whole_word_cost(text: str, glued: re.Match[str] | None, end: int) -> int:
+    """What reading a word to ``end`` whole costs where a known word is glued to text in
+    it (``assistantThe``): more than the glued reading (the known word, then the text after
+    it as content), so a known word glued to text is always that word."""
+    if glued is None or glued.end() >= end:
+        return 0
+    return 1 + _GLUED_COST + _CONTENT_COST + _visible(text, glued.end(), end)
+
+
+#: The glued rows' cost (the table's, for HG177).
+_GLUED_COST = 1
+#: What reading header text as content costs: this, plus one per visible character it
+#: reads, so the least-cost reading is the one whose fields read the most (a header is the
+#: longest run of fields; its content starts at the first character no field reads).
+_CONTENT_COST = 6
+
+
+def _visible(text: str, start: int, end: int) -> int:
+    return sum(not c.isspace() for c in text[start:end])
 
 
 def _usable(header: HeaderText, offset: int, state: HeaderState) -> bool:

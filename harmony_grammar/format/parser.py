@@ -3,28 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..tools.toolset import ToolsArgument, ToolSet
-from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
+from .engine import Engine
 from .lexer import TextLexer, TokenLexer, token_sequence
-from .model import ParseResult, Role
+from .model import ParseResult
+from .options import ParseKeywords, ParseOptions
 from .vocabulary import load_encoding, token_bytes_table
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["parse"]
 
 
 def parse(
     source: str | Sequence[int],
-    *,
-    start: str = "conversation",
-    role: str | Role = "assistant",
-    strict: bool = True,
-    max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
-    tools: ToolsArgument = None,
-    stripped_dialect: bool | None = None,
+    options: ParseOptions | None = None,
+    **keywords: Unpack[ParseKeywords],
 ) -> ParseResult:
     """Parse Harmony text (control tokens spelled literally) or o200k_harmony token ids.
 
+    The options are one :class:`~.options.ParseOptions` (``options``), its fields as keywords
+    beside it replacing its values (``parse(s, strict=False)`` is
+    ``parse(s, ParseOptions(strict=False))``; ``call_id`` matters only to the stream parser).
     ``start="conversation"`` reads complete messages; ``start="completion"`` reads model
     output after a prompt that ended with ``<|start|>{role}``; ``start="prompt"`` reads a
     conversation rendered for completion, ending in ``<|start|>{role}`` (``next_turn``).
@@ -52,17 +54,8 @@ def parse(
         raise TypeError("parse() takes str or a sequence of token ids; decode bytes first")
     if not isinstance(source, str):
         source = token_sequence(source, "parse()")  # type: ignore[assignment]
-    toolset = ToolSet.read(tools)  # read once: the functions namespace and the others
-    engine = Engine(
-        start=start,
-        role=Role(role),
-        strict=strict,
-        token_units=not isinstance(source, str),
-        max_header_length=max_header_length,
-        tools=toolset.schemas if tools is not None else None,
-        stripped_dialect=stripped_dialect,
-        namespaced=toolset.namespaced,
-    )
+    opts = ParseOptions.of(options, keywords)
+    engine = Engine(opts, token_units=not isinstance(source, str))
     if isinstance(source, str):
         text_lexer = TextLexer(engine)
         text_lexer.feed(source)
@@ -71,7 +64,7 @@ def parse(
         # With tools, one id at a time: HG180 then names the id of the first bad character,
         # as a serving loop feeding ids one by one sees it (stream.StreamParser does the same).
         token_lexer = TokenLexer(
-            token_bytes_table(load_encoding()), engine, per_token=tools is not None
+            token_bytes_table(load_encoding()), engine, per_token=opts.tools is not None
         )
         token_lexer.feed(source)
         end = token_lexer.close()

@@ -267,6 +267,10 @@ def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, c
         written = {name: (at(a), at(b) if exact else end) for name, a, b in header.slices}
         if "AUTHOR" in engine.parser.choices():
             engine.feed("AUTHOR", Role.ASSISTANT.value, *written.get("author", (-1, -1)))
+        elif "author" in written and engine.draft is not None:
+            # A completion's header has no author terminal: the role it spells is the
+            # (assistant) author's field all the same.
+            engine.draft.fields.append(("author", *written["author"]))
         engine.feed(_CHANNEL, _SPELLING[_CHANNEL], here, here)
         engine.feed("CHANNEL_NAME", header.channel, *written.get("channel", (-1, -1)))
         shown = f"<|start|>assistant<|channel|>{header.channel}"
@@ -284,6 +288,10 @@ def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, c
             here,
             there if engine.exact_positions else end,
         )
+        for name, a, b in header.slices:
+            if name == "unread" and engine.draft is not None:  # a separator's ':'
+                engine.draft.unread.append(text[a:b])
+                engine.draft.unread_spans += written["unread"]
         if open_header:  # the real <|channel|>/<|message|> comes next
             if header.end < len(text):
                 engine.hold(None, text[header.end :], there, end)

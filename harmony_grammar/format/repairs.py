@@ -16,7 +16,8 @@ help, and each point is a *hook* of this table:
 ``HEADER``
     a whole header (its text and its own control tokens, held until it ended) that the
     grammar alone cannot read: the rows are the cost table of its least-cost reading
-    (:mod:`.headers`); at each place the cheapest move wins, ties to the earlier row;
+    (:mod:`.headers`, searched by :mod:`.header_search`): the least total cost wins, ties
+    to the earlier rows;
 ``LONG_HEADER``
     header text past the length limit;
 ``HEADER_COMPLETE``
@@ -215,7 +216,7 @@ LENIENT = RepairTable(
             readings.read_headerless,
             frozenset({Where.BETWEEN, Where.COMPLETION_START}),
         ),
-        # -- a whole header, read at once (headers.py): the cheapest move at each place
+        # -- a whole header, read at once (headers.py): the least total cost wins
         Repair((), _R, "whitespace between fields", "syntax", headers.syntax_space),
         Repair(
             ("HG179", "HG174"),

@@ -9,26 +9,34 @@ I/O; the end of input is the explicit :meth:`StreamParser.close`. The same engin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..tools.toolset import ToolsArgument, ToolSet
-from .engine import DEFAULT_MAX_HEADER_LENGTH, Engine
+from .engine import Engine
 from .events import Event
 from .lexer import TextLexer, TokenLexer, token_sequence
-from .model import ParseResult, Role
+from .model import ParseResult
+from .options import ParseKeywords, ParseOptions
 from .tokens import FIRST_SPECIAL_ID
 from .vocabulary import load_encoding, token_bytes_table, token_text_table
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = ["StreamParser"]
+
+#: The stream parser's defaults: model output after ``<|start|>assistant``.
+_DEFAULTS = ParseOptions(start="completion")
 
 
 class StreamParser:
     """Incremental Harmony parser for a serving loop.
 
-    ``start`` is ``completion`` (model output after ``<|start|>{role}``, the default) or
-    ``conversation``. With ``tools``, each call's arguments are checked as they stream.
+    The options are one :class:`~.options.ParseOptions` and its fields as keywords, as for
+    :func:`~harmony_grammar.parse`, except that ``start`` defaults to ``completion`` (model
+    output after ``<|start|>{role}``) when no ``options`` are given. With ``tools``, each
+    call's arguments are checked as they stream; ``call_id`` makes the call events' ids.
     Feed either text (:meth:`feed`) or token ids (:meth:`feed_tokens`), not both.
-    ``stripped_dialect`` is as for :func:`~harmony_grammar.parse`.
 
     After ``<|call|>`` or ``<|return|>``, :attr:`stop_reason` is ``call`` or ``return`` and a
     :class:`~harmony_grammar.format.events.StopGeneration` event says so; when the model starts
@@ -36,29 +44,11 @@ class StreamParser:
     """
 
     def __init__(
-        self,
-        *,
-        start: str = "completion",
-        role: str | Role = "assistant",
-        strict: bool = True,
-        tools: ToolsArgument = None,
-        max_header_length: int = DEFAULT_MAX_HEADER_LENGTH,
-        call_id: Callable[[], str] | None = None,
-        stripped_dialect: bool | None = None,
+        self, options: ParseOptions | None = None, **keywords: Unpack[ParseKeywords]
     ) -> None:
         self._events: list[Event] = []
-        toolset = ToolSet.read(tools)  # read once: the functions namespace and the others
-        self._options = dict(
-            start=start,
-            role=Role(role),
-            strict=strict,
-            max_header_length=max_header_length,
-            events=self._events,
-            call_id=call_id,
-            tools=toolset.schemas if tools is not None else None,
-            stripped_dialect=stripped_dialect,
-            namespaced=toolset.namespaced,
-        )
+        #: The options this stream parses with (the stream's defaults under the keywords).
+        self.options = ParseOptions.of(_DEFAULTS if options is None else options, keywords)
         self._engine: Engine | None = None
         self._text: TextLexer | None = None
         self._tokens: TokenLexer | None = None
@@ -69,14 +59,14 @@ class StreamParser:
         if self._closed:
             raise RuntimeError("the parser is closed")
         if self._engine is None:
-            self._engine = Engine(token_units=token_units, **self._options)  # type: ignore[arg-type]
+            self._engine = Engine(self.options, token_units=token_units, events=self._events)
             if token_units:
                 encoding = load_encoding()
                 self._tokens = TokenLexer(
                     token_bytes_table(encoding),
                     self._engine,
                     token_text_table(encoding),
-                    per_token=self._options["tools"] is not None,  # as parse() does
+                    per_token=self.options.tools is not None,  # as parse() does
                 )
             else:
                 self._text = TextLexer(self._engine)

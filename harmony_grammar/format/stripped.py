@@ -38,7 +38,8 @@ class StrippedHeader:
     recipient: str | None = None
     content_type: str | None = None
     #: Where each field was written in ``text``: ``{field: (start, end)}`` (the channel is
-    #: absent where a call with no channel word goes to ``commentary``, a default).
+    #: absent where a call with no channel word goes to ``commentary``, a default);
+    #: ``unread``: a separator's ``:`` (no letter, no digit: :attr:`.model.Message.unread`).
     slices: tuple[tuple[str, int, int], ...] = ()
 
 
@@ -48,9 +49,7 @@ def _machinery() -> tuple[LalrTable, HeaderLexer, re.Pattern[str]]:
     return parse_table(stripped_parser()), lexer, lexer.terminal_regex("MARKER")
 
 
-def _lex(
-    start: str, text: str, pos: int
-) -> tuple[list[tuple[str, str, int]], int] | None:
+def _lex(start: str, text: str, pos: int) -> tuple[list[tuple[str, str, int]], int] | None:
     """Lex and parse ``text[pos:]`` from ``start`` as far as the grammar goes.
 
     Returns the terminals read (name, text, start) and where they end, or None when what
@@ -78,6 +77,9 @@ def _header(text: str, pos: int) -> StrippedHeader | None:
     slices = []
     for name, value, at in read:
         field = _FIELD_OF.get(name)
+        if name == "SEPARATOR" and value.strip():
+            field = "unread"  # ``analysis: hmm``: the ':' is no field (Message.unread)
+            value = value.rstrip()
         if field is None:
             continue
         if field == "recipient":  # the name after "to="
@@ -89,7 +91,7 @@ def _header(text: str, pos: int) -> StrippedHeader | None:
     channel = (
         values.get("CHANNEL_WORD")
         or values.get("LEAD_CHANNEL")
-        or values.get("LEAD_COLON_CHANNEL")
+        or values.get("LEAD_LOOSE_CHANNEL")
         or ("commentary" if recipient else None)  # a call with no channel word: calls go there
     )
     if channel is None:
@@ -110,7 +112,7 @@ _FIELD_OF = {
     "GLUED_AUTHOR": "author",
     "CHANNEL_WORD": "channel",
     "LEAD_CHANNEL": "channel",
-    "LEAD_COLON_CHANNEL": "channel",
+    "LEAD_LOOSE_CHANNEL": "channel",
     "RECIPIENT": "recipient",
     "LEAD_RECIPIENT": "recipient",
     "CONTENT_TYPE": "content_type",
@@ -121,9 +123,10 @@ def stripped_evidence(text: str, *, at_start: bool, closed: bool) -> bool:
     """Whether ``text`` holds real evidence of stripped control tokens.
 
     Evidence is a glued ``assistant`` + channel word anywhere, or (``at_start``, the very
-    beginning of a completion) a channel word glued to its content (``analysisWe``); a
-    leading ``analysis:`` or ``analysis`` and a line break counts only when a real control
-    token ``closed`` the text (or a glued marker follows, above).
+    beginning of a completion) a channel word glued to its content (``analysisWe``) or
+    followed by `` to=``; a leading ``analysis:``, or ``analysis`` and a line break or a
+    space, counts only when a real control token ``closed`` the text (or a glued marker
+    follows, above).
     """
     if _machinery()[2].search(text) is not None:
         return True
@@ -132,7 +135,10 @@ def stripped_evidence(text: str, *, at_start: bool, closed: bool) -> bool:
     header = _header(text, 0)
     if header is None:
         return False
-    return closed or not text.startswith((":", "\n", "\r\n"), len(header.channel))
+    loose = text.startswith((":", "\n", "\r\n"), len(header.channel)) or (
+        text.startswith((" ", "\t"), len(header.channel)) and header.recipient is None
+    )
+    return closed or not loose
 
 
 def read_stripped(

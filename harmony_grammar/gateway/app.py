@@ -48,6 +48,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..base.options import Options
 from ..tools.json_limits import JsonLimitError, loads_bounded
 from .backend import Backend, Output
 from .completions import Draw, completion_payloads, fold_completion, plan_completion, unscored
@@ -69,8 +70,8 @@ _LOG = logging.getLogger("harmony_grammar.gateway")
 _CLOSE_SECONDS = 5.0
 
 
-@dataclass(frozen=True)
-class GatewayConfig:
+@dataclass(frozen=True, kw_only=True)
+class GatewayConfig(Options):
     """The gateway's settings (``harmony-grammar serve``'s options).
 
     ``model`` is the gateway's own name for its model (its alias); ``engine_model`` the name

@@ -3,18 +3,19 @@
 :class:`TurnOptions` is what :func:`~.turn_grammar.completion_grammar`,
 :func:`~.xgrammar_tag.xgrammar_structural_tag`, :func:`~.outlines_export.to_outlines` and
 :meth:`~.sampling.Sampler.for_turn` take; their keyword arguments are the same fields, applied
-over a given ``options`` (or the defaults) by :func:`turn_options`. The values are checked
-once, here, when the object is made.
+over a given ``options`` (or the defaults) by :func:`turn_options`, which is
+:meth:`~harmony_grammar.base.options.Options.of` (the library's one options idiom) raising
+this package's error. The values are checked once, here, when the object is made.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..base.errors import HarmonyGrammarError
+from ..base.options import Options
 
 __all__ = ["CONTENT_TYPES", "TurnGrammarError", "TurnOptions", "turn_options"]
 
@@ -26,8 +27,8 @@ class TurnGrammarError(HarmonyGrammarError, ValueError):
     """The options ask for a turn the grammar cannot express (or name no such tool)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnOptions:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnOptions(Options):
     """What an assistant turn may hold, and how its bodies are spelled.
 
     ``tool_choice``: ``auto`` (a call or a final answer), ``required`` (a call), ``none`` (a
@@ -71,15 +72,10 @@ class TurnOptions:
             raise TurnGrammarError("reasoning_budget must be a non-negative integer or None")
 
 
-_FIELDS = frozenset(field.name for field in dataclasses.fields(TurnOptions))
-
-
 def turn_options(options: TurnOptions | None = None, **changes: Any) -> TurnOptions:
-    """``options`` (default: the defaults) with ``changes`` applied; an unknown keyword is a
-    :class:`~.turn_plan.TurnGrammarError` naming it."""
-    unknown = sorted(set(changes) - _FIELDS)
-    if unknown:
-        known = ", ".join(sorted(_FIELDS))
-        raise TurnGrammarError(f"unknown turn grammar option {unknown[0]!r}; the options: {known}")
-    base = options if options is not None else TurnOptions()
-    return dataclasses.replace(base, **changes) if changes else base
+    """``options`` (default: the defaults) with ``changes`` applied (:meth:`TurnOptions.of`);
+    an unknown keyword is a :class:`TurnGrammarError` naming it."""
+    try:
+        return TurnOptions.of(options, changes)
+    except TypeError as exc:  # an unknown keyword: the turn grammar's own error says so
+        raise TurnGrammarError(str(exc)) from None

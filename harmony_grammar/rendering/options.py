@@ -5,7 +5,8 @@ adapters, ``diff-render``) builds one :class:`RenderOptions` and passes it down;
 is a field here and nowhere else. The keywords of ``render(...)`` are exactly the fields
 (:class:`RenderKeywords`), so ``render(c, next_turn="assistant")`` and
 ``render(c, RenderOptions(next_turn="assistant"))`` are the same call, and keywords given
-beside an options object replace its fields.
+beside an options object replace its fields (:meth:`~harmony_grammar.base.options.Options.of`,
+the library's one options idiom).
 
 ``auto_drop_analysis``, ``drop_rule``, ``recipient_position`` and ``json_content_type``
 default to None, "the profile's choice": a profile that fixes one of them (the HF template
@@ -15,11 +16,11 @@ of silently ignoring it.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Literal, TypedDict, cast
 
 from ..base.enums import StrEnum
+from ..base.options import Options
 from ..format.model import RecipientPosition, Role
 from .profiles import DEFAULT_PROFILE, Profile, get_profile
 
@@ -54,8 +55,8 @@ class RenderKeywords(TypedDict, total=False):
     trusted_text: bool
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+@dataclass(frozen=True, kw_only=True)
+class RenderOptions(Options):
     """How a conversation is rendered. Strings are accepted and normalised on creation.
 
     - ``profile``: whose rendering (:mod:`.profiles`; default ``openai-harmony-0.0.8``);
@@ -103,13 +104,6 @@ class RenderOptions:
                 raise ValueError(
                     f"{name} is decided by the profile {self.spec.name}; leave it unset"
                 )
-
-    @classmethod
-    def of(cls, options: RenderOptions | None, keywords: RenderKeywords) -> RenderOptions:
-        """``options`` (the defaults when None) with the given keywords replacing fields."""
-        if options is None:
-            return cls(**keywords)
-        return dataclasses.replace(options, **keywords) if keywords else options
 
     @property
     def spec(self) -> Profile:

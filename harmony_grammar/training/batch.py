@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.deprecation import moved_names
+from ..base.deprecation import moved_fields, moved_names
+from ..base.options import Options
 from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
 from ..rendering.errors import RenderError
-from ..rendering.renderer import DropRule
+from ..rendering.options import RenderOptions
 from .importers import RecordFormat, import_record, unimportable
 from .render import DropScope, TrainingExample, TrainOn, render_training
 
@@ -29,21 +30,30 @@ __all__ = ["COLUMNS", "BatchResult", "PrepareOptions", "RecordProblem", "prepare
 COLUMNS = ("input_ids", "assistant_masks", "labels", "text", "file", "record")
 
 
-@dataclass(frozen=True)
-class PrepareOptions:
-    """How records become training examples (the ``prepare`` command's options)."""
+@moved_fields(
+    "render",
+    {"auto_drop_analysis": "auto_drop_analysis", "drop_rule": "drop_rule", "profile": "profile"},
+)
+@dataclass(frozen=True, kw_only=True)
+class PrepareOptions(Options):
+    """How records become training examples (the ``prepare`` command's options).
+
+    ``render`` is how they are rendered (:class:`~harmony_grammar.rendering.options.RenderOptions`:
+    the profile, whether and by which rule earlier analysis is dropped, ...; ``training`` is
+    always on); the other fields are :func:`~.render.render_training`'s own (``train_on``,
+    ``drop_scope``), the importer's (``input_format``, ``field``, ``lenient``) and the length
+    limit's. ``PrepareOptions(profile=...)`` (and ``auto_drop_analysis``, ``drop_rule``) still
+    work for one release, with a ``DeprecationWarning``: they are ``render``'s fields now.
+    """
 
     train_on: TrainOn = TrainOn.LAST
-    auto_drop_analysis: bool = True
-    drop_rule: DropRule = DropRule.HARMONY
     drop_scope: DropScope = DropScope.EARLIER_TURNS
+    render: RenderOptions = field(default_factory=RenderOptions)
     max_length: int | None = None
     truncate: bool = False
     input_format: RecordFormat = "auto"
     field: str | None = None
     lenient: bool = False
-    #: Whose rendering (harmony_grammar.rendering.profiles); the default is openai-harmony's.
-    profile: str = "openai-harmony-0.0.8"
 
 
 @dataclass(frozen=True)
@@ -116,12 +126,10 @@ def _example(
     try:
         example = render_training(
             imported.conversation,
+            options.render,
             train_on=options.train_on,
-            auto_drop_analysis=options.auto_drop_analysis,
-            drop_rule=options.drop_rule,
             drop_scope=options.drop_scope,
             encoding=encoding,
-            profile=options.profile,
         )
     except (RenderError, UnicodeEncodeError) as exc:
         out.problems.append(_problem("HG304", str(exc)[:500]))

@@ -23,15 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from ..base.enums import StrEnum
-from ..format.model import Message, RecipientPosition, Role
+from ..format.model import Message, Role
 from ..format.tokens import ControlToken
 from ..rendering.conversation import Conversation, ConversationItem, DeveloperContent, SystemContent
-from ..rendering.profiles import DEFAULT_PROFILE, Profile, get_profile
+from ..rendering.options import RenderKeywords, RenderOptions
 from ..rendering.renderer import (
-    DropRule,
     _dropped,
     _joined,
     developer_text,
@@ -43,6 +42,7 @@ from ..rendering.renderer import (
 
 if TYPE_CHECKING:
     import tiktoken
+    from typing_extensions import Unpack
 
 __all__ = [
     "IGNORE_INDEX",
@@ -190,41 +190,20 @@ def _resolved(items: Sequence[ConversationItem]) -> Conversation:
 
 
 def _training_messages(
-    conversation: Conversation,
-    *,
-    profile: Profile,
-    auto_drop_analysis: bool,
-    drop_rule: DropRule | str,
-    drop_scope: DropScope,
-    recipient_position: RecipientPosition | str | None,
-    json_content_type: Literal["constrain", "bare"] | None,
+    conversation: Conversation, options: RenderOptions, drop_scope: DropScope
 ) -> tuple[Message, ...]:
+    profile = options.spec
     if not profile.standard_drop or profile.drop_rule is not None:
         # A profile with its own history rules (the HF template, OMP) or its own drop rule
         # (vLLM) decides dropping itself: it gets the conversation as it is.
-        return rendered_messages(conversation, profile=profile, training=True)
-    if not auto_drop_analysis or drop_scope is DropScope.CONVERSATION:
-        return rendered_messages(
-            _resolved(conversation.messages),
-            profile=profile,
-            training=True,
-            auto_drop_analysis=auto_drop_analysis,
-            drop_rule=drop_rule,
-            recipient_position=recipient_position,
-            json_content_type=json_content_type,
-        )
+        return rendered_messages(conversation, options)
+    if not options.drops_analysis or drop_scope is DropScope.CONVERSATION:
+        return rendered_messages(_resolved(conversation.messages), options)
     items = conversation.messages
     # The rule decides on the prompt of the last turn, as it did when the model wrote it.
-    dropped = _dropped(items[: trained_turn_start(items)], DropRule(drop_rule))
+    dropped = _dropped(items[: trained_turn_start(items)], options.rule)
     kept = _resolved([item for i, item in enumerate(items) if i not in dropped])
-    return rendered_messages(
-        kept,
-        profile=profile,
-        training=True,
-        auto_drop_analysis=False,
-        recipient_position=recipient_position,
-        json_content_type=json_content_type,
-    )
+    return rendered_messages(kept, options, auto_drop_analysis=False)
 
 
 def _trained(messages: Sequence[Message], train_on: TrainOn) -> list[tuple[bool, bool]]:
@@ -256,16 +235,12 @@ _CACHED_PIECE = 64
 
 def render_training(
     conversation: Conversation,
+    options: RenderOptions | None = None,
     *,
     train_on: TrainOn | str = TrainOn.LAST,
-    auto_drop_analysis: bool = True,
-    drop_rule: DropRule | str = DropRule.HARMONY,
     drop_scope: DropScope | str = DropScope.EARLIER_TURNS,
     encoding: tiktoken.Encoding | None = None,
-    recipient_position: RecipientPosition | str | None = None,
-    json_content_type: Literal["constrain", "bare"] | None = None,
-    trusted_text: bool = False,
-    profile: str | Profile = DEFAULT_PROFILE,
+    **keywords: Unpack[RenderKeywords],
 ) -> TrainingExample:
     """Render ``conversation`` for fine-tuning, with the mask of what the model samples.
 
@@ -276,28 +251,25 @@ def render_training(
     analysis (docs/training.md).
 
     ``train_on`` is ``"last"`` (the last turn's generations, default), ``"all"`` (every
-    generation) or ``"final"`` (``final`` messages only). ``auto_drop_analysis`` and
-    ``drop_rule`` are the renderer's options; ``drop_scope`` (:class:`DropScope`) says they
-    apply to the turns before the last one (default) or, as in openai-harmony, to the whole
-    conversation. The remaining options are :func:`render`'s. ``profile`` renders the ids
-    as that profile does (:mod:`harmony_grammar.rendering.profiles`); one that drops by its
-    own rule (the HF template, OMP, vLLM 0.34) ignores ``auto_drop_analysis``, ``drop_rule``
-    and ``drop_scope``.
+    generation) or ``"final"`` (``final`` messages only). The render options are
+    :func:`render`'s: one :class:`~harmony_grammar.rendering.options.RenderOptions`
+    (``options``) and its fields as keywords (``training`` is always True, so ``next_turn``
+    must stay unset). ``auto_drop_analysis`` and ``drop_rule`` (default: drop, by
+    openai-harmony's rule) apply, by ``drop_scope`` (:class:`DropScope`), to the turns before
+    the last one (default) or, as in openai-harmony, to the whole conversation. ``profile``
+    renders the ids as that profile does
+    (:mod:`harmony_grammar.rendering.profiles`); one that drops by its own rule
+    (the HF template, OMP, vLLM 0.34) refuses ``auto_drop_analysis`` and ``drop_rule`` and
+    ignores ``drop_scope``.
 
     Raises :class:`~harmony_grammar.rendering.errors.RenderError` for a conversation the
     renderer cannot render and ValueError for an unknown option value.
     """
     target = TrainOn(train_on)
-    chosen = get_profile(profile)
-    messages = _training_messages(
-        conversation,
-        profile=chosen,
-        auto_drop_analysis=auto_drop_analysis,
-        drop_rule=drop_rule,
-        drop_scope=DropScope(drop_scope),
-        recipient_position=recipient_position,
-        json_content_type=json_content_type,
-    )
+    opts = RenderOptions.of(options, {**keywords, "training": True})
+    trusted_text = opts.trusted_text
+    chosen = opts.spec
+    messages = _training_messages(conversation, opts, DropScope(drop_scope))
     if encoding is None:
         from ..format.vocabulary import load_encoding
 

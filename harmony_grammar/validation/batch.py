@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.deprecation import moved_fields
+from ..base.options import Options
 from ..format.codes import CATALOGUE
 from ..format.model import Diagnostic, Message, Severity
+from ..format.options import ParseOptions
 from ..schema.nesting import nesting_exceeds
 from ..schema.stack import on_fresh_stack
 from ..tools.arguments import tool_schemas
@@ -59,16 +62,22 @@ RESULT_COLUMNS = (
 EXCERPT_CONTEXT = 80
 
 
-@dataclass(frozen=True, slots=True)
-class BatchOptions:
+@moved_fields("parse", {"tools": "tools", "start": "start", "strict": "strict"})
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchOptions(Options):
     """What :func:`validate_batch` needs besides the batch; small and picklable, so it travels
-    to worker processes and Ray tasks unchanged."""
+    to worker processes and Ray tasks unchanged.
 
-    field: str
-    tools: Mapping[str, Any] | None = None
+    ``field`` is the column of Harmony text or token ids; ``parse`` how each record is read
+    (:class:`~harmony_grammar.format.options.ParseOptions`, its ``tools`` the batch-wide ones);
+    ``tools_field`` a column of per-record tools, which replace them where a record has some.
+    ``BatchOptions(tools=..., start=..., strict=...)`` still work for one release, with a
+    ``DeprecationWarning``: they are ``parse``'s fields now.
+    """
+
+    parse: ParseOptions = field(default_factory=ParseOptions)
+    field: str = "text"  # after parse: the name is the dataclasses function until here
     tools_field: str | None = None
-    start: str = "conversation"
-    strict: bool = True
     #: Why ``tools`` (the batch-wide argument) cannot be used: every record without tools
     #: of its own gets this as its HG290, rather than the whole batch raising.
     tools_error: str | None = None
@@ -164,9 +173,7 @@ def _check(
     tools: Mapping[str, Any] | None,
     options: BatchOptions,
 ) -> tuple[tuple[Diagnostic, ...], tuple[Message, ...]]:
-    checked = validate_record(
-        source, error, tools=tools, start=options.start, strict=options.strict
-    )
+    checked = validate_record(source, error, options.parse, tools=tools)
     if isinstance(checked, Diagnostic):
         return (checked,), ()
     return checked.diagnostics, checked.messages
@@ -238,7 +245,7 @@ def validate_values(
     for i, value in enumerate(values):
         read_error = read_errors[i] if read_errors is not None else None
         source, error = (None, read_error) if read_error else _source(value, options.field)
-        tools = options.tools
+        tools = options.parse.schemas
         own = None
         if tools_values is not None and source is not None:
             own, problem = cache.get(tools_values[i])
@@ -271,14 +278,8 @@ def _options(
     if tools is not None and nesting_exceeds(tools, MAX_JSON_DEPTH):
         # Deep tools are data, as a record's own are: each record says so (HG290).
         tools, tools_error = None, f"the tools nest deeper than {MAX_JSON_DEPTH}"
-    return BatchOptions(
-        field=field,
-        tools=tool_schemas(tools) if tools is not None else None,
-        tools_error=tools_error,
-        tools_field=tools_field,
-        start=start,
-        strict=not lenient if strict is None else strict,
-    )
+    parse = ParseOptions(start=start, strict=not lenient if strict is None else strict, tools=tools)
+    return BatchOptions(field=field, parse=parse, tools_error=tools_error, tools_field=tools_field)
 
 
 def validate_batch(

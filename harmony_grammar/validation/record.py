@@ -9,11 +9,15 @@ here once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic
-from ..tools.arguments import ToolsArgument
+from ..format.options import ParseKeywords, ParseOptions
 from .validator import ValidationReport, validate
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["failure", "validate_record"]
 
@@ -26,19 +30,18 @@ def failure(message: str) -> Diagnostic:
 def validate_record(
     source: str | Sequence[int] | None,
     error: str | None,
-    *,
-    tools: ToolsArgument,
-    start: str,
-    strict: bool,
+    options: ParseOptions,
+    **keywords: Unpack[ParseKeywords],
 ) -> ValidationReport | Diagnostic:
     """The record's report, or the HG290 diagnostic that stands for it.
 
     ``source`` None means the record could not be read; ``error`` says why (default
-    ``no input``). An exception from :func:`validate` is reported, with its type, not raised.
+    ``no input``); ``options`` and ``keywords`` are :func:`validate`'s. An exception from
+    :func:`validate` is reported, with its type, not raised.
     """
     if source is None:
         return failure(error or "no input")
     try:
-        return validate(source, tools=tools, start=start, strict=strict)
+        return validate(source, options, **keywords)
     except Exception as exc:  # one record must never stop a dataset run: report it, go on
         return failure(f"the record could not be validated ({type(exc).__name__}: {exc})"[:500])

@@ -11,14 +11,18 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..format.causes import Cause, causes_of
 from ..format.codes import CATALOGUE
 from ..format.diagnostics import LineIndex, Overflow
-from ..format.model import Diagnostic, Message, Role, Severity
+from ..format.model import Diagnostic, Message, Severity
+from ..format.options import ParseKeywords, ParseOptions
 from ..format.parser import parse
-from ..tools.arguments import ToolsArgument, tool_schemas
 from .rules import RuleContext, run_rules
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["ValidationReport", "validate"]
 
@@ -57,29 +61,29 @@ class ValidationReport:
 
 def validate(
     source: str | Sequence[int],
-    *,
-    tools: ToolsArgument = None,
-    start: str = "conversation",
-    role: str | Role = "assistant",
-    strict: bool = True,
+    options: ParseOptions | None = None,
+    **keywords: Unpack[ParseKeywords],
 ) -> ValidationReport:
     """Validate Harmony text or token ids: the grammar (HG1xx) and the rules (HG2xx, HG18x).
 
     ``tools`` (OpenAI-style ``[{"type": "function", "function": {...}}]`` or plain
     ``[{name, description, parameters}]`` lists) are the functions calls may address; without
     it they are recovered from the transcript's developer message when it has one.
-    ``start``, ``role`` and ``strict`` are :func:`~harmony_grammar.format.parser.parse`'s. Bad input
+    The options are :func:`~harmony_grammar.format.parser.parse`'s (one
+    :class:`~harmony_grammar.format.options.ParseOptions` and its fields as keywords); the
+    calls' arguments are checked by the rules, so the parse itself reads without tools. Bad input
     never raises: a ``source`` of the wrong type raises TypeError and a malformed ``tools``
     list (or a parameters schema that cannot check anything) ValueError. At most 1,000
     diagnostics are kept; one HG107 counts the rest.
     """
-    schemas = tool_schemas(tools) if tools is not None else None
-    result = parse(source, start=start, role=role, strict=strict)
+    opts = ParseOptions.of(options, keywords)
+    schemas = opts.schemas
+    result = parse(source, opts, tools=None)
     lines: LineIndex | None = None
     if isinstance(source, str):
         lines = LineIndex()
         lines.add(source, 0)
-    context = RuleContext.of(result.messages, tools=schemas, completion=start == "completion")
+    context = RuleContext.of(result.messages, tools=schemas, completion=opts.start == "completion")
     # Parser warnings the validator reports as errors (``Code.error_in_validate``): a call
     # that did not end in ``<|call|>`` is one a host never dispatches, which breaks the agent
     # even though the text parses; a forged tool result is a safety problem.

@@ -16,6 +16,7 @@ from harmony_grammar.data.pieces import Piece, plan
 from harmony_grammar.data.pool import IN_FLIGHT_PER_JOB, ordered_map, run_local
 from harmony_grammar.data.progress import Progress
 from harmony_grammar.data.read import Chunk, Failure, read_piece
+from harmony_grammar.format.options import ParseOptions
 from harmony_grammar.validation.batch import BatchOptions
 from harmony_grammar.validation.engine import ValidateTask
 
@@ -85,7 +86,7 @@ def test_an_overlong_line_is_an_error_without_losing_the_next(tmp_path):
 )
 def test_validation_reports_a_record_without_a_usable_field_as_hg290(tmp_path, line, error):
     piece = _jsonl(tmp_path, line + b"\n")
-    (batch,) = run_local([piece], ValidateTask(BatchOptions("text")))
+    (batch,) = run_local([piece], ValidateTask(BatchOptions(field="text")))
     assert batch.records == [1]
     (result,) = batch.item_results()
     (diagnostic,) = result.diagnostics
@@ -98,7 +99,7 @@ def test_dotted_fields_and_literal_keys(tmp_path):
         tmp_path, b'{"output.text": "<|start|>user<|message|>l<|end|>", "output": 1}\n', "l.jsonl"
     )
     for piece in (nested, literal):
-        (batch,) = run_local([piece], ValidateTask(BatchOptions("output.text")))
+        (batch,) = run_local([piece], ValidateTask(BatchOptions(field="output.text")))
         assert batch.columns["ok"] == [True]
 
 
@@ -147,7 +148,7 @@ def test_the_pool_keeps_a_bounded_number_of_items_in_flight():
 def test_options_reach_the_workers(tmp_path):
     body = b'{"text": "<|channel|>final<|message|>x<|return|>"}\n' * 3
     piece = _jsonl(tmp_path, body)
-    task = ValidateTask(BatchOptions("text", start="completion"))
+    task = ValidateTask(BatchOptions(field="text", parse=ParseOptions(start="completion")))
     for jobs in (1, 2):
         oks = [
             ok

@@ -18,6 +18,7 @@ import pytest
 from harmony_grammar import validate_batch
 from harmony_grammar.cli.main import main
 from harmony_grammar.data.pieces import plan as plan_path
+from harmony_grammar.format.options import ParseOptions
 from harmony_grammar.validation.batch import RESULT_COLUMNS, BatchOptions
 from harmony_grammar.validation.engine import validate_local
 from tests.support.dataset_records import TOOLS, completions
@@ -64,7 +65,9 @@ def shards(tmp_path_factory):
 
 
 def _local(root):
-    options = BatchOptions("text", tools_field="tools", start="completion")
+    options = BatchOptions(
+        field="text", tools_field="tools", parse=ParseOptions(start="completion")
+    )
     return [
         {"record": record, **{name: batch.columns[name][i] for name in RESULT_COLUMNS}}
         for batch in validate_local(plan(str(root), "text", "tools"), options, jobs=1)
@@ -108,7 +111,9 @@ def test_local_datasets_map_and_ray_agree_record_for_record(ray_local, shards, t
     hf_rows = mapped.remove_columns(["id", "text", "tools"]).to_list()
     assert [_comparable(r) for r in hf_rows] == [_comparable(r) for r in local]
 
-    options = BatchOptions("text", tools_field="tools", start="completion")
+    options = BatchOptions(
+        field="text", tools_field="tools", parse=ParseOptions(start="completion")
+    )
     ray_rows = [
         {"file": batch.file, "record": record,
          **{name: batch.columns[name][i] for name in RESULT_COLUMNS}}

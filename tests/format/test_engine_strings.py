@@ -178,11 +178,6 @@ def test_other_engines_strings_read_as_intended(case: Case) -> None:
     assert _read(case.text, case.start, same_in_ids=case.same_in_ids) == case.want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a spaced stripped header (SGLang's TextStrategy strings): 'analysis … assistantfinal …'"
-    " is read as one final message, so the reasoning reaches the user as the answer",
-)
 @pytest.mark.parametrize(
     "text",
     [

@@ -245,7 +245,7 @@ def test_one_frozen_options_object_for_every_entry_point():
         ({"content_type": "xml"}, "content_type"),
         ({"whitespace": "lots"}, "whitespace"),
         ({"tool_choice": 3}, "tool_choice"),
-        ({"toolchoice": "auto"}, "unknown turn grammar option 'toolchoice'"),
+        ({"toolchoice": "auto"}, "unknown TurnOptions option 'toolchoice'"),
     ],
 )
 def test_bad_options_are_refused_when_the_options_are_made(change, message):

@@ -15,7 +15,8 @@ records a sink (text kept "in a header's span" but in no field) cannot pass it.
 * **Missing** characters are in the input and in no field, as a multiset, less what the
   format itself spells as syntax or debris: one ``t``, ``o`` and ``=`` per ``to=`` in the
   input, and (text only) the characters of a partial control-token spelling (``<|cha``,
-  ``<|call|``, a lone ``<``), which the issue lets the parser discard as debris.
+  ``<|call|``, a lone ``<``), which the issue lets the parser discard as debris; and a
+  recipient or channel a header spells twice (``to=f to=f``), one field.
 * **Extra** characters are in a field and not in the input: a field read twice, or text
   made up. An author that is a role word and a channel that is a channel word may be a
   default the input never spelled (a completion's ``assistant``), so they are left out here.
@@ -63,10 +64,11 @@ def _byte_table() -> tuple[bytes, ...]:
     return token_bytes_table(load_encoding())
 
 
-def input_text(source: str | Sequence[int]) -> str:
-    """The input's text with its structure taken out (see the module docstring)."""
+def input_text(source: str | Sequence[int], sep: str = "") -> str:
+    """The input's text with its structure taken out (see the module docstring); ``sep``
+    stands where structure was."""
     if isinstance(source, str):
-        return CONTROL_SPELLING_RE.sub("", source)
+        return CONTROL_SPELLING_RE.sub(sep, source)
     table = _byte_table()
     runs: list[str] = []
     run: list[bytes] = []
@@ -79,7 +81,7 @@ def input_text(source: str | Sequence[int]) -> str:
             run = []
     if run:
         runs.append(b"".join(run).decode("utf-8", errors="replace"))
-    return "".join(runs)
+    return sep.join(runs)
 
 
 #: Whitespace, exactly as ``str.isspace`` says (``re``'s ``\s`` is the same Unicode property).
@@ -149,6 +151,28 @@ class FieldCheck:
         return out
 
 
+def _written_twice(text: str, messages: Sequence[Message]) -> Counter[str]:
+    """The characters of a field a header spells twice (docs/parser.md: ``to=f to=f``,
+    ``to=f<|channel|>commentary to=f``, ``final<|channel|>final``, ``assistant``'s own
+    ``to=assistant``): a recipient, channel or author word written more often in the input
+    than in all the fields together, as a whole word."""
+    twice: Counter[str] = Counter()
+    fields = [
+        value
+        for m in messages
+        for value in (m.author, m.recipient, m.channel, m.content_type, m.unread, m.content)
+        if value
+    ]
+    words = {m.recipient for m in messages} | {m.channel for m in messages}
+    for word in (words | {m.author for m in messages}) - {None, ""}:
+        assert word is not None
+        spelled = re.compile(rf"(?<![\w.\-:/@]){re.escape(word)}(?![\w.\-:/@])")
+        extra = len(spelled.findall(text)) - sum(len(spelled.findall(f)) for f in fields)
+        for _ in range(extra):
+            twice.update(_visible(word))
+    return twice
+
+
 def field_check(source: str | Sequence[int], result: ParseResult) -> FieldCheck:
     """Check a lenient parse of ``source`` field by field (see the module docstring)."""
     ids = not isinstance(source, str)
@@ -166,6 +190,7 @@ def field_check(source: str | Sequence[int], result: ParseResult) -> FieldCheck:
     forgiven = Counter({"t": syntax, "o": syntax, "=": syntax})
     if not ids:
         forgiven.update(_visible_counts("".join(_PARTIAL.findall(text))))
+    forgiven.update(_written_twice(input_text(source, " "), result.messages))
     # Counter arithmetic in one pass (Counter's ``-`` loops in Python, once per operator):
     # missing = have - read - may_be_default - forgiven, extra = read - have, each >= 0.
     missing: Counter[str] = Counter()

@@ -19,7 +19,7 @@ from harmony_grammar.cli.main import main
 from harmony_grammar.data.pieces import plan as plan_path
 from harmony_grammar.data.pieces import split
 from harmony_grammar.data.read import read_piece
-from harmony_grammar.tools.arguments import tool_schemas
+from harmony_grammar.format.options import ParseOptions
 from harmony_grammar.validation.batch import RESULT_COLUMNS, BatchOptions
 from harmony_grammar.validation.engine import validate_local
 from harmony_grammar.validation.html_report import SAMPLE_SIZE, ReportData
@@ -299,7 +299,7 @@ def test_two_workers_reading_small_pieces_give_what_one_process_gives(dataset_fi
     root, texts = dataset_files
     _jsonl_with_rough_lines(root / "rough.jsonl", texts)
     units = plan(str(root / name), "text")
-    options = BatchOptions("text", tools=tool_schemas(TOOLS))
+    options = BatchOptions(field="text", parse=ParseOptions(tools=TOOLS))
 
     def rows(jobs, piece):
         return [
@@ -474,7 +474,7 @@ def test_the_report_is_one_html_page_holding_the_figures_data(capsys, tmp_path):
 def test_report_partials_merged_in_any_order_equal_one_pass_over_the_results(tmp_path):
     texts = [t[:-4] if i % 3 == 0 else t for i, t in enumerate(completions(120, seed=8))]
     pq.write_table(pa.table({"text": texts}), tmp_path / "d.parquet", row_group_size=30)
-    options = BatchOptions("text", tools=tool_schemas(TOOLS), start="completion")
+    options = BatchOptions(field="text", parse=ParseOptions(tools=TOOLS, start="completion"))
     batches = list(validate_local(plan(str(tmp_path / "d.parquet"), "text"), options))
     whole = ReportData()
     for batch in batches:
