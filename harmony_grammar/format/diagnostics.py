@@ -1,6 +1,6 @@
 """Making diagnostics: the catalogue's codes (:mod:`.codes`), positions, the overflow cap.
 
-Every code is one record of :data:`~.codes.CATALOGUE` (``format/codes.py``), documented in
+Every code is one record of :data:`~.codes.CATALOGUE` (data in ``format/codes.json``), documented in
 docs/diagnostics.md, which is generated from the records. :func:`make_diagnostic` is the one
 way a diagnostic is made: from a catalogued code, with the record's severity unless told.
 """

@@ -1,4 +1,5 @@
-"""The diagnostic codes' records (``format/codes.py``) against the code that uses them.
+"""The diagnostic codes' records (``format/codes.json``, read by ``format/codes.py``) against
+the code that uses them.
 
 The records name who emits each code; these tests read the package's source (``ast``) and
 fail when a record and the source disagree:
@@ -10,7 +11,9 @@ fail when a record and the source disagree:
   emit); every other caller asks a field of the record;
 * ``recovered`` is exactly the codes of the lenient repair rows.
 
-And the facts a diagnostic carries (HG107's counts) survive ``to_dict``/``from_dict`` and add
+A record the loader cannot read whole (an unknown key, a severity or layer that does not
+exist, a field of the wrong type) is refused with an error naming its code. And the facts a
+diagnostic carries (HG107's counts) survive ``to_dict``/``from_dict`` and add
 up across caps, and the one judge of a call body (``arguments_problem``) is what the
 validator's rule and the dialect's reader report.
 """
@@ -32,7 +35,7 @@ from hypothesis import strategies as st
 from harmony_grammar import validate
 from harmony_grammar.dialect.scanner import read_arguments
 from harmony_grammar.format.call_check import arguments_problem
-from harmony_grammar.format.codes import CATALOGUE, Layer
+from harmony_grammar.format.codes import CATALOGUE, Layer, load_catalogue
 from harmony_grammar.format.diagnostics import Overflow, make_diagnostic
 from harmony_grammar.format.model import Diagnostic, Severity
 from harmony_grammar.format.repairs import LENIENT
@@ -40,9 +43,9 @@ from harmony_grammar.validation.rules import RULES
 
 PACKAGE = Path(__file__).resolve().parents[2] / "harmony_grammar"
 _CODE = re.compile(r"HG\d{3}")
-#: Where codes are declared rather than emitted: the records, the readers of the records,
-#: and the repair table (its rows list the codes their functions report).
-_DECLARING = {"format.codes.CATALOGUE", "format.repairs.LENIENT"}
+#: Where codes are declared rather than emitted: the repair table (its rows list the codes
+#: their functions report). The records themselves are data (``format/codes.json``).
+_DECLARING = {"format.repairs.LENIENT"}
 
 
 def _code_literals(node: ast.AST) -> list[ast.Constant]:
@@ -107,7 +110,7 @@ def test_every_code_named_in_the_source_has_a_record_and_every_record_is_emitted
 def test_emitted_by_names_exactly_the_emitters(code):
     emitted, _ = _scan()
     assert set(CATALOGUE[code].emitted_by) == emitted[code], (
-        f"{code}: set its record's emitted_by (format/codes.py) to {sorted(emitted[code])}, "
+        f"{code}: set its record's emitted_by (format/codes.json) to {sorted(emitted[code])}, "
         "then run python scripts/diagnostics_doc.py"
     )
     assert list(CATALOGUE[code].emitted_by) == sorted(CATALOGUE[code].emitted_by)
@@ -157,6 +160,53 @@ def test_the_facts_callers_branch_on_are_where_the_parser_puts_them():
     )
     assert any(CATALOGUE[d.code].forged_tool_result for d in forged.diagnostics)
     assert not any(CATALOGUE[d.code].stripped_dialect for d in forged.diagnostics)
+
+
+_RECORDS = (PACKAGE / "format" / "codes.json").read_text(encoding="utf-8")
+
+
+def test_the_records_file_is_the_catalogue():
+    assert load_catalogue(_RECORDS) == CATALOGUE
+    assert list(CATALOGUE) == sorted(CATALOGUE)
+
+
+#: Ways to break one record, each with the reason the loader must give.
+_BREAKS = {
+    "unknown key": (lambda r: r | {"severty": "error"}, "unknown keys"),
+    "bad severity": (lambda r: r | {"severity": "fatal"}, "severity 'fatal'"),
+    "severity of the wrong type": (lambda r: r | {"severity": 2}, "severity 2"),
+    "bad layer": (lambda r: r | {"code": "HG4" + r["code"][3:]}, "is not HG1xx"),
+    "no layer digit": (lambda r: r | {"code": r["code"] + "0"}, "is not HG1xx"),
+    "missing meaning": (lambda r: {k: v for k, v in r.items() if k != "meaning"}, "missing"),
+    "empty slug": (lambda r: r | {"slug": " "}, "slug is empty"),
+    "flag not a bool": (lambda r: r | {"recovered": "yes"}, "recovered is true or false"),
+    "flag a number": (lambda r: r | {"record_level": 1}, "record_level is true or false"),
+    "emitters not a list": (lambda r: r | {"emitted_by": "format.engine.Engine"}, "emitted_by"),
+    "facts not names": (lambda r: r | {"facts": [1]}, "facts is a list of names"),
+    "text not a string": (lambda r: r | {"detail": ["x"]}, "detail is a string"),
+    "unknown cause": (lambda r: r | {"cause": "cosmic-rays"}, "no shared cause"),
+    "half a cause": (lambda r: r | {"cause": {"summary": "s"}}, "a cause is"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BREAKS))
+@given(at=st.integers(0, len(CATALOGUE) - 1))
+def test_a_malformed_record_is_refused_naming_its_code(name, at):
+    """Any record broken each way is refused, the message naming the code as written."""
+    data = json.loads(_RECORDS)
+    broken, reason = _BREAKS[name]
+    data["codes"][at] = broken(data["codes"][at])
+    with pytest.raises(ValueError, match=re.escape(reason)) as refused:
+        load_catalogue(json.dumps(data))
+    assert data["codes"][at]["code"] in str(refused.value)
+
+
+@given(at=st.integers(1, len(CATALOGUE) - 1))
+def test_a_repeated_or_misplaced_code_is_refused(at):
+    data = json.loads(_RECORDS)
+    data["codes"][at]["code"] = data["codes"][at - 1]["code"]
+    with pytest.raises(ValueError, match=f"{data['codes'][at]['code']}: out of code order"):
+        load_catalogue(json.dumps(data))
 
 
 def test_a_fact_the_record_does_not_name_is_refused():

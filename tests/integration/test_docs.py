@@ -73,7 +73,7 @@ def test_the_repair_table_is_documented_as_it_is():
 
 
 def test_diagnostics_md_is_generated_from_the_codes_records():
-    """docs/diagnostics.md is what scripts/diagnostics_doc.py makes of format/codes.py."""
+    """docs/diagnostics.md is what scripts/diagnostics_doc.py makes of format/codes.json."""
     from scripts.diagnostics_doc import render
 
     text = (DOCS / "diagnostics.md").read_text(encoding="utf-8")
