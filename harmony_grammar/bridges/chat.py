@@ -52,7 +52,9 @@ class ChatCompletionStream(BridgeStream):
     makes the call ids (default ``call_`` + 24 random hex digits). ``stripped_dialect`` is
     as for :func:`~harmony_grammar.parse`: token ids are read as the stripped dialect only
     when it is True (ids that went through a detokenizer and back). A call into one of
-    ``namespaces`` (``to=NAMESPACE.fn``) is a tool call named ``NAMESPACE.fn``.
+    ``namespaces`` (``to=NAMESPACE.fn``) is a tool call named ``NAMESPACE.fn``. A call to one
+    of the ``custom`` recipients (custom tools, :attr:`~harmony_grammar.tools.ToolSet.custom`) is
+    sent as ``{"type": "custom", "custom": {"name", "input"}}``, its raw input verbatim.
     """
 
     def __init__(
@@ -64,9 +66,11 @@ class ChatCompletionStream(BridgeStream):
         created: int | None = None,
         id_factory: Callable[[int], str] | None = None,
         namespaces: Iterable[str] = (),
+        custom: Iterable[str] = (),
         **keywords: Unpack[ParseKeywords],
     ) -> None:
         super().__init__(bridge_options(options, keywords), namespaces)
+        self._custom = frozenset(custom)
         self._base = {
             "id": completion_id or f"chatcmpl-{secrets.token_hex(12)}",
             "object": "chat.completion.chunk",
@@ -109,15 +113,12 @@ class ChatCompletionStream(BridgeStream):
         if self.kind != FUNCTION_CALL or cut:
             return []
         index = self.calls - 1
-        call = {
-            "index": index,
-            "id": self._make_id(index),
-            "type": "function",
-            "function": {
-                "name": call_name(message.recipient),
-                "arguments": message.content,
-            },
-        }
+        name = call_name(message.recipient)
+        call: dict[str, Any] = {"index": index, "id": self._make_id(index)}
+        if message.recipient in self._custom:
+            call.update(type="custom", custom={"name": name, "input": message.content})
+        else:
+            call.update(type="function", function={"name": name, "arguments": message.content})
         return [self._chunk({"tool_calls": [call]})]
 
     def close(self, *, truncated: bool = False) -> list[dict[str, Any]]:
@@ -145,7 +146,9 @@ def accumulate(chunks: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
     Texts are concatenated (``content`` and ``reasoning_content``, None when no chunk had
     any); each call is keyed by its ``index``, its first chunk giving the id, type and name,
-    every chunk adding to its ``arguments`` (``tool_calls`` is always a list, in index order).
+    every chunk adding to its ``arguments`` (``tool_calls`` is always a list, in index order);
+    a custom call (``{"type": "custom", "custom": {"name", "input"}}``) comes whole and is
+    kept whole.
     Chunks without choices (a usage chunk, an error chunk) add nothing; only choice 0 is read.
     """
     texts: dict[str, list[str]] = {field: [] for field in _FIELDS}
@@ -161,7 +164,14 @@ def accumulate(chunks: Iterable[dict[str, Any]]) -> dict[str, Any]:
             for call in delta.get("tool_calls") or ():
                 function = call.get("function") or {}
                 known = calls.get(call["index"])
-                if known is None:
+                if known is None and "custom" in call:
+                    # A custom call is sent whole, in one chunk: kept as it came.
+                    calls[call["index"]] = {
+                        "id": call.get("id"),
+                        "type": call.get("type", "custom"),
+                        "custom": dict(call["custom"]),
+                    }
+                elif known is None:
                     calls[call["index"]] = {
                         "id": call.get("id"),
                         "type": call.get("type", "function"),
@@ -194,9 +204,10 @@ def to_chat_completion(
     output (it is that stream fed everything and closed, the chunks accumulated), with the
     same arguments and defaults. ``content`` and ``reasoning_content`` are None when empty;
     ``tool_calls`` is always a list. ``finish_reason`` is ``tool_calls`` when a call was made
-    (also one whose ``<|call|>`` was dropped), ``stop`` after ``<|return|>`` or ``<|end|>``
-    (or when the stop tokens were stripped), ``length`` when the output ends inside a message
-    or ``truncated`` says it stopped at the token limit.
+    (also one whose ``<|call|>`` was dropped), ``stop`` when it ended otherwise (after
+    ``<|return|>`` or ``<|end|>``, or inside a message whose stop token the engine or server
+    dropped or stripped, an empty output too), ``length`` only when ``truncated`` says it
+    stopped at the token limit.
 
     The parse is lenient (the usual model deviations repaired) unless ``strict``; the
     diagnostics are returned under ``"diagnostics"`` (``Diagnostic.to_dict()`` each), a key

@@ -202,8 +202,9 @@ class ResponsesStream(BridgeStream):
             given if isinstance(given, ToolSet) else listed if isinstance(listed, list) else None
         )
         if isinstance(given, ToolSet) or opts.tools is None:
-            # Without function tools no call is checked (an empty list would flag every call).
-            opts = replace(opts, tools=toolset if toolset.schemas else None)
+            # Without callable tools no call is checked (an empty list would flag every
+            # call); with them, calls into functions and the declared namespaces are.
+            opts = replace(opts, tools=toolset if toolset else None)
         super().__init__(opts, toolset.namespaces)
         self._custom = toolset.custom
         self._seal = seal
@@ -347,10 +348,11 @@ def to_responses(
     calls) a ``reasoning`` item with its text, a ``functions.*`` call a ``function_call``
     with ``call_id``, ``name`` and ``arguments`` verbatim, a final answer or preamble a
     ``message`` with one ``output_text`` (``phase`` ``final_answer`` or ``commentary``). The
-    turn ends at a message the model should not write (a tool's result). A turn whose output
-    ends inside a text message (or ``truncated``, stopped at the token limit) is
-    ``incomplete``, its last item too; a call whose ``<|call|>`` was dropped is a completed
-    call, as in :func:`~.chat.to_chat_completion`.
+    turn ends at a message the model should not write (a tool's result). A turn that stopped
+    at the token limit (``truncated``) is ``incomplete``, its last item too; one whose output
+    just ends inside a message (its stop token dropped or stripped) is ``completed``, and a
+    call whose ``<|call|>`` was dropped is a completed call, as in
+    :func:`~.chat.to_chat_completion`.
 
     The parse is lenient unless ``strict``: the usual model deviations are repaired, and
     every diagnostic is listed under ``diagnostics``; an error that cannot be repaired makes

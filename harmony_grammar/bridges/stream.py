@@ -15,10 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..format.codes import CATALOGUE
 from ..format.events import (
     ContentDelta,
-    DiagnosticEvent,
     Event,
     HeaderComplete,
     MessageEnd,
@@ -66,9 +64,6 @@ class BridgeStream:
         self.ended = False  # the model began a message it should not write: ignore the rest
         self.calls = 0
         self.last_cut: bool | None = None
-        # Whether the stripped-token dialect was read (HG160) before the current event: taken
-        # from the events in order, so the answer never depends on where a chunk ended.
-        self.stripped = False
         self._closing = False
         self._truncated = False
         self._closed = False
@@ -121,11 +116,7 @@ class BridgeStream:
         for event in events:
             if self.ended:
                 break
-            if isinstance(event, DiagnosticEvent):
-                # Read in the stripped-token dialect: every terminator is gone there, so a
-                # message without one says nothing about a cut.
-                self.stripped = self.stripped or CATALOGUE[event.diagnostic.code].stripped_dialect
-            elif isinstance(event, HeaderComplete):
+            if isinstance(event, HeaderComplete):
                 self.kind = item_kind(
                     event.role,
                     event.recipient,
@@ -140,12 +131,7 @@ class BridgeStream:
             elif isinstance(event, (ContentDelta, ToolCallDelta)) and event.text:
                 out += self._on_delta(event.text)
             elif isinstance(event, MessageEnd) and self.kind is not None:
-                cut = message_cut(
-                    self.kind,
-                    event.message,
-                    stripped=self.stripped,
-                    truncated=self._closing and self._truncated,
-                )
+                cut = message_cut(event.message, truncated=self._closing and self._truncated)
                 self.last_cut = cut
                 if self.kind == FUNCTION_CALL and not cut:
                     self.calls += 1

@@ -12,11 +12,11 @@ others, so they cannot disagree on what a message is or on how the turn ended:
   Responses bridge reads ``length`` as ``incomplete``).
 
 The end of the input says nothing by itself: servers drop the stop token that ended
-generation (``<|call|>``, ``<|return|>``), and detokenizers strip every control token
-(HG160, a code whose record says ``stripped_dialect``). So a call the input ends inside is
-still a call the host must run, unless the caller says the output was ``truncated`` (it
-stopped at the token limit); a text message the input ends inside is cut, unless the control
-tokens were stripped (then no terminator could have survived). docs/bridges.md records these
+generation (``<|call|>``, ``<|return|>``), an engine may end at its end-of-sequence or a
+stop string it strips, and detokenizers strip every control token (HG160). So a message the
+input ends inside is whole, a call included (the host must run it), unless the caller says
+the output was ``truncated`` (it stopped at the token limit): only that is a cut, reported as
+``length`` (Responses: ``incomplete``, ``max_output_tokens``). docs/bridges.md records these
 decisions.
 """
 
@@ -79,28 +79,26 @@ def call_name(recipient: str | None) -> str:
     return recipient.removeprefix(FUNCTIONS_PREFIX)
 
 
-def message_cut(kind: str, message: Message, *, stripped: bool, truncated: bool) -> bool:
-    """Whether ``message`` (of ``kind``) was cut before its end.
+def message_cut(message: Message, *, truncated: bool) -> bool:
+    """Whether ``message`` was cut before its end.
 
     ``truncated`` says the output stopped at the token limit right after this message (the
     caller's word, given only for the turn's last message). A message with its terminator is
-    whole. Without one, a call is whole unless ``truncated`` (its ``<|call|>`` was dropped by
-    the server or stripped: the host must still run it); a text message is cut unless the
-    control tokens were ``stripped`` and the output was not ``truncated``.
+    whole; one without is cut only when ``truncated``: its terminator was otherwise dropped
+    by the server, stripped, or never written because the engine stopped there (end of
+    sequence, a stop string), none of which is a cut.
     """
     if message.terminator is not None:
         return False
-    if kind == FUNCTION_CALL:
-        return truncated
-    return truncated or not stripped
+    return truncated
 
 
 def finish_reason(calls: int, last_cut: bool | None, *, truncated: bool) -> str:
-    """The turn's end: ``length`` when the output was ``truncated`` at the token limit,
-    ``tool_calls`` when it made a call, ``length`` when its last message was cut (or it has
-    none: ``last_cut`` None), else ``stop``."""
-    if truncated:
+    """The turn's end: ``length`` when the output was ``truncated`` at the token limit (or
+    its last message was cut, which only a truncation does), ``tool_calls`` when it made a
+    call, else ``stop`` (an empty output that was not cut included)."""
+    if truncated or last_cut:
         return "length"
     if calls:
         return "tool_calls"
-    return "length" if last_cut is None or last_cut else "stop"
+    return "stop"

@@ -80,6 +80,12 @@ def register(subparsers: Any) -> None:
         "tokens by id (any build; the default) or llguidance (a LLAMA_LLGUIDANCE build)",
     )
     parser.add_argument(
+        "--engine-version",
+        metavar="VERSION",
+        help="vllm: the engine's release (its /version), so that the structural tag is "
+        "written for the xgrammar it pins (0.34: xgrammar 0.2.8); default: today's libraries",
+    )
+    parser.add_argument(
         "--upstream-timeout",
         type=float,
         default=60.0,
@@ -218,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
             upstream_api_key=upstream_key,
             workers=args.workers,
             replay=args.replay,
+            engine_version=args.engine_version,
         )
     except (ValueError, GatewayError) as exc:
         sock.close()

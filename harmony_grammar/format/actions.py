@@ -119,6 +119,7 @@ def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
                 exact=engine.exact_positions,
                 start=draft.start,
                 end=end,
+                namespaced=engine.namespaced,
             )
     if engine.events is not None:
         engine.events.append(

@@ -72,11 +72,22 @@ class CallCheck:
         exact: bool,
         start: int,
         end: int,
+        namespaced: Mapping[str, Any] | None = None,
     ) -> CallCheck | None:
-        """A check for a call to ``recipient``, or None when there is nothing to check."""
-        if not recipient.startswith("functions."):
-            return None  # built-in tools (browser.*, python) have no schema here
-        name = recipient.removeprefix("functions.")
+        """A check for a call to ``recipient``, or None when there is nothing to check.
+
+        ``tools`` is the ``functions`` namespace by name; ``namespaced`` the tools of the
+        other declared namespaces by recipient (``NAMESPACE.fn``). A call into a namespace
+        neither declares (``browser.*``, ``python``: built-in tools) is not checked.
+        """
+        namespaced = namespaced or {}
+        if recipient.startswith("functions."):
+            name = recipient.removeprefix("functions.")
+        else:
+            namespace = recipient.partition(".")[0]
+            if not any(key.partition(".")[0] == namespace for key in namespaced):
+                return None  # built-in tools (browser.*, python) have no schema here
+            name, tools = recipient, namespaced
         if name not in tools:
             known = ", ".join(sorted(tools)) or "none"
             diagnose("HG181", f"{name!r} is not among the tools ({known})", start, end)

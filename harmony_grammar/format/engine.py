@@ -25,8 +25,8 @@ terminals may come is the grammar's alone.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .actions import ACTIONS
 from .call_check import CallCheck
@@ -146,6 +146,8 @@ class Engine:
         self.events = events
         self.new_call_id = call_id or _counter_ids()
         self.tools = tools
+        #: The namespaces' tools by recipient (``NAMESPACE.fn``): their calls are checked too.
+        self.namespaced: Mapping[str, Any] = opts.namespaced
         self.call_check: CallCheck | None = None
         self._pending = PendingText()
         self.skipping = False

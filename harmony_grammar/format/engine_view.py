@@ -30,6 +30,8 @@ class EngineView(Repairable, Protocol):
     new_call_id: Callable[[], str]
     #: The tools a call's arguments are checked against (None: not checked).
     tools: Mapping[str, Any] | None
+    #: The declared namespaces' tools by recipient (``NAMESPACE.fn``), checked as well.
+    namespaced: Mapping[str, Any]
     #: The check of the call being read (None when none is open).
     call_check: CallCheck | None
     #: True after an error, until the next ``<|start|>`` (strict mode).

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from ..base.options import Options
-from ..tools.arguments import ToolsArgument, tool_schemas
 from ..tools.names import MAX_HEADER_LENGTH
+from ..tools.toolset import ToolsArgument, ToolSet
 from .model import Role
 
 __all__ = ["DEFAULT_MAX_HEADER_LENGTH", "START_RULES", "ParseKeywords", "ParseOptions"]
@@ -54,10 +54,12 @@ class ParseOptions(Options):
     - ``role``: the author of a completion (``assistant``); a :class:`~.model.Role` after
       creation;
     - ``strict``: False repairs the deviations real models produce, each with its warning;
-    - ``tools``: OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``:
-      each ``functions.*`` call's arguments are checked against its schema as they are read.
-      Held as ``{name: schema}`` after creation (None: no tools given, no call checked); a
-      malformed list raises ``ValueError`` naming the tool;
+    - ``tools``: OpenAI-style or plain ``{name, parameters}`` lists, ``{name: schema}``, or
+      a :class:`~harmony_grammar.tools.ToolSet`: each ``functions.*`` call's arguments (and
+      each call into a declared ``namespace``'s tool, ``to=NAMESPACE.fn``) are checked
+      against its schema as they are read. Held as the ``ToolSet`` read once
+      (:meth:`~harmony_grammar.tools.ToolSet.read`) after creation (None: no tools given,
+      no call checked); a malformed list raises ``ValueError`` naming the tool;
     - ``max_header_length``: longer header text is an error (HG104), read as content;
     - ``stripped_dialect``: whether ordinary text may spell stripped control tokens (lenient
       only; None: yes for text, no for token ids, which are authoritative);
@@ -81,7 +83,7 @@ class ParseOptions(Options):
             raise ValueError(f"start must be one of {', '.join(START_RULES)}, not {self.start!r}")
         object.__setattr__(self, "role", Role(self.role))
         if self.tools is not None:
-            object.__setattr__(self, "tools", tool_schemas(self.tools))
+            object.__setattr__(self, "tools", ToolSet.read(self.tools))
 
     @property
     def author(self) -> Role:
@@ -90,5 +92,12 @@ class ParseOptions(Options):
 
     @property
     def schemas(self) -> Mapping[str, Any] | None:
-        """``tools`` as ``{name: schema}`` (None when no tools were given)."""
-        return self.tools  # type: ignore[return-value]
+        """The ``functions`` namespace as ``{name: schema}`` (None when no tools were
+        given)."""
+        return None if self.tools is None else ToolSet.read(self.tools).schemas
+
+    @property
+    def namespaced(self) -> Mapping[str, Any]:
+        """The declared namespaces' tools by recipient (``NAMESPACE.fn``), whose calls are
+        checked too (empty when no tools were given)."""
+        return {} if self.tools is None else ToolSet.read(self.tools).namespaced

@@ -34,7 +34,8 @@ def parse(
     warning code. Bad input never
     raises: every problem is a :class:`~harmony_grammar.format.model.Diagnostic` in the result.
     With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),
-    each ``functions.*`` call's arguments are checked against its schema as they are read;
+    each ``functions.*`` call's arguments (and each call into a declared ``namespace``'s tool,
+    ``to=NAMESPACE.fn``) are checked against its schema as they are read;
     a malformed ``tools`` raises ``ValueError`` with one line naming the tool.
 
     Lenient parsing loses nothing: every character (token) of the input is in a message's

@@ -51,7 +51,7 @@ from starlette.routing import Route
 from ..base.options import Options
 from ..tools.json_limits import JsonLimitError, loads_bounded
 from .backend import Backend, Output
-from .completions import completion_payloads, fold_completion, plan_completion
+from .completions import Draw, completion_payloads, fold_completion, plan_completion, unscored
 from .embedded import EmbeddedBackend
 from .errors import GatewayError, UpstreamError, bad_request
 from .metrics import Metrics, RequestLayer
@@ -362,17 +362,22 @@ class Gateway:
         )
         if not plan.stream:
             plan = dataclasses.replace(plan, include_usage=True)  # whole answers carry usage
-        tokens = backend.tokens(
-            plan.prompt,
-            plan.grammar,
-            max_tokens=plan.max_tokens,
-            temperature=plan.temperature,
-            seed=plan.seed,
-            stop_ids=plan.stop_ids,
-        )
+        sampling: dict[str, Any] = {
+            "max_tokens": plan.max_tokens,
+            "temperature": plan.temperature,
+            "seed": plan.seed,
+            "stop_ids": plan.stop_ids,
+        }
+        tokens: AsyncGenerator[Draw, None]
+        if isinstance(backend, EmbeddedBackend):
+            tokens = backend.draws(plan.prompt, plan.grammar, logprobs=plan.logprobs, **sampling)
+        elif plan.logprobs is not None:
+            raise bad_request(f"the {backend.name} backend gives no log-probabilities", "logprobs")
+        else:
+            tokens = unscored(backend.tokens(plan.prompt, plan.grammar, **sampling))
         # The first id before answering: llguidance's refusal of the grammar is a 400.
         try:
-            first: int | None = await anext(tokens)
+            first: Draw | None = await anext(tokens)
         except StopAsyncIteration:
             first = None
         except BaseException:
@@ -392,7 +397,7 @@ class Gateway:
     async def _counted(
         self,
         payloads: AsyncGenerator[dict[str, Any], None],
-        tokens: AsyncGenerator[int, None],
+        tokens: AsyncGenerator[Draw, None],
         faults: list[UpstreamError] | None,
     ) -> AsyncGenerator[dict[str, Any], None]:
         # One open stream while it runs; the generation is closed however it ends. A fault

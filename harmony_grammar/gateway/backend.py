@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..generation.sampling import TokenLogprobs
 from .planning import Plan
 
 __all__ = ["Backend", "Output", "TokenSource"]
@@ -27,12 +28,15 @@ class Output:
     ``completion_tokens`` is the engine's own count when it reports one (the text engines).
     ``finish_reason`` is the engine's own word on why it stopped, where it says: ``length``
     (its token limit) or ``stop`` (a stop token or string, which it may have dropped).
+    ``logprobs`` holds one entry per id of ``ids`` where the plan asked for them
+    (:attr:`~.planning.Plan.logprobs`) and the backend can give them (the embedded one).
     """
 
     ids: tuple[int, ...] = ()
     text: str = ""
     completion_tokens: int | None = None
     finish_reason: str | None = None
+    logprobs: tuple[TokenLogprobs, ...] = ()
 
 
 class Backend(Protocol):

@@ -7,7 +7,9 @@ raw completion's prompt is raw), ``max_tokens``, ``temperature``, ``seed``, ``st
 ``return_token_ids``. Each choice carries ``text`` (special tokens spelled) and
 ``token_ids``, as vLLM's does with ``return_token_ids: true``; the first streamed chunk also
 carries ``prompt_token_ids``. An xgrammar ``structural_tag`` is refused (400): the embedded
-engine masks with llguidance only.
+engine masks with llguidance only. ``logprobs`` (0 to 20 alternatives) gives each id's
+log-probability in the legacy shape (``tokens``, ``token_logprobs``, ``top_logprobs``,
+``text_offset``) on the embedded backend (:mod:`.logprobs`); the replay backend refuses it.
 
 The request is read once, here (:func:`plan_completion`), with the planner's field readers
 and limits: ``max_tokens`` is capped by ``--max-tokens-limit``, and the client's grammar
@@ -27,11 +29,20 @@ from typing import Any
 
 from ..format.tokens import CONTROL_SPELLINGS
 from ..format.vocabulary import load_encoding
+from ..generation.sampling import TokenLogprobs
 from ..schema.grammar_gate import grammar_limit_problem
 from .errors import GatewayError, bad_request
-from .planning import Limits, _integer, _number
+from .logprobs import completion_logprobs
+from .planning import MAX_TOP_LOGPROBS, Limits, _integer, _number
 
-__all__ = ["CompletionPlan", "completion_payloads", "fold_completion", "plan_completion"]
+__all__ = [
+    "CompletionPlan",
+    "Draw",
+    "completion_payloads",
+    "fold_completion",
+    "plan_completion",
+    "unscored",
+]
 
 #: The grammar of a completion with no constraint: any text, then end-of-sequence.
 UNCONSTRAINED = "%llguidance {}\nstart: /(?s:.*)/\n"
@@ -52,6 +63,8 @@ class CompletionPlan:
     stream: bool
     include_usage: bool
     model: str
+    #: Alternatives per position wanted with each id's log-probability; None: not asked.
+    logprobs: int | None = None
 
 
 def _prompt(value: Any) -> list[int]:
@@ -119,11 +132,25 @@ def plan_completion(request: Any, *, model: str, limits: Limits) -> CompletionPl
         stream=bool(stream),
         include_usage=isinstance(options, Mapping) and options.get("include_usage") is True,
         model=name or model,
+        logprobs=_integer(request, "logprobs", 0, MAX_TOP_LOGPROBS),
     )
 
 
+#: One drawn id and its log-probabilities (None where not asked for).
+Draw = tuple[int, TokenLogprobs | None]
+
+
+async def unscored(tokens: AsyncGenerator[int, None]) -> AsyncGenerator[Draw, None]:
+    """A backend's bare ids as draws without log-probabilities; closing it closes ``tokens``."""
+    try:
+        async for token in tokens:
+            yield token, None
+    finally:
+        await tokens.aclose()
+
+
 async def completion_payloads(
-    plan: CompletionPlan, tokens: AsyncIterator[int], first: int | None
+    plan: CompletionPlan, tokens: AsyncIterator[Draw], first: Draw | None
 ) -> AsyncGenerator[dict[str, Any], None]:
     """The ``text_completion`` chunks: one per id, the finish chunk, usage when asked."""
     base = {
@@ -134,24 +161,33 @@ async def completion_payloads(
     }
     encoding = load_encoding()
 
-    def choice(ids: list[int], finish: str | None) -> dict[str, Any]:
+    offset = 0  # characters of text so far: each id's text_offset
+
+    def choice(draw: Draw | None, finish: str | None) -> dict[str, Any]:
+        nonlocal offset
+        ids = [] if draw is None else [draw[0]]
+        text = encoding.decode(ids)
+        scores = None
+        if plan.logprobs is not None:
+            scores = completion_logprobs([draw[1]] if draw and draw[1] else [], offset)
+        offset += len(text)
         return {
             "index": 0,
-            "text": encoding.decode(ids),
+            "text": text,
             "token_ids": ids,
             "finish_reason": finish,
-            "logprobs": None,
+            "logprobs": scores,
         }
 
     count = 0
-    last = first
+    last = None if first is None else first[0]
     if first is not None:
-        yield {**base, "choices": [choice([first], None)], "prompt_token_ids": plan.prompt}
+        yield {**base, "choices": [choice(first, None)], "prompt_token_ids": plan.prompt}
         count = 1
-        async for token in tokens:
-            yield {**base, "choices": [choice([token], None)]}
+        async for draw in tokens:
+            yield {**base, "choices": [choice(draw, None)]}
             count += 1
-            last = token
+            last = draw[0]
     # vLLM's words, honestly: "stop" at a stop id (or a grammar that ended, when none were
     # given), "length" at the limit, "abort" for output that just ended.
     if last is not None and last in plan.stop_ids:
@@ -160,7 +196,7 @@ async def completion_payloads(
         finish = "length"
     else:
         finish = "abort" if plan.stop_ids else "stop"
-    yield {**base, "choices": [choice([], finish)]}
+    yield {**base, "choices": [choice(None, finish)]}
     if plan.include_usage:
         usage = {
             "prompt_tokens": len(plan.prompt),
@@ -176,12 +212,16 @@ def fold_completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     finish = [c["finish_reason"] for chunk in chunks for c in chunk["choices"]][-1]
     usage = next((chunk["usage"] for chunk in chunks if "usage" in chunk), None)
     first = chunks[0]
+    scores = [c["logprobs"] for chunk in chunks for c in chunk["choices"] if c["logprobs"]]
+    logprobs = None
+    if scores:
+        logprobs = {key: [v for part in scores for v in part[key]] for key in scores[0]}
     choice = {
         "index": 0,
         "text": load_encoding().decode(ids),
         "token_ids": ids,
         "finish_reason": finish,
-        "logprobs": None,
+        "logprobs": logprobs,
     }
     answer = {key: first[key] for key in ("id", "object", "created", "model")}
     return {**answer, "choices": [choice], "usage": usage}

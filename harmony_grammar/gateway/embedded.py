@@ -31,7 +31,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..generation.sampling import GrammarError, Sampler, llg_tokenizer, token_prior
+from ..generation.sampling import (
+    GrammarError,
+    Sampler,
+    TokenLogprobs,
+    llg_tokenizer,
+    token_prior,
+)
 from .backend import Output
 from .errors import GatewayError, UpstreamError
 from .planning import Plan
@@ -127,28 +133,20 @@ class EmbeddedBackend:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def generate(self, plan: Plan) -> AsyncIterator[Output]:
-        """The plan's turn under its grammar (see :meth:`tokens`)."""
-        return self._outputs(
+        """The plan's turn under its grammar (see :meth:`draws`), with each id's log-probability
+        where the plan asks for them."""
+        return self._outputs(plan)
+
+    async def _outputs(self, plan: Plan) -> AsyncIterator[Output]:
+        async for token, logprobs in self.draws(
             plan.prompt_ids,
             plan.grammar,
             max_tokens=plan.max_tokens,
             temperature=plan.temperature,
             seed=plan.seed,
-        )
-
-    async def _outputs(
-        self,
-        prompt: Sequence[int],
-        grammar: str,
-        *,
-        max_tokens: int,
-        temperature: float,
-        seed: int | None,
-    ) -> AsyncIterator[Output]:
-        async for token in self.tokens(
-            prompt, grammar, max_tokens=max_tokens, temperature=temperature, seed=seed
+            logprobs=plan.logprobs,
         ):
-            yield Output(ids=(token,))
+            yield Output(ids=(token,), logprobs=() if logprobs is None else (logprobs,))
 
     async def tokens(
         self,
@@ -160,7 +158,36 @@ class EmbeddedBackend:
         seed: int | None = None,
         stop_ids: frozenset[int] = frozenset(),
     ) -> AsyncGenerator[int, None]:
-        """Ids after ``prompt`` under the llguidance ``grammar``, each as it is drawn.
+        """Ids after ``prompt`` under the llguidance ``grammar``, each as it is drawn (:meth:`draws`
+        without log-probabilities)."""
+        draws = self.draws(
+            prompt,
+            grammar,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            stop_ids=stop_ids,
+        )
+        try:
+            async for token, _ in draws:
+                yield token
+        finally:
+            await draws.aclose()
+
+    async def draws(
+        self,
+        prompt: Sequence[int],
+        grammar: str,
+        *,
+        max_tokens: int,
+        temperature: float = 1.0,
+        seed: int | None = None,
+        stop_ids: frozenset[int] = frozenset(),
+        logprobs: int | None = None,
+    ) -> AsyncGenerator[tuple[int, TokenLogprobs | None], None]:
+        """Ids after ``prompt`` under the llguidance ``grammar``, each as it is drawn, with its
+        :class:`~harmony_grammar.generation.sampling.TokenLogprobs` when ``logprobs`` (the
+        number of alternatives) is given. Asking for them never changes the draw.
 
         Ends when the grammar is complete, at ``max_tokens``, or after an id in ``stop_ids``.
         Raises :class:`GatewayError` (400) when llguidance rejects the grammar.
@@ -196,10 +223,13 @@ class EmbeddedBackend:
 
         def run() -> None:
             try:
-                for token in sampler.stream(rng, logits=scores, temperature=temperature):
+                steps = sampler.stream(
+                    rng, logits=scores, temperature=temperature, logprobs=logprobs
+                )
+                for token in steps:
                     if stop.is_set():
                         return
-                    put(token)
+                    put((token, sampler.last_logprobs if logprobs is not None else None))
                     if token in stop_ids:
                         break
                 put(_DONE)

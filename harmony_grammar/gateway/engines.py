@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 import httpx2
 
 from ..format.tokens import STOP_TOKENS
+from ..schema.versions import version_tuple
 from .backend import Output
 from .errors import UpstreamError
 from .planning import Plan
@@ -60,7 +61,9 @@ class HttpBackend:
     (one of :attr:`grammars`; None is the first: ``llguidance`` text, exact, or an xgrammar
     ``structural-tag``; llama.cpp: ``gbnf`` or ``llguidance``). ``timeout`` bounds the
     connection and every wait for the next piece of output (a slow or hung engine is a 504,
-    or an ended stream once output has started).
+    or an ended stream once output has started). ``engine_version`` (``--engine-version``)
+    is the engine's release, for engines whose pinned grammar library the exports must
+    target (:attr:`xgrammar_pins`); None: one with today's libraries.
     """
 
     name: ClassVar[str]
@@ -72,6 +75,9 @@ class HttpBackend:
     grammars: ClassVar[tuple[str, ...]] = ("llguidance", "structural-tag")
     #: What ends a whole stream; one that ends without it was cut (an UpstreamError).
     end_marker: ClassVar[str] = "data: [DONE]"
+    #: Engine releases (major, minor) whose xgrammar is older than the one the exports
+    #: target by default, with that xgrammar's version: the structural tag is written for it.
+    xgrammar_pins: ClassVar[Mapping[tuple[int, int], str]] = {}
 
     def __init__(
         self,
@@ -81,8 +87,19 @@ class HttpBackend:
         grammar: str | None = None,
         timeout: float = 60.0,
         api_key: str | None = None,
+        engine_version: str | None = None,
     ) -> None:
         grammar = grammar or self.grammars[0]
+        #: The xgrammar the engine compiles structural tags with (None: today's).
+        self.xgrammar_version: str | None = None
+        if engine_version is not None:
+            if not self.xgrammar_pins:
+                raise ValueError(
+                    f"--engine-version is for --backend vllm, whose grammar libraries are "
+                    f"pinned per release; --backend {self.name} takes none"
+                )
+            major, minor = (*version_tuple(engine_version), 0, 0)[:2]
+            self.xgrammar_version = self.xgrammar_pins.get((major, minor))
         if grammar not in self.grammars:
             raise ValueError(
                 f"--grammar for --backend {self.name} must be one of {', '.join(self.grammars)};"
@@ -233,7 +250,7 @@ class HttpBackend:
 
     def _grammar_field(self, llguidance_key: str, tag_key: str, plan: Plan) -> dict[str, Any]:
         if self.grammar == "structural-tag":
-            return {tag_key: plan.structural_tag}
+            return {tag_key: plan.structural_tag_for(self.xgrammar_version)}
         return {llguidance_key: plan.grammar}
 
 
@@ -243,6 +260,16 @@ def _ids(value: Any, where: str) -> tuple[int, ...]:
     ):
         raise UpstreamError(f"{where}: token ids must be a list of o200k_harmony ids")
     return tuple(value)
+
+
+def _penalties(plan: Plan) -> dict[str, float]:
+    """The request's presence and frequency penalties, under OpenAI's names (vLLM's and
+    llama-server's too), where it set them."""
+    given = {
+        "presence_penalty": plan.presence_penalty,
+        "frequency_penalty": plan.frequency_penalty,
+    }
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _finish(value: Any) -> str | None:
@@ -258,6 +285,8 @@ class VllmBackend(HttpBackend):
 
     name = "vllm"
     path = "/v1/completions"
+    #: vLLM 0.34 pins ``xgrammar==0.2.8`` (docs/schema-grammar.md: what the tag changes there).
+    xgrammar_pins: ClassVar[Mapping[tuple[int, int], str]] = {(0, 34): "0.2.8"}
 
     def body(self, plan: Plan) -> dict[str, Any]:
         """``prompt`` as ids, the grammar in ``structured_outputs``, stop at the stop ids."""
@@ -276,6 +305,9 @@ class VllmBackend(HttpBackend):
             body["seed"] = plan.seed
         if plan.top_p is not None:
             body["top_p"] = plan.top_p
+        body.update(_penalties(plan))
+        if plan.logit_bias:
+            body["logit_bias"] = {str(i): bias for i, bias in plan.logit_bias}
         return body
 
     def read(self, record: Mapping[str, Any]) -> Output | None:
@@ -367,13 +399,16 @@ class LlamaCppBackend(HttpBackend):
             "top_p": 1.0 if plan.top_p is None else plan.top_p,
             "min_p": 0.0,
         }
-        if self.grammar == "gbnf":
-            body["grammar"] = plan.gbnf
-            body["logit_bias"] = [[i, False] for i in plan.banned_ids]
-        else:
-            body["grammar"] = plan.grammar
+        # The client's biases, then the bans (GBNF): a banned id stays banned whatever its bias.
+        banned = plan.banned_ids if self.grammar == "gbnf" else ()
+        bias: list[list[Any]] = [[i, b] for i, b in plan.logit_bias if i not in set(banned)]
+        bias += [[i, False] for i in banned]
+        body["grammar"] = plan.gbnf if self.grammar == "gbnf" else plan.grammar
+        if bias or banned:
+            body["logit_bias"] = bias
         if plan.seed is not None:
             body["seed"] = plan.seed
+        body.update(_penalties(plan))
         return body
 
     def read(self, record: Mapping[str, Any]) -> Output | None:

@@ -42,6 +42,7 @@ from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.toolset import ToolSet
 from .errors import GatewayError, bad_request
 from .reasoning_seal import ReasoningSeal, open_reasoning
+from .unsupported import LOGPROBS_INCLUDE
 from .validation import check_fields
 
 __all__ = ["REASONING_SHARE", "Limits", "Plan", "plan_chat", "plan_responses", "reasoning_budget"]
@@ -93,6 +94,14 @@ class Plan:
     #: The request's tools, read once (:meth:`ToolSet.read`): ``tools``, ``callables``,
     #: ``namespaces`` and ``hosted_tools`` are its views, and the bridges take it as it is.
     toolset: ToolSet = field(default_factory=ToolSet)
+    #: Chat's sampling penalties (-2 to 2) and ``logit_bias`` as ``(id, bias)`` pairs, for
+    #: the engines that apply them (``unsupported.HONOURED``); None / empty: not set.
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    logit_bias: tuple[tuple[int, float], ...] = ()
+    #: Log-probabilities asked for: how many alternatives per position (0: none); None: not
+    #: asked (Chat ``logprobs``/``top_logprobs``, Responses ``include``/``top_logprobs``).
+    logprobs: int | None = None
 
     @property
     def prompt_text(self) -> str:
@@ -106,11 +115,18 @@ class Plan:
     @property
     def structural_tag(self) -> str:
         """The same turn as an xgrammar structural tag (JSON text), compiled on first use."""
-        if "tag" not in self._cache:
+        return self.structural_tag_for(None)
+
+    def structural_tag_for(self, target_version: str | None) -> str:
+        """The structural tag for the xgrammar of ``target_version`` (None: 0.2.9 or later:
+        :func:`~harmony_grammar.generation.xgrammar_structural_tag`), compiled once each."""
+        key = f"tag:{target_version}"
+        if key not in self._cache:
             try:
-                self._cache["tag"] = completion_grammar(
+                self._cache[key] = completion_grammar(
                     self._grammar_tools,
                     target="xgrammar",
+                    target_version=target_version,
                     tool_choice=self.tool_choice,
                     response_format=self.response_format,
                     allow_preamble=self.response_format is None,
@@ -119,7 +135,7 @@ class Plan:
                 raise bad_request(
                     f"the turn's structural tag cannot be built: {exc}", "tools"
                 ) from None
-        return self._cache["tag"]
+        return self._cache[key]
 
     @property
     def gbnf(self) -> str:
@@ -208,7 +224,10 @@ def _tool_choice(choice: Any) -> str:
         return "auto"
     if isinstance(choice, str):
         return choice  # the bridges have checked it is auto, required or none
-    function = choice.get("function") if isinstance(choice.get("function"), Mapping) else choice
+    named = next(
+        (choice[k] for k in ("function", "custom") if isinstance(choice.get(k), Mapping)), None
+    )
+    function = choice if named is None else named
     namespace = function.get("namespace")
     name = str(function.get("name"))
     return f"{namespace}.{name}" if isinstance(namespace, str) else name
@@ -322,6 +341,10 @@ def _plan(
     stop: tuple[str, ...] = (),
     include_usage: bool = True,
     limit_given: bool = False,
+    logprobs: int | None = None,
+    presence_penalty: float | None = None,
+    frequency_penalty: float | None = None,
+    logit_bias: tuple[tuple[int, float], ...] = (),
 ) -> Plan:
     try:
         # The one read of the request's tools (the renderer has checked their shape).
@@ -391,7 +414,52 @@ def _plan(
         namespaces=toolset.namespaces,
         hosted_tools=toolset.hosted if api == "responses" else (),
         toolset=toolset,
+        logprobs=logprobs,
+        presence_penalty=presence_penalty,
+        frequency_penalty=frequency_penalty,
+        logit_bias=logit_bias,
     )
+
+
+#: OpenAI's bounds on ``logit_bias``: at most this many ids, each biased by -100 to 100.
+MAX_LOGIT_BIAS = 300
+
+
+def _logit_bias(value: Any) -> tuple[tuple[int, float], ...]:
+    """Chat's ``logit_bias`` (``{"id": bias}``) as ``(id, bias)`` pairs; a 400 naming the
+    field for anything else (ids of o200k_harmony, biases from -100 to 100)."""
+    if value is None:
+        return ()
+    from ..format.vocabulary import load_encoding
+
+    size = load_encoding().n_vocab
+    if not isinstance(value, Mapping) or len(value) > MAX_LOGIT_BIAS:
+        raise bad_request(f"must be an object of at most {MAX_LOGIT_BIAS} ids", "logit_bias")
+    pairs = []
+    for key, bias in value.items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) < size):
+            raise bad_request(f"{key!r} is not an o200k_harmony token id", "logit_bias")
+        if isinstance(bias, bool) or not isinstance(bias, (int, float)) or abs(bias) > 100:
+            raise bad_request(f"the bias of {key} must be a number from -100 to 100", "logit_bias")
+        pairs.append((int(key), float(bias)))
+    return tuple(pairs)
+
+
+#: OpenAI's bound on ``top_logprobs``.
+MAX_TOP_LOGPROBS = 20
+
+
+def _logprobs(request: Mapping[str, Any], asked: bool, *, top_alone: bool) -> int | None:
+    """How many alternatives per position the request wants, or None when it asks for no
+    log-probabilities. ``asked``: the API's own switch (Chat ``logprobs: true``, Responses
+    ``include``); ``top_alone``: whether ``top_logprobs`` asks by itself (Responses) or needs
+    the switch (Chat, as OpenAI's: a 400 without it)."""
+    top = _integer(request, "top_logprobs", 0, MAX_TOP_LOGPROBS)
+    if asked:
+        return top or 0
+    if top and not top_alone:
+        raise bad_request("top_logprobs needs logprobs: true", "top_logprobs")
+    return top or None
 
 
 def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
@@ -419,6 +487,10 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
         stop=_stop(request),
         include_usage=include_usage or not request.get("stream", False),
         limit_given=_given(request, "max_completion_tokens", "max_tokens"),
+        logprobs=_logprobs(request, request.get("logprobs") is True, top_alone=False),
+        presence_penalty=_number(request, "presence_penalty", -2.0, 2.0),
+        frequency_penalty=_number(request, "frequency_penalty", -2.0, 2.0),
+        logit_bias=_logit_bias(request.get("logit_bias")),
     )
 
 
@@ -460,4 +532,10 @@ def plan_responses(
         model=model,
         limits=limits,
         limit_given=_given(request, "max_output_tokens"),
+        logprobs=_logprobs(request, _includes(request, LOGPROBS_INCLUDE), top_alone=True),
     )
+
+
+def _includes(request: Mapping[str, Any], entry: str) -> bool:
+    include = request.get("include")
+    return isinstance(include, list) and entry in include

@@ -23,6 +23,7 @@ from ..format.vocabulary import load_encoding
 from ..rendering.chat import FUNCTIONS_PREFIX
 from .backend import Output
 from .errors import UpstreamError
+from .logprobs import LogprobTrail
 from .planning import Plan
 from .reasoning_seal import INCLUDE_KEY, ReasoningSeal
 
@@ -172,6 +173,8 @@ class _Run:
         self.engine_finish: str | None = None
         #: The fault that ended the run, if one did (after :meth:`close`).
         self.fault: UpstreamError | None = None
+        #: Follows the answer's ids to its text payloads, where the plan asks for logprobs.
+        self.trail = LogprobTrail() if plan.logprobs is not None else None
 
     @property
     def turn_ended(self) -> bool:
@@ -201,7 +204,7 @@ class _Run:
         if output.ids:
             ids = output.ids[:room]
             self.completion_tokens += len(ids)
-            output = Output(ids=ids)
+            output = Output(ids=ids, logprobs=output.logprobs[:room])
         elif output.text:
             if self._text is None:
                 self._text = TextCount(self.plan.max_tokens)
@@ -270,9 +273,11 @@ class ChatRun(_Run):
     def __init__(self, plan: Plan) -> None:
         super().__init__(plan)
         self.bridge = ChatCompletionStream(
-            tools=plan.toolset if plan.tools else None,
+            # Every callable, not only plan.tools: a namespace's calls are checked too.
+            tools=plan.toolset if plan.toolset else None,
             model=plan.model,
             namespaces=plan.namespaces,
+            custom=plan.toolset.custom,
         )
         self.stop = StopFilter(plan.stop) if plan.stop else None
 
@@ -289,7 +294,16 @@ class ChatRun(_Run):
         chunks = self._read(self.bridge, output)
         if self.bridge.kind == "reasoning":
             self.reasoning_tokens += len(output.ids)
-        return _named(self._filtered(chunks))
+        chunks = self._filtered(chunks)
+        if self.trail is not None:
+            targets = []
+            for chunk in chunks:
+                choice = chunk["choices"][0]
+                if "content" in choice["delta"]:
+                    choice["logprobs"] = {"content": [], "refusal": None}
+                    targets.append(choice["logprobs"]["content"])
+            self.trail.feed(output.ids, output.logprobs, targets)
+        return _named(chunks)
 
     def close(self, fault: UpstreamError | None = None) -> list[dict[str, Any]]:
         """The last chunks: the bridge's rest, the ``finish_reason`` chunk, usage if asked.
@@ -317,6 +331,8 @@ class ChatRun(_Run):
             return chunks
         if self.stop is not None and self.stop.stopped:
             finish["choices"][0]["finish_reason"] = "stop"
+        if self.trail is not None:  # asked for: a list, empty when the turn wrote no text
+            finish["choices"][0]["logprobs"] = {"content": [], "refusal": None}
         cut_call = self._cut_call() if truncated else None
         if cut_call is not None:
             finish["cut_tool_call"] = cut_call
@@ -406,10 +422,21 @@ def chat_completion(chunks: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "object": "chat.completion",
         "created": first["created"],
         "model": first["model"],
-        "choices": [{**choice, "logprobs": None}],
+        "choices": [{**choice, "logprobs": _logprobs(chunks)}],
         "usage": usage,
         **extra,
     }
+
+
+def _logprobs(chunks: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Choice 0's log-probabilities, the chunks' added up as one ``{"content", "refusal"}``,
+    or None when no chunk carried any (none asked for)."""
+    content: list[dict[str, Any]] | None = None
+    for chunk in chunks:
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) == 0 and choice.get("logprobs"):
+                content = (content or []) + choice["logprobs"]["content"]
+    return None if content is None else {"content": content, "refusal": None}
 
 
 class ResponsesRun(_Run):
@@ -430,6 +457,8 @@ class ResponsesRun(_Run):
             seal=seal.seal if wanted and seal else None,
         )
         self._final: dict[str, Any] | None = None
+        #: Per message item, its text's log-probabilities so far (where asked for).
+        self._logprobs: dict[str, list[dict[str, Any]]] = {}
 
     @property
     def turn_ended(self) -> bool:
@@ -444,7 +473,36 @@ class ResponsesRun(_Run):
         events = self._read(self.bridge, output)
         if self.bridge.kind == "reasoning":
             self.reasoning_tokens += len(output.ids)
+        if self.trail is not None:
+            self._with_logprobs(events, output)
         return events
+
+    def _with_logprobs(self, events: list[dict[str, Any]], output: Output) -> None:
+        """The answer's log-probabilities on its text deltas, and on each event that repeats
+        a whole ``output_text`` (its ``.done``, its part's, its item's)."""
+        assert self.trail is not None
+        targets = [e["logprobs"] for e in events if e["type"] == "response.output_text.delta"]
+        self.trail.feed(output.ids, output.logprobs, targets)
+        self._fill_events(events)
+
+    def _fill_events(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            if event["type"] == "response.output_text.delta":
+                self._logprobs.setdefault(event["item_id"], []).extend(event["logprobs"])
+            elif event["type"] == "response.output_text.done":
+                event["logprobs"] = list(self._logprobs.get(event["item_id"], ()))
+            else:
+                self._fill(event.get("part"), event.get("item_id"))
+                self._fill_item(event.get("item"))
+
+    def _fill(self, part: Any, item_id: Any) -> None:
+        if isinstance(part, dict) and part.get("type") == "output_text":
+            part["logprobs"] = list(self._logprobs.get(item_id, ()))
+
+    def _fill_item(self, item: Any) -> None:
+        if isinstance(item, dict) and item.get("type") == "message":
+            for part in item.get("content") or ():
+                self._fill(part, item.get("id"))
 
     def close(self, fault: UpstreamError | None = None) -> list[dict[str, Any]]:
         """The last events; the final one carries the whole response, usage included.
@@ -462,6 +520,10 @@ class ResponsesRun(_Run):
         final = events[-1]
         response = final["response"]
         response["usage"] = self.usage()
+        if self.trail is not None:
+            self._fill_events(events)
+            for item in response["output"]:
+                self._fill_item(item)
         if truncated and fault is None and response["status"] == "failed":
             # What the cut broke (a call's name cut to one no tool has) is the cut, told as
             # such: incomplete, the diagnostics still listing what the parse found.

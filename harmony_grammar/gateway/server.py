@@ -8,11 +8,13 @@ the foreground (the CLI); :func:`serving` runs it on a background thread for as 
 from __future__ import annotations
 
 import dataclasses
+import signal
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -69,14 +71,19 @@ def build_backend(
     upstream_api_key: str | None = None,
     workers: int = 4,
     replay: str | None = None,
+    engine_version: str | None = None,
 ) -> Backend:
     """The backend ``name`` (one of :data:`BACKEND_NAMES`); raises ``ValueError`` on bad options.
 
-    ``replay`` is the JSON Lines file of ``--backend replay`` (:mod:`.replay`).
+    ``replay`` is the JSON Lines file of ``--backend replay`` (:mod:`.replay`);
+    ``engine_version`` the engine's release (``--engine-version``, vLLM: the grammar its
+    pinned xgrammar reads).
     """
     problem = backend_options_problem(name, upstream=upstream, replay=replay)
     if problem:
         raise ValueError(problem)
+    if engine_version is not None and name in ("replay", "embedded"):
+        raise ValueError(f"--engine-version is for --backend vllm; {name} runs in-process")
     if name == "replay" and replay is not None:
         return ReplayBackend(replay)
     if name == "embedded":
@@ -88,6 +95,7 @@ def build_backend(
         grammar=grammar,
         timeout=timeout,
         api_key=upstream_api_key,
+        engine_version=engine_version,
     )
 
 
@@ -137,6 +145,16 @@ class _Server(uvicorn.Server):
         await super().startup(sockets)
         if self.started and self._on_ready is not None:
             self._on_ready()
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        # uvicorn raises each captured signal again once it has shut down, so a drained
+        # SIGTERM would still end the process by that signal (143). SIGTERM is the orderly
+        # stop a supervisor asks for: once the open requests are drained, serve returns and
+        # the process exits 0. SIGINT keeps uvicorn's behaviour (an interrupt).
+        captured = getattr(self, "_captured_signals", None)
+        if sig == signal.SIGTERM and isinstance(captured, list) and sig in captured:
+            captured.remove(sig)
 
 
 def serve(

@@ -1,11 +1,11 @@
-"""Request fields the gateway's backends cannot honour: a 400 that names them, never silence.
+"""Request fields a backend cannot honour: a 400 that names them, never silence.
 
 A client that sets ``logprobs`` or a penalty and gets an answer without them would believe
 they were applied. Each API's fields below are refused when set to anything but their
-neutral value, with one 400 naming every such field and the backend. None of the backends
-sends them on today: the engines' requests carry the prompt ids, the grammar and the
-sampling fields of docs/serving.md only, and the embedded sampler has no penalties,
-biases or log-probabilities.
+neutral value, unless the backend honours them (:data:`HONOURED`), with one 400 naming every
+such field and the backend. The embedded backend gives log-probabilities (its sampler scores
+every step); vLLM and llama-server apply the penalties and ``logit_bias``, which the
+gateway forwards (``engines.py``); the others have none of them.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ from typing import Any
 
 from .errors import bad_request
 
-__all__ = ["UNHONOURED", "check_honoured"]
+__all__ = ["HONOURED", "LOGPROBS_INCLUDE", "PENALTIES", "UNHONOURED", "check_honoured"]
 
-#: Per API, the fields no backend honours, each with its neutral values (accepted).
+#: The Responses ``include`` entry that asks for the answer's log-probabilities.
+LOGPROBS_INCLUDE = "message.output_text.logprobs"
+
+#: Per API, the fields not every backend honours, each with its neutral values (accepted).
 UNHONOURED: Mapping[str, Mapping[str, tuple[Any, ...]]] = {
     "chat": {
         "logprobs": (None, False),
@@ -28,7 +31,18 @@ UNHONOURED: Mapping[str, Mapping[str, tuple[Any, ...]]] = {
     },
     "responses": {
         "top_logprobs": (None, 0),
+        LOGPROBS_INCLUDE: (None, False),  # an ``include`` entry, read as a field (below)
     },
+}
+
+#: Chat's sampling penalties and biases, which vLLM and llama-server apply as OpenAI does.
+PENALTIES = frozenset({"presence_penalty", "frequency_penalty", "logit_bias"})
+
+#: Per backend, the fields of :data:`UNHONOURED` it does honour.
+HONOURED: Mapping[str, frozenset[str]] = {
+    "embedded": frozenset({"logprobs", "top_logprobs", LOGPROBS_INCLUDE}),
+    "vllm": PENALTIES,
+    "llamacpp": PENALTIES,
 }
 
 
@@ -36,11 +50,16 @@ def check_honoured(body: Any, api: str, backend: str) -> None:
     """400 naming every field of ``body`` that ``backend`` cannot honour (``param``: the first)."""
     if not isinstance(body, Mapping):
         return  # the planner reports a body that is not an object
-    fields = UNHONOURED[api]
+    include = body.get("include")
+    if isinstance(include, list) and LOGPROBS_INCLUDE in include:
+        body = {**body, LOGPROBS_INCLUDE: True}
+    honoured = HONOURED.get(backend, frozenset())
     refused = [
         key
-        for key, neutral in fields.items()
-        if key in body and not any(_same(body[key], value) for value in neutral)
+        for key, neutral in UNHONOURED[api].items()
+        if key in body
+        and key not in honoured
+        and not any(_same(body[key], value) for value in neutral)
     ]
     if refused:
         names = ", ".join(refused)
@@ -48,7 +67,7 @@ def check_honoured(body: Any, api: str, backend: str) -> None:
             f"the gateway's {backend} backend cannot honour {names}: remove "
             f"{'it' if len(refused) == 1 else 'them'} from the request (docs/serving.md lists "
             "what each backend applies)",
-            refused[0],
+            "include" if refused[0] == LOGPROBS_INCLUDE else refused[0],
         )
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "GrammarError",
     "Sample",
     "Sampler",
+    "TokenLogprobs",
     "llg_tokenizer",
     "sample",
     "token_prior",
@@ -116,6 +117,21 @@ class Sample:
     mask_seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class TokenLogprobs:
+    """One drawn id's log-probability, and the ``top`` alternatives at its step.
+
+    Taken from the distribution the id was drawn from before temperature: the scores (the
+    model's logits, or the prior) restricted to the ids the grammar allowed at that step and
+    renormalised over them. An id the grammar forced has log-probability 0; ``top`` lists
+    allowed ids only, most likely first, as ``(id, logprob)`` pairs.
+    """
+
+    id: int
+    logprob: float
+    top: tuple[tuple[int, float], ...] = ()
+
+
 class Sampler:
     """Samples completions of one grammar; build once, call :meth:`sample` many times.
 
@@ -160,6 +176,8 @@ class Sampler:
         self._prior = prior
         self._so_far: list[int] = []  # the ids drawn in the current run, for ``logits``
         self.mask_seconds = 0.0
+        #: The last drawn id's :class:`TokenLogprobs`, when :meth:`stream` was asked for them.
+        self.last_logprobs: TokenLogprobs | None = None
 
     @classmethod
     def for_turn(
@@ -192,6 +210,7 @@ class Sampler:
         logits: LogitsFunction | None = None,
         temperature: float = 1.0,
         max_tokens: int | None = None,
+        logprobs: int | None = None,
     ) -> Generator[int, None, bool]:
         """Yield one completion's ids as they are drawn; returns whether the grammar completed.
 
@@ -200,7 +219,8 @@ class Sampler:
         (``logits`` or the prior); 0 takes the allowed id with the highest score, which is
         deterministic. ``max_tokens`` overrides the sampler's. :attr:`mask_seconds` is the
         time spent computing masks in this run. One run at a time per sampler (it owns one
-        matcher).
+        matcher). With ``logprobs`` (how many alternatives to list, 0 for none),
+        :attr:`last_logprobs` holds each id's :class:`TokenLogprobs` as the id is yielded.
         """
         matcher = self._matcher = self._fresh.deep_copy()
         self.mask_seconds = 0.0
@@ -215,13 +235,17 @@ class Sampler:
             started = time.perf_counter()
             mask = matcher.compute_bitmask()
             self.mask_seconds += time.perf_counter() - started
-            if temperature == 0:
-                token = self._best(mask, self._prior if logits is None else logits(self._so_far))
-            elif logits is None and temperature == 1.0:
+            scores = None
+            if temperature != 1.0 or logits is not None or logprobs is not None:
+                scores = self._prior if logits is None else logits(self._so_far)
+            if scores is not None and temperature == 0:
+                token = self._best(mask, scores)
+            elif scores is None or (logits is None and temperature == 1.0):
                 token = self._draw_from_prior(mask, rng)
             else:
-                scores = self._prior if logits is None else logits(self._so_far)
                 token = self._draw_from_logits(mask, scores / temperature, rng)
+            if logprobs is not None and scores is not None:
+                self.last_logprobs = self._logprobs(mask, scores, token, logprobs)
             if token == self._eos:
                 complete = True
                 break
@@ -239,6 +263,25 @@ class Sampler:
         if matcher.is_error():
             raise GrammarError(f"llguidance matcher error: {matcher.get_error()}")
         return complete
+
+    def _logprobs(
+        self, mask: bytes, scores: npt.NDArray[np.floating[Any]], token: int, top: int
+    ) -> TokenLogprobs:
+        # log softmax over the allowed ids the scores cover (see TokenLogprobs).
+        allowed = self._allowed(mask)
+        allowed = allowed[allowed < len(scores)]
+        values = scores[allowed].astype(np.float64)
+        peak = float(values.max())
+        norm = peak + float(np.log(np.exp(values - peak).sum()))
+        best: list[tuple[int, float]] = []
+        if top > 0:
+            count = min(top, allowed.size)
+            picked = np.argpartition(-values, count - 1)[:count]
+            picked = picked[np.lexsort((allowed[picked], -values[picked]))]
+            best = [(int(allowed[i]), float(values[i]) - norm) for i in picked]
+        # (-9999.0: OpenAI's word for "very unlikely", never reached: every draw is scored)
+        own = float(scores[token]) - norm if token < len(scores) else -9999.0
+        return TokenLogprobs(token, own, tuple(best))
 
     def _allowed(self, mask: bytes) -> npt.NDArray[np.intp]:
         # Unpack only the non-zero 32-bit words: where the grammar forces a token, a handful.

@@ -18,8 +18,9 @@ from typing import Any
 
 from ..base.errors import HarmonyGrammarError
 from ..format.model import Message
+from ..tools.custom import chat_custom_entry, read_custom_format
 from ..tools.spec import ToolSpec
-from .agent_tools import chat_recipient, split_namespaced
+from .agent_tools import chat_recipient, custom_tool_spec, split_namespaced
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -53,6 +54,9 @@ class ChatCompletionError(HarmonyGrammarError, ValueError):
 
 # -- request -> conversation -------------------------------------------------------------
 
+#: The tool types a Chat Completions request may declare.
+_TOOL_TYPES = ("function", "custom")
+
 
 def _text(content: Any, path: str) -> str:
     """A message's content: a string, null, or a list of ``{"type": "text"}`` parts."""
@@ -60,7 +64,18 @@ def _text(content: Any, path: str) -> str:
 
 
 def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
-    """A Chat Completions tool: ``{"type": "function", "function": {"name", ...}}``."""
+    """A Chat Completions tool: ``{"type": "function", "function": {"name", ...}}``, or a
+    custom one, read as the Responses API's custom tool is (:func:`chat_custom_entry`)."""
+    if tool.get("type") == "custom":
+        try:
+            entry = chat_custom_entry(tool)
+            body = read_custom_format(entry.get("format"))
+        except ValueError as exc:
+            raise ChatCompletionError(str(exc), path) from None
+        name, description = entry.get("name"), entry.get("description") or ""
+        if not isinstance(name, str) or not isinstance(description, str):
+            raise ChatCompletionError("needs custom.name (and a string description)", path)
+        return custom_tool_spec(name, description, body)
     function = tool.get("function")
     if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
         raise ChatCompletionError("needs function.name", path)
@@ -74,22 +89,28 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
 
 
 def _named_function(choice: Any) -> Mapping[str, Any] | None:
-    """``{"type": "function", "function": {"name": ...}}``'s function, which holds the name."""
-    if isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
-        function: Mapping[str, Any] = choice["function"]
-        return function
+    """``{"type": "function", "function": {"name": ...}}``'s function (or a custom tool's
+    ``{"type": "custom", "custom": {"name": ...}}``), which holds the name."""
+    if isinstance(choice, Mapping):
+        for key in ("function", "custom"):
+            if isinstance(choice.get(key), Mapping):
+                named: Mapping[str, Any] = choice[key]
+                return named
     return None
 
 
 def _tools(request: Mapping[str, Any]) -> list[ToolSpec]:
     """The request's tools that ``tool_choice`` lets the model see."""
-    specs = tool_specs(request, _read_tool, ChatCompletionError, default_type="function")
+    specs = tool_specs(
+        request, _read_tool, ChatCompletionError, default_type="function", types=_TOOL_TYPES
+    )
     return chosen_tools(
         request,
         specs,
         _named_function,
         ChatCompletionError,
-        "'auto', 'required', 'none' or {'type': 'function', 'function': {'name': ...}}",
+        "'auto', 'required', 'none' or {'type': 'function', 'function': {'name': ...}} "
+        "({'type': 'custom', 'custom': {'name': ...}} for a custom tool)",
     )
 
 
@@ -111,6 +132,9 @@ def _assistant(
         out.append(assistant_message(text, channel="commentary" if calls else "final"))
     for j, call in enumerate(calls):
         call_path = f"{path}.tool_calls[{j}]"
+        if isinstance(call, Mapping) and call.get("type") == "custom":
+            out.append(_custom_call(call, call_path, call_names))
+            continue
         function = call.get("function") if isinstance(call, Mapping) else None
         if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
             raise ChatCompletionError("needs function.name", call_path)
@@ -122,6 +146,21 @@ def _assistant(
             call_names[call["id"]] = to
         out.append(tool_call_message(to, arguments))
     return out
+
+
+def _custom_call(call: Mapping[str, Any], path: str, call_names: dict[str, str]) -> Message:
+    """A custom tool's call (``{"type": "custom", "custom": {"name", "input"}}``): its input
+    is raw text, written without a content type, as the Responses API's ``custom_tool_call``."""
+    custom = call.get("custom")
+    if not isinstance(custom, Mapping) or not isinstance(custom.get("name"), str):
+        raise ChatCompletionError("needs custom.name", path)
+    text = custom.get("input", "")
+    if not isinstance(text, str):
+        raise ChatCompletionError("custom.input must be a string", path)
+    to = chat_recipient(custom["name"])
+    if isinstance(call.get("id"), str):
+        call_names[call["id"]] = to
+    return tool_call_message(to, text, content_type=None)
 
 
 def _tool_result(message: Mapping[str, Any], path: str, call_names: dict[str, str]) -> Message:

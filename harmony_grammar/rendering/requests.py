@@ -71,8 +71,9 @@ def tool_specs(
     error: ErrorFactory,
     *,
     default_type: str | None = None,
+    types: tuple[str, ...] = ("function",),
 ) -> list[ToolSpec]:
-    """The request's ``tools``, each a function tool read by ``read_tool``.
+    """The request's ``tools``, each a tool of one of ``types`` read by ``read_tool``.
 
     ``default_type`` is the type an entry without ``type`` has (Chat Completions assumes
     ``function``; the Responses API requires the key). Raises ``error`` with a path, also
@@ -85,9 +86,9 @@ def tool_specs(
     first: dict[str, int] = {}
     for i, tool in enumerate(tools):
         path = f"tools[{i}]"
-        if not isinstance(tool, Mapping) or tool.get("type", default_type) != "function":
+        if not isinstance(tool, Mapping) or tool.get("type", default_type) not in types:
             kind = tool.get("type") if isinstance(tool, Mapping) else tool
-            raise error(f"tool type {kind!r} is not supported (function)", path)
+            raise error(f"tool type {kind!r} is not supported ({', '.join(types)})", path)
         spec = read_tool(tool, path)
         # Two tools of one name: the model would see both and a call could mean either.
         if spec.name in first:

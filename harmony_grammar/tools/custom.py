@@ -20,7 +20,7 @@ from typing import Any
 
 from .names import check_tool_name
 
-__all__ = ["CUSTOM_SYNTAXES", "FUNCTIONS", "CustomBody", "read_custom_format"]
+__all__ = ["CUSTOM_SYNTAXES", "FUNCTIONS", "CustomBody", "chat_custom_entry", "read_custom_format"]
 
 #: The namespace of plain function tools (``to=functions.NAME``).
 FUNCTIONS = "functions"
@@ -60,6 +60,25 @@ def read_custom_format(fmt: Any) -> CustomBody:
     if not isinstance(definition, str) or not definition.strip():
         raise ValueError("a grammar format needs its definition as a non-empty string")
     return CustomBody(syntax, definition)
+
+
+def chat_custom_entry(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A Chat Completions custom tool (``{"type": "custom", "custom": {"name", "description",
+    "format"}}``, a grammar format as ``{"type": "grammar", "grammar": {"syntax",
+    "definition"}}``) as the Responses API's entry (``{"type": "custom", "name", ...}``, the
+    grammar's fields at the format's top level), so that one reader serves both APIs.
+    ``ValueError`` with one line when it is not of that shape."""
+    custom = tool.get("custom")
+    if not isinstance(custom, Mapping):
+        raise ValueError("a custom tool needs its 'custom' object (name, description, format)")
+    entry: dict[str, Any] = {"type": "custom", **custom}
+    fmt = custom.get("format")
+    if isinstance(fmt, Mapping) and fmt.get("type") == "grammar":
+        grammar = fmt.get("grammar")
+        if not isinstance(grammar, Mapping):
+            raise ValueError("a grammar format needs its 'grammar' object (syntax, definition)")
+        entry["format"] = {"type": "grammar", **grammar}
+    return entry
 
 
 def entry_body(tool: Mapping[str, Any]) -> Any:

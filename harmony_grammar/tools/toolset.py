@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from .custom import FUNCTIONS, CustomBody, entry_body, namespace_entries
+from .custom import FUNCTIONS, CustomBody, chat_custom_entry, entry_body, namespace_entries
 from .json_limits import JsonLimitError, loads_bounded
 from .names import check_tool_name
 
@@ -53,8 +53,10 @@ class ToolSet:
         Takes OpenAI-style lists (Chat's ``{"type": "function", "function": {...}}``,
         Responses' flat entries, ``custom`` and ``namespace`` tools, hosted tools), plain
         ``{"name", "parameters"}`` entries, or a ``{name: schema}`` mapping. ``chat=True``
-        reads a Chat function named ``NAMESPACE.fn`` as ``fn`` of the namespace
-        ``NAMESPACE``, as the renderer declares it. Raises ``ValueError`` with one line
+        reads a Chat custom tool (``{"type": "custom", "custom": {...}}``) as the Responses
+        API's entry (:func:`~.custom.chat_custom_entry`), and a Chat tool named
+        ``NAMESPACE.fn`` as ``fn`` of the namespace ``NAMESPACE``, as the renderer declares
+        it. Raises ``ValueError`` with one line
         naming the tool for a malformed list, a name that fails the name check
         (:class:`~.names.ToolNameError`), a parameters schema that cannot check anything
         (:func:`schema_problem`), or two tools with one recipient.
@@ -115,6 +117,13 @@ class ToolSet:
         }
 
     @property
+    def namespaced(self) -> dict[str, Any]:
+        """The tools of the ``namespace`` entries by recipient (``NAMESPACE.NAME``): the
+        :attr:`targets` that :attr:`schemas` leaves out, for the parser's call check."""
+        prefix = f"{FUNCTIONS}."
+        return {r: body for r, body in self.targets.items() if not r.startswith(prefix)}
+
+    @property
     def namespaces(self) -> tuple[str, ...]:
         """The namespaces besides ``functions`` (calls into them are tool calls)."""
         return tuple(str(t["name"]) for t in self.callables if t.get("type") == "namespace")
@@ -162,21 +171,27 @@ def _mapping_entry(name: Any, body: Any) -> dict[str, Any]:
 
 
 def _chat_namespaces(tools: list[Any]) -> list[Any]:
-    """Chat tools with each function named ``NAMESPACE.fn`` moved into a ``NAMESPACE`` entry
-    (at its first tool's place), as the renderer declares it."""
+    """Chat tools as the Responses API's entries: a custom tool's ``custom`` object read by
+    :func:`~.custom.chat_custom_entry` (so both APIs' custom tools take one path from here
+    on), and each tool named ``NAMESPACE.fn`` moved into a ``NAMESPACE`` entry (at its first
+    tool's place), as the renderer declares it."""
     out: list[Any] = []
     grouped: dict[str, list[Mapping[str, Any]]] = {}
     for tool in tools:
-        function = tool.get("function") if isinstance(tool, Mapping) else None
-        name = function.get("name") if isinstance(function, Mapping) else None
+        entry: Mapping[str, Any] | None = None
+        if isinstance(tool, Mapping) and tool.get("type") == "custom":
+            tool = entry = chat_custom_entry(tool)
+        elif isinstance(tool, Mapping) and isinstance(tool.get("function"), Mapping):
+            entry = {**tool["function"], "type": "function"}
+        name = entry.get("name") if entry is not None else None
         namespace, dot, short = name.partition(".") if isinstance(name, str) else ("", "", "")
-        if not dot or not isinstance(function, Mapping):
+        if not dot or entry is None:
             out.append(tool)
             continue
         if namespace not in grouped:
             grouped[namespace] = []
             out.append({"type": "namespace", "name": namespace, "tools": grouped[namespace]})
-        grouped[namespace].append({**function, "type": "function", "name": short})
+        grouped[namespace].append({**entry, "name": short})
     return out
 
 

@@ -73,6 +73,9 @@ def _resplit(chunks: Sequence[dict[str, Any]], cuts: Sequence[int]) -> list[dict
         if field is not None:
             pieces += [{**rest, field: piece} for piece in _split(delta[field], cuts)]
         for call in calls or ():
+            if "function" not in call:  # a custom call is sent whole
+                pieces.append({"tool_calls": [call]})
+                continue
             first, *more = _split(call["function"]["arguments"], cuts)
             pieces.append(
                 {"tool_calls": [{**call, "function": {**call["function"], "arguments": first}}]}
@@ -128,3 +131,29 @@ def test_the_gateways_whole_answer_is_the_one_fold(source, cuts, stream):
     # ... and the same whatever the reads were.
     once = chat_completion(_served([source], stream))
     assert _comparable(once) == _comparable(whole), (source, cuts)
+
+
+def test_a_custom_call_is_folded_whole_beside_a_function_call() -> None:
+    # A custom call is sent in one chunk ({"type": "custom", "custom": {name, input}}): the
+    # fold keeps it as it came, and a function call after it still adds up its arguments.
+    text = (
+        "<|channel|>commentary to=functions.shell<|message|>ls -la<|call|>"
+        "<|start|>assistant<|channel|>commentary to=functions.search <|constrain|>json"
+        '<|message|>{"q": "tides"}<|call|>'
+    )
+    tools = [
+        {"type": "custom", "name": "shell"},
+        {"type": "function", "name": "search", "parameters": {"type": "object"}},
+    ]
+    stream = ChatCompletionStream(tools=tools, custom={"functions.shell"}, created=0)
+    chunks = stream.feed(text) + stream.close()
+    folded = accumulate(_resplit(chunks, [3, 9]))
+    shell, search = folded["message"]["tool_calls"]
+    assert {k: shell[k] for k in ("type", "custom")} == {
+        "type": "custom",
+        "custom": {"name": "shell", "input": "ls -la"},
+    }
+    assert search["function"] == {"name": "search", "arguments": '{"q": "tides"}'}
+    assert folded["finish_reason"] == "tool_calls"
+    whole = chat_completion([{**c, "id": "c", "model": "m"} for c in chunks])
+    assert whole["choices"][0]["message"]["tool_calls"] == [shell, search]

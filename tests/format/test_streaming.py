@@ -74,10 +74,10 @@ def _chat_stream(pieces: list[list[int]]) -> list[dict[str, Any]]:
     return chunks + stream.close()
 
 
-def _responses_stream(pieces: list[list[int]]) -> list[dict[str, Any]]:
+def _responses_stream(pieces: list[list[int]], truncated: bool = False) -> list[dict[str, Any]]:
     stream = ResponsesStream(ids=_ids(), created_at=1.0)
     events = [event for piece in pieces for event in stream.feed_tokens(piece)]
-    return events + stream.close()
+    return events + stream.close(truncated=truncated)
 
 
 def _collect_responses(events: list[dict[str, Any]]) -> dict[str, str]:
@@ -132,7 +132,10 @@ def test_responses_event_order() -> None:
         "response.output_item.done",
         "response.completed",
     ]
-    cut = _responses_stream([_tokens(FIXTURES[4])])
+    # An output that ends inside a message is cut only when the caller says so (the limit).
+    ended = _responses_stream([_tokens(FIXTURES[4])])
+    assert ended[-1]["type"] == "response.completed"
+    cut = _responses_stream([_tokens(FIXTURES[4])], truncated=True)
     assert cut[-1]["type"] == "response.incomplete"
 
 

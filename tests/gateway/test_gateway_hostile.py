@@ -429,11 +429,11 @@ class _FaultyEmbedded(EmbeddedBackend):
     """The embedded engine, whose generation fails after three ids (a fault of no kind the
     route knows)."""
 
-    async def tokens(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        async for i, token in _enumerate(super().tokens(*args, **kwargs)):
+    async def draws(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        async for i, draw in _enumerate(super().draws(*args, **kwargs)):
             if i == 3:
                 raise RuntimeError("the engine broke")
-            yield token
+            yield draw
 
 
 async def _enumerate(items: Any) -> Any:

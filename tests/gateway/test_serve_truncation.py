@@ -227,6 +227,27 @@ def test_the_engines_own_length_signal_is_read(engine: str) -> None:
         assert response["status"] == ("completed" if expected == "tool_calls" else "incomplete")
 
 
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "llamacpp", "ollama"])
+def test_an_answer_that_ends_without_its_stop_token_is_cut_only_at_the_limit(engine: str) -> None:
+    # An answer without its <|return|>: an engine that says "stop" ended it (end of sequence,
+    # a stop string it stripped): a whole answer; one that says "length" cut it.
+    text = "<|channel|>final<|message|>It is sunny."
+    for finish, chat, status in (("stop", "stop", "completed"), ("length", "length", "incomplete")):
+        script = Script(ids=encode_harmony(text), text=text, finish=finish)
+        with (
+            serving_app(peer_app(script)) as peer,
+            serving(build_backend(engine, upstream=peer)) as url,
+        ):
+            whole = _chat(url, {"messages": ASK, "max_tokens": 500})
+            response = _responses(url, {"input": "hi", "max_output_tokens": 500})
+        assert whole["choices"][0]["finish_reason"] == chat, (engine, finish)
+        assert whole["choices"][0]["message"]["content"] == "It is sunny."
+        assert response["status"] == status, (engine, finish)
+        reason = {"reason": "max_output_tokens"} if status == "incomplete" else None
+        assert response["incomplete_details"] == reason
+        assert response["output"][-1]["status"] == status
+
+
 def test_the_embedded_engine_is_cut_at_max_tokens() -> None:
     long = {
         "type": "json_schema",

@@ -258,9 +258,15 @@ def test_default_ids_are_synthesised_and_distinct() -> None:
 
 
 def test_truncated_output_is_length() -> None:
-    response = to_chat_completion("<|channel|>final<|message|>Half an ans")
+    response = to_chat_completion("<|channel|>final<|message|>Half an ans", truncated=True)
     assert response["finish_reason"] == "length"
     assert response["message"]["content"] == "Half an ans"
+
+
+def test_output_without_its_stop_token_is_stop_unless_truncated() -> None:
+    # End of sequence, a stripped stop string, a dropped <|return|>: no cut, so no length.
+    for text in ("<|channel|>final<|message|>Half an ans", ""):
+        assert to_chat_completion(text)["finish_reason"] == "stop"
 
 
 def test_builtin_tool_calls_are_reasoning() -> None:

@@ -177,13 +177,26 @@ def test_to_responses_items_and_status() -> None:
 
 
 def test_a_cut_turn_is_incomplete() -> None:
-    response = to_responses("<|channel|>final<|message|>It is 3", ids=_ids(), created_at=1.0)
+    response = to_responses(
+        "<|channel|>final<|message|>It is 3", ids=_ids(), created_at=1.0, truncated=True
+    )
     check_response(response)
     assert response["status"] == "incomplete"
     assert response["incomplete_details"] == {"reason": "max_output_tokens"}
     assert response["output"][-1]["status"] == "incomplete"
     assert response["output"][-1]["content"][0]["text"] == "It is 3"
     assert response["diagnostics"] == []  # a completion may end without its stop token
+
+
+def test_a_turn_that_ends_without_its_stop_token_is_complete_unless_cut() -> None:
+    # The engine stopped at end-of-sequence or a stop string it stripped, or the server
+    # dropped <|return|>: nothing was cut, so nothing is max_output_tokens.
+    for text in ("<|channel|>final<|message|>It is 3", ""):
+        response = to_responses(text, ids=_ids(), created_at=1.0)
+        check_response(response)
+        assert response["status"] == "completed"
+        assert response["incomplete_details"] is None
+        assert all(item["status"] == "completed" for item in response["output"])
 
 
 def test_token_ids_give_the_same_response() -> None:

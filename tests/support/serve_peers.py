@@ -178,3 +178,15 @@ def deadline(seconds: int) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def tiny_client() -> Iterator[Any]:
+    """An openai client of a gateway that serves the embedded tiny random gpt-oss (the one
+    real model of the tests; building it takes seconds, so a module fixture holds it)."""
+    import openai
+
+    from harmony_grammar.gateway import EmbeddedBackend, GatewayConfig, serving
+
+    with serving(EmbeddedBackend("tiny", workers=2), GatewayConfig(model="tiny")) as url:
+        yield openai.OpenAI(base_url=url + "/v1", api_key="x", timeout=120, max_retries=0)

@@ -46,6 +46,31 @@ def test_a_chat_function_named_namespace_dot_fn_is_in_that_namespace() -> None:
     assert list(ToolSet.read(CHAT).targets) == ["functions.search", "functions.agents.spawn"]
 
 
+def test_a_chat_custom_tool_reads_as_the_responses_entry() -> None:
+    grammar = {"syntax": "regex", "definition": "[a-z]+"}
+    chat = [
+        {"type": "custom", "custom": {"name": "shell", "format": {"type": "text"}}},
+        {
+            "type": "custom",
+            "custom": {"name": "agents.note", "format": {"type": "grammar", "grammar": grammar}},
+        },
+    ]
+    responses = [
+        {"type": "custom", "name": "shell", "format": {"type": "text"}},
+        {
+            "type": "namespace",
+            "name": "agents",
+            "tools": [{"type": "custom", "name": "note", "format": {"type": "grammar", **grammar}}],
+        },
+    ]
+    read = ToolSet.read(chat, chat=True)
+    assert read == ToolSet.read(responses)  # one path from here on: one grammar, one parse
+    assert read.custom == frozenset({"functions.shell", "agents.note"})
+    assert list(read.namespaced) == ["agents.note"]  # what the parser checks beyond functions.
+    with pytest.raises(ValueError, match="'custom' object"):
+        ToolSet.read([{"type": "custom", "name": "shell"}], chat=True)
+
+
 @pytest.mark.parametrize("tools", [RESPONSES, {"search": OBJECT, "apply_patch": CustomBody()}])
 def test_a_set_is_handed_on_and_its_views_are_the_lists(tools: Any) -> None:
     read = ToolSet.read(tools)

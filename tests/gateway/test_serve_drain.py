@@ -1,0 +1,80 @@
+"""SIGTERM drains: ``serve`` as its own process finishes an open stream, then exits 0.
+
+The gateway runs as ``python -m harmony_grammar serve`` (the command a deployment runs) in
+front of the fake vLLM of tests/support/serve_peers.py, which sends its pieces with a delay,
+so the stream is still open when the signal arrives. Nothing here is timed: the test waits
+for lines and for the exit, under the file's deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+httpx2 = pytest.importorskip("httpx2")
+
+from harmony_grammar.gateway.server import serving_app  # noqa: E402
+
+from ..support.serve_peers import ASK, Script, deadline, peer_app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _deadline() -> Iterator[None]:
+    with deadline(120):
+        yield
+
+
+def _start(upstream: str) -> tuple[subprocess.Popen[str], str]:
+    """``serve`` in front of ``upstream``, and its address once it says it is ready."""
+    command = [sys.executable, "-m", "harmony_grammar", "serve", "--backend", "vllm"]
+    command += ["--upstream", upstream, "--port", "0", "--drain-seconds", "60"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
+    assert process.stderr is not None
+    for line in process.stderr:
+        ready = re.search(r"ready at (http://\S+)/v1", line)
+        if ready:
+            return process, ready.group(1)
+    raise AssertionError(f"serve exited ({process.wait()}) before it was ready")
+
+
+def test_sigterm_lets_an_open_stream_finish_and_exits_0() -> None:
+    script = Script(delay=0.2)  # each piece after the first waits: the stream stays open
+    with serving_app(peer_app(script)) as peer:
+        process, url = _start(peer)
+        try:
+            body = {"model": "tiny", "messages": ASK, "stream": True}
+            with httpx2.stream(
+                "POST", url + "/v1/chat/completions", json=body, timeout=60
+            ) as answer:
+                assert answer.status_code == 200
+                lines = answer.iter_lines()
+                first = next(line for line in lines if line.startswith("data: "))
+                assert json.loads(first[6:])["choices"][0]["delta"] == {"role": "assistant"}
+                process.send_signal(signal.SIGTERM)  # mid-stream: most pieces are still to come
+                rest = [line for line in lines if line.startswith("data: ")]
+            assert rest[-1] == "data: [DONE]"
+            chunks = [json.loads(line[6:]) for line in rest[:-1]]
+            assert not any("error" in chunk for chunk in chunks)
+            finish = [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]]
+            assert finish[-1] == "tool_calls"  # the whole call arrived, not a cut
+            assert process.wait() == 0
+            assert len(script.requests) == 1
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
