@@ -361,3 +361,28 @@ def test_the_cli_reads_a_truncated_output_and_fails_on_an_error(
         assert main(["to-chat", str(other), "--lenient", "--tools", str(tools), *stream]) == 1
         out, err = capsys.readouterr()
         assert out and "HG181" in err and err.count("\n") == 1
+
+
+_BROKEN_COMMENTARY = st.sampled_from(["", "...", "?", ":", " 2?", "\n"])
+_REASONING_TEXT = st.text(
+    st.characters(codec="utf-8", exclude_characters="<|", exclude_categories=("Cs", "Cc")),
+    min_size=1,
+    max_size=40,
+).filter(lambda t: any(c.isalpha() for c in t))
+
+
+@given(glue=_BROKEN_COMMENTARY, text=_REASONING_TEXT, ids=st.booleans())
+def test_commentary_begun_in_a_broken_header_is_reasoning(glue: str, text: str, ids: bool) -> None:
+    """Text a ``commentary`` header with no ``<|message|>`` ran into (r23, r25 in the wild
+    corpus) is shown as reasoning, never as the answer's content; a preamble after a whole
+    ``<|channel|>commentary<|message|>`` header stays content."""
+    broken = f"<|channel|>commentary{glue} {text}<|end|><|start|>assistant<|channel|>final<|message|>No"
+    whole = f"<|channel|>commentary<|message|>{text}<|end|><|start|>assistant<|channel|>final<|message|>No"
+    for source, in_content in ((broken, False), (whole, True)):
+        given_source = encode_harmony(source) if ids else source
+        chat = to_chat_completion(given_source)["message"]
+        kinds = [item["type"] for item in to_responses(given_source)["output"]]
+        where = chat["content"] if in_content else chat["reasoning_content"]
+        assert "".join(text.split()) in "".join((where or "").split()), (source, chat)
+        assert (chat["content"] == "No") is not in_content, (source, chat)
+        assert kinds == (["message", "message"] if in_content else ["reasoning", "message"])
