@@ -98,7 +98,8 @@ def repaired_text(
     """The canonical Harmony of recovered ``messages`` (see the module docstring).
 
     A message whose channel the renderer refuses is written on a channel it accepts
-    (:func:`_writable`); ``notes`` gets one line per such message.
+    (:func:`_writable`), and a completion's first message without its author's name (its
+    header has no author); ``notes`` gets one line per such change.
     """
     if not messages:
         return ""
@@ -109,6 +110,15 @@ def repaired_text(
         if note is not None and notes is not None:
             notes.append(f"message {index}: {note}")
     messages = written
+    if completion and messages[0].role is Role.ASSISTANT and messages[0].name is not None:
+        # A completion's first header has no author (the prompt's ``<|start|>assistant``
+        # is its start), so an author's name cannot be written there: the note keeps it.
+        if notes is not None:
+            notes.append(
+                f"message 0: the author's name {messages[0].name!r} cannot be written in a"
+                " completion's first header; written without it"
+            )
+        messages[0] = dataclasses.replace(messages[0], name=None)
     if completion:
         messages = [_ended(m, i == len(messages) - 1) for i, m in enumerate(messages)]
     text = render(Conversation(tuple(messages)), auto_drop_analysis=False)
