@@ -207,3 +207,19 @@ def test_repair_writes_an_unwritable_channel_on_one_it_accepts():
         ("analysis", "x"),
     ]
     assert len(notes) == 1 and "'ünïcode'" in notes[0] and "'analysis'" in notes[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|start|>assistant:bobto=",  # a completion's first author with a name
+        "<|start|>assistant:bob to=functions.lookup<|channel|>analysis<|call|>",
+        "commentary to=functions.👍🏽0=<|call|?I think",  # a recipient's name stops at the emoji
+    ],
+)
+def test_repair_is_idempotent_where_the_fuzzer_found_it_was_not(text: str) -> None:
+    """Found by bench_lossless's 1,000,000 inputs: repair wrote what it then read otherwise."""
+    _check_repair(text, "completion", one_reading=False)
+    notes: list[str] = []
+    repaired_text(parse(text, start="completion", strict=False).messages, completion=True, notes=notes)
+    assert all("name" in note for note in notes)
