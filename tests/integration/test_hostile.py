@@ -241,10 +241,10 @@ def test_a_record_that_cannot_be_handled_is_reported_and_the_run_goes_on(
 
     real = record.validate
 
-    def validate_or_fail(source, **kwargs):
+    def validate_or_fail(source, *args, **kwargs):
         if "BOOM" in source:
             raise RuntimeError("a bug")
-        return real(source, **kwargs)
+        return real(source, *args, **kwargs)
 
     monkeypatch.setattr(record, "validate", validate_or_fail)
     good = "<|start|>user<|message|>hi<|end|>"
