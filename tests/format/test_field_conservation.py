@@ -210,16 +210,24 @@ def test_repair_writes_an_unwritable_channel_on_one_it_accepts():
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "name"),
     [
-        "<|start|>assistant:bobto=",  # a completion's first author with a name
-        "<|start|>assistant:bob to=functions.lookup<|channel|>analysis<|call|>",
-        "commentary to=functions.👍🏽0=<|call|?I think",  # a recipient's name stops at the emoji
+        ("<|start|>assistant:bobto=", "bobto"),  # a completion's first author with a name
+        ("<|start|>assistant:bob to=functions.lookup<|channel|>analysis<|call|>", "bob"),
+        ("commentary to=functions.👍🏽0=<|call|?I think", None),  # the name stops at the emoji
     ],
 )
-def test_repair_is_idempotent_where_the_fuzzer_found_it_was_not(text: str) -> None:
-    """Found by bench_lossless's 1,000,000 inputs: repair wrote what it then read otherwise."""
+def test_repair_is_idempotent_where_the_fuzzer_found_it_was_not(text: str, name: str | None) -> None:
+    """Found by bench_lossless's 1,000,000 inputs: repair wrote what it then read otherwise.
+    A name the completion cannot hold is not dropped silently: the note quotes it."""
     _check_repair(text, "completion", one_reading=False)
     notes: list[str] = []
-    repaired_text(parse(text, start="completion", strict=False).messages, completion=True, notes=notes)
-    assert all("name" in note for note in notes)
+    messages = parse(text, start="completion", strict=False).messages
+    repaired_text(messages, completion=True, notes=notes)
+    assert notes == ([] if name is None else [_NAME_NOTE.format(name=name)])
+
+
+_NAME_NOTE = (
+    "message 0: the author's name {name!r} cannot be written in a completion's first header;"
+    " written without it"
+)
