@@ -463,6 +463,7 @@ class Engine:
             recipient_position=draft.recipient_position,
             span=Span(draft.start, end),
             unread="".join(draft.unread),
+            superseded=" ".join(draft.superseded),
         )
         self.messages.append(message)
         if message.role is Role.DEVELOPER:

@@ -55,6 +55,9 @@ class HeaderText:
     pieces: list[tuple[int, int, int]] = field(default_factory=list)
     #: Offsets of control tokens spelled by ordinary token ids (HG174).
     spelled: list[int] = field(default_factory=list)
+    #: Declared recipients whose names hold a space (``functions.Web Search``), longest
+    #: first: a recipient may be one of them.
+    spaced_names: tuple[str, ...] = ()
 
     def control_after(self, pos: int, token: ControlToken | None = None) -> int:
         """The offset of the first control token at or after ``pos`` (``token`` only, if
@@ -85,6 +88,9 @@ class HeaderState:
     read_any: bool = False
     #: Whether this header is a completion's first, before anything was read.
     completion_start: bool = False
+    #: The completion's role (its author, a default): written before the first header
+    #: (``assistant<|channel|>final``), the word is that field.
+    completion_role: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +260,8 @@ def advance(state: HeaderState, move: Move) -> None:
         elif name == "channel":
             state.channel, state.expect = value, None
             state.channel_default = start < 0
+        elif name == "superseded" and value == "channel":  # written over: read again
+            state.channel, state.channel_default = None, False
         elif name == "content_type":
             state.content_type, state.expect = value, None
     if move.kind == "content":

@@ -40,6 +40,7 @@ __all__ = [
     "GLUED_CHANNEL",
     "GLUED_ROLE",
     "RECIPIENT",
+    "WORD_END_PUNCTUATION",
 ]
 
 _ROLES = "|".join(sorted(ROLES))
@@ -69,6 +70,11 @@ _SPACE = re.compile(r"\s+")
 #: stray (``––commentary``), not the start of prose.
 _HARMONY_WORD = re.compile(rf"(?:{_ROLES}|{CHANNEL_WORD}|to=)")
 _FIELDS = ("author", "name", "recipient", "channel", "content_type")
+#: Punctuation that ends a word: glued to a Harmony word of a header that lost
+#: ``<|message|>`` (``analysis??``, ``final!final!``, ``commentary...``) it is unread.
+WORD_END_PUNCTUATION = frozenset("?!.,;:")
+#: A channel word or a role that ends right where the text searched ends.
+_HARMONY_WORD_END = re.compile(rf"(?<![A-Za-z])(?:{_ROLES}|{CHANNEL_WORD})$")
 
 
 # ------------------------------------------------------------------ the rows
@@ -157,6 +163,29 @@ def glued_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     )
 
 
+def completion_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
+    """HG151: the completion's own role written before its first header
+    (``assistant<|channel|>final``, its ``<|start|>`` lost): the author's field."""
+    role = state.completion_role
+    if not role or state.read_any or state.author or _control(header, pos):
+        return None
+    if not header.text.startswith(role, pos) or header.text[:pos].strip():
+        return None
+    end = pos + len(role)
+    following = header.control_after(end)
+    if header.text[end:following].strip() or following >= len(header.text):
+        return None  # a word of prose (``assistant is here``), or glued (``assistantfinal``)
+    return Move(
+        "field",
+        pos,
+        end,
+        1,
+        "HG151",
+        f"the role {role!r} began the header without <|start|>",
+        (("author", role, pos, end),),
+    )
+
+
 def author_name(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     """``:NAME`` right after a role: the author's name."""
     if pos != state.author_end or state.name or not header.text.startswith(":", pos):
@@ -176,11 +205,19 @@ def recipient(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     if match is None or _control(header, pos) or state.expect == "content_type":
         return None
     end = _word_end(header, pos, match.end())
+    spaced = _spaced_name(header, match.start(1))
+    if spaced:  # a declared name with spaces: the longest that is written here
+        end = match.start(1) + len(spaced)
     if end <= match.start(1):
         return None
     value = header.text[match.start(1) : end]
     here = (("recipient", value, match.start(1), end),)
     if state.recipient is not None:
+        if value != state.recipient and value in ROLES:
+            # ``to=assistant`` after a tool's name: a stray word of the header (a reply's
+            # shape), kept as superseded, never the call's arguments.
+            stray = (("superseded", value, match.start(1), end),)
+            return Move("field", pos, end, 1, "HG158", f"a stray 'to={value}'", stray)
         if value != state.recipient:
             return None  # a second recipient is no field (HG158: content)
         # The same recipient again: one field written twice (a call is never broken).
@@ -190,6 +227,18 @@ def recipient(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     if state.completion_start and not state.read_any and pos == 0:
         return Move("field", pos, end, 1, "HG176", f"the completion began with 'to={value}'", here)
     return Move("field", pos, end, fields=here)
+
+
+def _spaced_name(header: HeaderText, pos: int) -> str | None:
+    """The longest declared name with a space written at ``pos``, whole (not followed by
+    more of a name)."""
+    text = header.text
+    for name in header.spaced_names:
+        end = pos + len(name)
+        if text.startswith(name, pos) and end <= header.control_after(pos):
+            if end == len(text) or not (text[end].isalnum() or text[end] in "_.-"):
+                return name
+    return None
 
 
 def channel_name(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
@@ -216,6 +265,28 @@ def channel_name(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
         "HG173",
         f"channel name {header.text[pos:end]!r} has non-ASCII letters: kept whole",
         (("channel", header.text[pos:end], pos, end),),
+    )
+
+
+def channel_again(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
+    """HG157: the header's channel word written again with no ``<|channel|>`` before it
+    (``final!final!``, ``commentary?commentary?``): the one field, written twice."""
+    if state.channel is None or state.channel_default or state.expect or _control(header, pos):
+        return None
+    if not header.text.startswith(state.channel, pos):
+        return None
+    end = pos + len(state.channel)
+    glued = end < len(header.text) and (header.text[end].isalnum() or header.text[end] in "_-")
+    if glued and GLUED_CHANNEL.match(header.text, pos) is None:
+        return None  # a longer word (``finalize``), not the channel again
+    return Move(
+        "field",
+        pos,
+        end,
+        1,
+        "HG157",
+        f"the channel {state.channel!r} written twice",
+        (("channel", state.channel, pos, end),),
     )
 
 
@@ -328,13 +399,28 @@ def unread(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
             break
         end += 1
     glued = end < len(text) and end not in header.controls and text[end].isalnum()
-    if end == pos or (glued and not _HARMONY_WORD.match(text, end)):
+    if end == pos:
+        return None
+    # Right after a Harmony word of this header (``analysis??``, ``final!final!``): stray
+    # punctuation glued to the word, wherever the header goes on or stops.
+    after_word = (
+        state.read_any
+        and text[pos] in WORD_END_PUNCTUATION
+        and _HARMONY_WORD_END.search(text, 0, pos) is not None
+    )
+    if after_word:
+        end = pos
+        while end < len(text) and text[end] in WORD_END_PUNCTUATION:
+            end += 1
+        glued = end < len(text) and end not in header.controls and text[end].isalnum()
+    if glued and not _HARMONY_WORD.match(text, end) and not after_word:
         return None  # punctuation glued to a word is part of that text (content)
     if pos and pos - 1 not in header.controls and text[pos - 1].isalnum() and not state.read_any:
         return None
-    if not header.closed and header.control_after(end) >= len(text):
+    if not after_word and not header.closed and header.control_after(end) >= len(text):
         return None
-    return Move("unread", pos, end, 3, "HG156", f"stray characters {text[pos:end]!r}")
+    cost = _UNREAD_AFTER_WORD_COST if after_word else _UNREAD_COST
+    return Move("unread", pos, end, cost, "HG156", f"stray characters {text[pos:end]!r}")
 
 
 def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
@@ -346,10 +432,11 @@ def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
 
 
 def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """HG157: ``<|channel|>`` in a header whose channel is written: it begins the next
-    message (``<|message|><|end|><|start|>assistant`` lost before it), so each channel word
-    stays the field of one message; a header writing the same channel twice keeps it as one
-    field (an empty message is never made up, a call is never broken)."""
+    """HG157: ``<|channel|>`` in a header whose channel is written: the model wrote the
+    header again before any content (a restart, a loop). It stays one message: a header
+    writing the same channel twice keeps it as one field; a different channel word is the
+    message's channel and the earlier one is kept in :attr:`.model.Message.superseded`
+    (an empty message is never made up, a call is never broken)."""
     if _control(header, pos) is not ControlToken.CHANNEL or state.channel is None:
         return None
     if state.channel_default:
@@ -368,7 +455,19 @@ def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | N
             f"'<|channel|>{state.channel}' written twice",
             (("channel", state.channel, end, word.end()),),
         )
-    return Move("split", pos, pos, 4, "HG157", "a second <|channel|> began the next message")
+    # A different channel: the model wrote the header over before any content. One
+    # message, whose channel is the later word; the earlier one is kept as superseded.
+    return Move(
+        "field",
+        pos,
+        end,
+        4,
+        "HG157",
+        f"'<|channel|>' wrote over the channel {state.channel!r} before any content: the"
+        " later channel is the message's (the earlier kept in Message.superseded)",
+        (("superseded", "channel", -1, -1),),
+        expect="channel",
+    )
 
 
 def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
@@ -411,6 +510,10 @@ def _whole_word_cost(text: str, glued: re.Match[str] | None, end: int) -> int:
     return 1 + _GLUED_COST + _CONTENT_COST + _visible(text, glued.end(), end)
 
 
+#: Stray punctuation read as unread: anywhere a header goes on, and (less) glued right
+#: after a Harmony word of the header, where one visible character of content costs more.
+_UNREAD_COST = 3
+_UNREAD_AFTER_WORD_COST = 1
 #: The glued rows' cost (the table's, for HG177).
 _GLUED_COST = 1
 #: What reading header text as content costs: this, plus one per visible character it

@@ -241,6 +241,14 @@ LENIENT = RepairTable(
             headers.glued_role,
             cost=1,
         ),
+        Repair(
+            ("HG151",),
+            _R,
+            "a completion's own role before its first header (assistant<|channel|>…)",
+            "the author (a field, not a message of its own)",
+            headers.completion_role,
+            cost=1,
+        ),
         Repair((), _R, "':NAME' after a role", "the author's name", headers.author_name),
         Repair(
             ("HG172", "HG176"),
@@ -256,6 +264,14 @@ LENIENT = RepairTable(
             "a channel word glued to text (analysisOK)",
             "the word is the channel",
             headers.glued_channel,
+            cost=1,
+        ),
+        Repair(
+            ("HG157",),
+            _R,
+            "the header's channel word again, no <|channel|> before it (final!final!)",
+            "the one channel field, written twice",
+            headers.channel_again,
             cost=1,
         ),
         Repair(
@@ -287,7 +303,7 @@ LENIENT = RepairTable(
             "stray characters with no letter and no digit",
             "Message.unread",
             headers.unread,
-            cost=3,
+            cost=1,
         ),
         Repair(
             ("HG175",),

@@ -109,6 +109,7 @@ def _fields(message: Message, *, ids: bool) -> tuple[list[str], list[str]]:
         message.recipient or "",
         ctype,
         getattr(message, "unread", "") or "",
+        getattr(message, "superseded", "") or "",
         message.content,
     ]
     maybe_default: list[str] = []
