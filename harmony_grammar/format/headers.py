@@ -235,9 +235,9 @@ def _spaced_name(header: HeaderText, pos: int) -> str | None:
     text = header.text
     for name in header.spaced_names:
         end = pos + len(name)
-        if text.startswith(name, pos) and end <= header.control_after(pos):
-            if end == len(text) or not (text[end].isalnum() or text[end] in "_.-"):
-                return name
+        whole = end == len(text) or not (text[end].isalnum() or text[end] in "_.-")
+        if text.startswith(name, pos) and end <= header.control_after(pos) and whole:
+            return name
     return None
 
 
