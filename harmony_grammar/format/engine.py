@@ -306,7 +306,11 @@ class Engine:
         self.diagnose("HG103", f"{what}; it was skipped", index, index + 1)
 
     def partial(self, text: str, start: int, end: int) -> None:
-        """The start of a control token's spelling at the end of input (text only)."""
+        """The start of a control token's spelling at the end of input (text only): text,
+        as the grammar reads it, in strict mode (no repair); debris in lenient mode."""
+        if not self.repairs:
+            self.text(text, start, end)
+            return
         if self._lines is not None:
             self._lines.add(text, start)
         self.flush_pending("$END")
