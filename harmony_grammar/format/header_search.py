@@ -127,14 +127,11 @@ class Reading:
 HeaderRow = Callable[[HeaderText, int, HeaderState], "Move | None"]
 
 
-def read_header(
-    header: HeaderText, state: HeaderState, rows: Sequence[tuple[HeaderRow, int]]
-) -> Reading:
+def read_header(header: HeaderText, state: HeaderState, rows: Sequence[HeaderRow]) -> Reading:
     """The least-cost reading of ``header`` from ``state``: a uniform-cost search.
 
-    ``rows`` are the table's ``(row, cost)`` pairs in order; at each position each row
-    offers at most one move, and the move's cost is the row's unless the row says
-    otherwise (a row may rate a shape above its base cost). Every move a row offers is a
+    ``rows`` are the table's rows in order; at each position each row offers at most one
+    move, at the cost the cost table gives it (:mod:`.costs`). Every move a row offers is a
     branch, with its own copy of the state; the reading of least total cost wins, ties going
     to the reading whose rows come first in the table, move by move (a fixed order). A
     branch that reaches a position in a state another reached as cheaply is pruned (it
@@ -186,15 +183,13 @@ _SEARCH_BUDGET_PER_CHAR = 64
 
 
 def _offers(
-    header: HeaderText, pos: int, state: HeaderState, rows: Sequence[tuple[HeaderRow, int]]
+    header: HeaderText, pos: int, state: HeaderState, rows: Sequence[HeaderRow]
 ) -> list[Move | None]:
-    """Each row's move at ``pos`` (None where it offers none), at least at the row's cost;
-    a move that reads nothing and ends nothing is none."""
+    """Each row's move at ``pos`` (None where it offers none), at the cost it carries (the
+    cost table's); a move that reads nothing and ends nothing is none."""
     offers: list[Move | None] = []
-    for row, cost in rows:
+    for row in rows:
         move = row(header, pos, state)
-        if move is not None and move.cost < cost:
-            move = _with_cost(move, cost)
         if move is not None and move.end <= pos and not _ends(move):
             move = None
         offers.append(move)
@@ -209,7 +204,7 @@ def _ends(move: Move) -> bool:
 def _greedy(
     header: HeaderText,
     state: HeaderState,
-    rows: Sequence[tuple[HeaderRow, int]],
+    rows: Sequence[HeaderRow],
     moves: list[Move],
     total: int,
     pos: int,
@@ -225,20 +220,6 @@ def _greedy(
             break
         pos = best.end
     return Reading(moves, total, state)
-
-
-def _with_cost(move: Move, cost: int) -> Move:
-    return Move(
-        move.kind,
-        move.start,
-        move.end,
-        cost,
-        move.code,
-        move.what,
-        move.fields,
-        move.expect,
-        move.stop,
-    )
 
 
 def advance(state: HeaderState, move: Move) -> None:

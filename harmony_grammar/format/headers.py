@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 
+from .costs import COSTS
 from .header_search import ROLES, HeaderState, HeaderText, Move
 from .tokens import CHANNEL_WORD, ControlToken
 
@@ -105,7 +106,13 @@ def channel_token(header: HeaderText, pos: int, state: HeaderState) -> Move | No
     end = header.controls[pos][1]
     if state.content_type is not None:
         return Move(
-            "syntax", pos, end, 1, "HG179", "<|channel|> after the content type", expect="channel"
+            "syntax",
+            pos,
+            end,
+            COSTS["channel-after-type"],
+            "HG179",
+            "<|channel|> after the content type",
+            expect="channel",
         )
     return Move("syntax", pos, end, expect="channel")
 
@@ -147,7 +154,7 @@ def glued_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
             "field",
             pos,
             match.end(),
-            1,
+            COSTS["glued-role-channel"],
             "HG160",
             f"<|channel|> after the role {match.group()!r}",
             fields=(("author", match.group(), pos, match.end()),),
@@ -156,7 +163,7 @@ def glued_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
         "field",
         pos,
         match.end(),
-        1,
+        COSTS["glued-role"],
         "HG177",
         f"the role {match.group()!r} was glued to the text after it",
         fields=(("author", match.group(), pos, match.end()),),
@@ -179,7 +186,7 @@ def completion_role(header: HeaderText, pos: int, state: HeaderState) -> Move | 
         "field",
         pos,
         end,
-        1,
+        COSTS["completion-role"],
         "HG151",
         f"the role {role!r} began the header without <|start|>",
         (("author", role, pos, end),),
@@ -217,15 +224,47 @@ def recipient(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
             # ``to=assistant`` after a tool's name: a stray word of the header (a reply's
             # shape), kept as superseded, never the call's arguments.
             stray = (("superseded", value, match.start(1), end),)
-            return Move("field", pos, end, 1, "HG158", f"a stray 'to={value}'", stray)
+            return Move(
+                "field",
+                pos,
+                end,
+                COSTS["stray-role-recipient"],
+                "HG158",
+                f"a stray 'to={value}'",
+                stray,
+            )
         if value != state.recipient:
             return None  # a second recipient is no field (HG158: content)
         # The same recipient again: one field written twice (a call is never broken).
-        return Move("field", pos, end, 1, "HG158", f"'to={value}' written twice", here)
+        return Move(
+            "field",
+            pos,
+            end,
+            COSTS["recipient-again"],
+            "HG158",
+            f"'to={value}' written twice",
+            here,
+        )
     if state.content_type is not None:
-        return Move("field", pos, end, 1, "HG172", f"'to={value}' after the content type", here)
+        return Move(
+            "field",
+            pos,
+            end,
+            COSTS["recipient-after-type"],
+            "HG172",
+            f"'to={value}' after the content type",
+            here,
+        )
     if state.completion_start and not state.read_any and pos == 0:
-        return Move("field", pos, end, 1, "HG176", f"the completion began with 'to={value}'", here)
+        return Move(
+            "field",
+            pos,
+            end,
+            COSTS["recipient-first"],
+            "HG176",
+            f"the completion began with 'to={value}'",
+            here,
+        )
     return Move("field", pos, end, fields=here)
 
 
@@ -261,7 +300,7 @@ def channel_name(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
         "field",
         pos,
         end,
-        1,
+        COSTS["non-ascii-channel"],
         "HG173",
         f"channel name {header.text[pos:end]!r} has non-ASCII letters: kept whole",
         (("channel", header.text[pos:end], pos, end),),
@@ -283,7 +322,7 @@ def channel_again(header: HeaderText, pos: int, state: HeaderState) -> Move | No
         "field",
         pos,
         end,
-        1,
+        COSTS["channel-again"],
         "HG157",
         f"the channel {state.channel!r} written twice",
         (("channel", state.channel, pos, end),),
@@ -300,7 +339,7 @@ def glued_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | No
     match = GLUED_CHANNEL.match(header.text, pos)
     if match is None:
         return None
-    cost = 1 if state.expect == "channel" else 3
+    cost = COSTS["glued-channel" if state.expect == "channel" else "glued-channel-bare"]
     return Move(
         "field",
         pos,
@@ -326,7 +365,7 @@ def stripped_channel(header: HeaderText, pos: int, state: HeaderState) -> Move |
         "field",
         pos,
         match.end(),
-        2,
+        COSTS["stripped-channel"],
         None if glued else "HG160",
         f"<|channel|> before {match.group()!r}",
         (("channel", match.group(), pos, match.end()),),
@@ -347,7 +386,7 @@ def tool_in_channel_slot(header: HeaderText, pos: int, state: HeaderState) -> Mo
         "field",
         pos,
         end,
-        1,
+        COSTS["tool-in-channel"],
         "HG166",
         f"the tool name {name!r} stood where the channel belongs: read as channel"
         f" 'commentary' to={name}",
@@ -419,7 +458,7 @@ def unread(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
         return None
     if not after_word and not header.closed and header.control_after(end) >= len(text):
         return None
-    cost = _UNREAD_AFTER_WORD_COST if after_word else _UNREAD_COST
+    cost = COSTS["unread-after-word" if after_word else "unread"]
     return Move("unread", pos, end, cost, "HG156", f"stray characters {text[pos:end]!r}")
 
 
@@ -428,7 +467,9 @@ def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     found = header.controls.get(pos)
     if found is None:
         return None
-    return Move("debris", pos, found[1], 5, "HG175", f"a stray {found[0].value} was discarded")
+    return Move(
+        "debris", pos, found[1], COSTS["debris"], "HG175", f"a stray {found[0].value} was discarded"
+    )
 
 
 def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
@@ -450,7 +491,7 @@ def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | N
             "field",
             pos,
             word.end(),
-            1,
+            COSTS["channel-token-again"],
             "HG157",
             f"'<|channel|>{state.channel}' written twice",
             (("channel", state.channel, end, word.end()),),
@@ -461,7 +502,7 @@ def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | N
         "field",
         pos,
         end,
-        4,
+        COSTS["channel-written-over"],
         "HG157",
         f"'<|channel|>' wrote over the channel {state.channel!r} before any content: the"
         " later channel is the message's (the earlier kept in Message.superseded)",
@@ -484,20 +525,20 @@ def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     if state.completion_start and not state.read_any and min(header.controls, default=pos) >= pos:
         channel = header.control_after(pos, ControlToken.CHANNEL)
         if channel < len(text):
-            cost = _CONTENT_COST + _visible(text, pos, following)  # as content costs
+            cost = _content_cost(text, pos, following)  # as content costs
             return Move("prose", pos, following, cost, "HG171", "text before the first header")
     if following < len(text) and _usable(header, following, state):
         stop = len(text[pos:following].rstrip()) + pos
         code = "HG158" if state.recipient and text.startswith("to=", pos) else "HG178"
         end = max(stop, pos + 1)
-        cost = _CONTENT_COST + _visible(text, pos, end)
+        cost = _content_cost(text, pos, end)
         return Move("content", pos, end, cost, code, "header text read as content")
     code = "HG161" if not header.closed else "HG178"
     if state.recipient is not None and text[pos] in "{[":
         code = "HG160"
     elif state.recipient is not None and text.startswith("to=", pos):
         code = "HG158"  # a second recipient
-    cost = _CONTENT_COST + _visible(text, pos, len(text))
+    cost = _content_cost(text, pos, len(text))
     return Move("content", pos, len(text), cost, code, "header text read as content", stop=True)
 
 
@@ -507,19 +548,14 @@ def _whole_word_cost(text: str, glued: re.Match[str] | None, end: int) -> int:
     it as content), so a known word glued to text is always that word."""
     if glued is None or glued.end() >= end:
         return 0
-    return 1 + _GLUED_COST + _CONTENT_COST + _visible(text, glued.end(), end)
+    return 1 + COSTS["glued-role"] + _content_cost(text, glued.end(), end)
 
 
-#: Stray punctuation read as unread: anywhere a header goes on, and (less) glued right
-#: after a Harmony word of the header, where one visible character of content costs more.
-_UNREAD_COST = 3
-_UNREAD_AFTER_WORD_COST = 1
-#: The glued rows' cost (the table's, for HG177).
-_GLUED_COST = 1
-#: What reading header text as content costs: this, plus one per visible character it
-#: reads, so the least-cost reading is the one whose fields read the most (a header is the
-#: longest run of fields; its content starts at the first character no field reads).
-_CONTENT_COST = 6
+def _content_cost(text: str, start: int, end: int) -> int:
+    """What reading ``text[start:end]`` as content costs: a base plus a price per visible
+    character, so the least-cost reading is the one whose fields read the most (a header is
+    the longest run of fields; its content starts at the first character no field reads)."""
+    return COSTS["content"] + COSTS["content-per-char"] * _visible(text, start, end)
 
 
 def _visible(text: str, start: int, end: int) -> int:
