@@ -425,6 +425,11 @@ class Engine:
         """True once ``<|call|>`` or ``<|return|>`` (or an abort) ended the turn."""
         return self.stop_reason is not None
 
+    @property
+    def resync_start(self) -> str:
+        """The grammar's start symbol a message may begin from again (after an error)."""
+        return self._resync_start
+
     def restart(self, start: str) -> None:
         """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
         self.parser = LalrDriver(self._table, start)

@@ -168,6 +168,13 @@ LENIENT = RepairTable(
             recoveries.recover_missing_terminator,
         ),
         Repair(
+            ("HG157",),
+            _T,
+            "<|start|> while a header with no recipient is open (the model began it again)",
+            "one message: the header written over kept in Message.superseded",
+            recoveries.recover_restarted_header,
+        ),
+        Repair(
             ("HG150",),
             _T,
             "a terminator or <|start|> while the header is open",

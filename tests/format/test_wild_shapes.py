@@ -220,3 +220,33 @@ def test_a_declared_name_with_spaces_is_the_recipient(
     assert message.content_type == (ctype or None)
     undeclared = parse(text, start="completion", strict=False)
     assert undeclared.messages[0].recipient != f"functions.{name}"
+
+
+@PROPERTY
+@given(
+    first=st.sampled_from(["", "<|channel|>analysis", "<|channel|>commentary", " "]),
+    second=CHANNEL,
+    times=st.integers(1, 3),
+    start=st.sampled_from(["completion", "conversation"]),
+    body=SENTENCE,
+)
+def test_a_header_begun_again_with_start_is_one_message(
+    first: str, second: str, times: int, start: str, body: str
+) -> None:
+    """``<|start|>assistant<|start|>assistant<|channel|>final<|message|>…``: a header with no
+    recipient begun again before any content is one message (HG157)."""
+    restarted = f"<|start|>assistant{first}" * times
+    text = f"{restarted}<|start|>assistant<|channel|>{second}<|message|>{body}<|end|>"
+    result = _conserved(text, start)
+    assert [(m.channel, m.content) for m in result.messages] == [(second, body)]
+    assert "HG157" in _codes(result) and "HG150" not in _codes(result)
+
+
+@PROPERTY
+@given(name=NAME, body=SENTENCE)
+def test_a_call_header_begun_again_keeps_the_call(name: str, body: str) -> None:
+    text = (
+        f"<|start|>assistant to=functions.{name}<|start|>assistant<|channel|>final<|message|>{body}"
+    )
+    result = _conserved(text, "conversation")
+    assert [m.recipient for m in result.messages] == [f"functions.{name}", None]
