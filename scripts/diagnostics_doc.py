@@ -200,6 +200,11 @@ def _link(page: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    from scripts.code_emitters import write  # the records' emitted_by first: the page shows them
+
+    if write(check=argv == ["--check"]) and argv == ["--check"]:
+        print("format/codes.json's emitted_by differs: run python scripts/diagnostics_doc.py")
+        return 1
     text = render()
     if argv == ["--check"]:
         if PAGE.read_text(encoding="utf-8") != text:

@@ -8,7 +8,9 @@ For text input the check is field by field. Every character is in exactly one of
 
 * a header field whose value is the slice of the input it was read from (author, name,
   recipient, channel, content type; a repair's reading of it is named by a diagnostic:
-  lower case, ``functions.`` before a declared name, ``to=assistant`` ignored);
+  lower case, ``functions.`` before a declared name), or a header word the message's own
+  fields replaced (:attr:`~harmony_grammar.format.model.Message.superseded`: a header
+  written over, a stray ``to=assistant``);
 * a message's content (its ranges, joined, are the content exactly);
 * a message's :attr:`~harmony_grammar.format.model.Message.unread` text (no letter, no
   digit; its ranges, joined, are ``unread`` exactly);
@@ -126,8 +128,8 @@ def _text_problems(text: str, messages: Sequence[Message], ledger: Accounting) -
             problems.append(f"{kind} {Span(start, end)} overlaps what precedes it")
         elif start > position:
             gap = text[position:start]
-            if kind == "field" and name == "recipient":
-                gap = gap.removesuffix("to=")
+            if kind == "field" and name in ("recipient", "superseded", "author"):
+                gap = gap.removesuffix("to=")  # a recipient's, as written (HG167, HG168)
             elif kind == "field" and name == "name":
                 gap = gap.removesuffix(":")
             if _SYNTAX.fullmatch(gap) is None:
@@ -148,10 +150,10 @@ def _field_holds(message: Message, name: str, written: str) -> bool:
         return written == message.name
     if name == "channel":
         return written == message.channel
+    if name == "superseded":  # a header word the message's own fields replaced
+        return written in message.superseded.split(" ")
     if name == "recipient":
         recipient = message.recipient
-        if written == "assistant":  # HG167 ignores it, HG168 reads the call the other way
-            return True
         return recipient is not None and written in (recipient, recipient.removeprefix(_FUNCTIONS))
     if name == "content_type":
         value = (message.content_type or "").removeprefix("<|constrain|>")

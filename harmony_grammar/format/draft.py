@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .model import RecipientPosition, Role, is_tool_call
 
-__all__ = ["Draft", "PendingText"]
+__all__ = ["Draft", "PendingText", "supersede"]
 
 
 @dataclass
@@ -43,6 +43,8 @@ class Draft:
     #: Header text read as no field (no letter, no digit) and its input ranges (flat).
     unread: list[str] = field(default_factory=list)
     unread_spans: list[int] = field(default_factory=list)
+    #: Header words the message's own fields replaced (:attr:`.model.Message.superseded`).
+    superseded: list[str] = field(default_factory=list)
     #: Header text read as content before the body opened: ``(text, start, end)``.
     early: list[tuple[str, int, int]] = field(default_factory=list)
 
@@ -62,3 +64,18 @@ class PendingText:
     start: int = -1
     end: int = -1
     length: int = 0
+
+
+def supersede(draft: Draft, name: str, value: str) -> None:
+    """The last ``name`` field of ``draft``'s ledger becomes a superseded word: ``value``,
+    the word the model wrote there, is kept in :attr:`.model.Message.superseded` (a default
+    the input never spelled is simply dropped)."""
+    for index in range(len(draft.fields) - 1, -1, -1):
+        field_name, start, end = draft.fields[index]
+        if field_name == name:
+            if start >= 0:
+                draft.fields[index] = ("superseded", start, end)
+                draft.superseded.append(value)
+            else:
+                del draft.fields[index]
+            return

@@ -306,7 +306,11 @@ class Engine:
         self.diagnose("HG103", f"{what}; it was skipped", index, index + 1)
 
     def partial(self, text: str, start: int, end: int) -> None:
-        """The start of a control token's spelling at the end of input (text only)."""
+        """The start of a control token's spelling at the end of input (text only): text,
+        as the grammar reads it, in strict mode (no repair); debris in lenient mode."""
+        if not self.repairs:
+            self.text(text, start, end)
+            return
         if self._lines is not None:
             self._lines.add(text, start)
         self.flush_pending("$END")
@@ -421,6 +425,11 @@ class Engine:
         """True once ``<|call|>`` or ``<|return|>`` (or an abort) ended the turn."""
         return self.stop_reason is not None
 
+    @property
+    def resync_start(self) -> str:
+        """The grammar's start symbol a message may begin from again (after an error)."""
+        return self._resync_start
+
     def restart(self, start: str) -> None:
         """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
         self.parser = LalrDriver(self._table, start)
@@ -463,6 +472,7 @@ class Engine:
             recipient_position=draft.recipient_position,
             span=Span(draft.start, end),
             unread="".join(draft.unread),
+            superseded=" ".join(draft.superseded),
         )
         self.messages.append(message)
         if message.role is Role.DEVELOPER:

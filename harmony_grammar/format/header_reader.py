@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .draft import Draft
+from .draft import Draft, supersede
 from .engine_view import EngineView
 from .header_search import ROLES, HeaderState, HeaderText, Move, read_header
 from .headers import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
 from .lalr import LalrDriver
-from .model import RecipientPosition
+from .model import RecipientPosition, Role
 from .repairs import Where
 from .tokens import ControlToken
 
@@ -93,6 +93,7 @@ def read_whole_header(engine: EngineView, pieces: list[Piece], closer: str) -> N
     draft = engine.draft
     assert draft is not None
     header = _header_text(pieces, closer == _MESSAGE)
+    header.spaced_names = _spaced_names(engine)
     choices = engine.parser.choices()
     state = HeaderState(
         author_open="AUTHOR" in choices,
@@ -102,6 +103,7 @@ def read_whole_header(engine: EngineView, pieces: list[Piece], closer: str) -> N
         expect="channel" if "CHANNEL_NAME" in choices else None,
         read_any=bool(draft.fields) and not engine.at_completion_start,
         completion_start=engine.at_completion_start,
+        completion_role=draft.role.value if engine.at_completion_start else "",
     )
     if "CONTENT_TYPE" in choices and "SPACE" not in choices:
         state.expect = "content_type"
@@ -118,11 +120,24 @@ def read_whole_header(engine: EngineView, pieces: list[Piece], closer: str) -> N
     _apply(engine, reading.moves, header, pieces, closer)
 
 
+def _spaced_names(engine: EngineView) -> tuple[str, ...]:
+    """The declared recipients whose names hold a space, longest first."""
+    tools = engine.tools
+    if not tools:
+        return ()
+    names = [f"functions.{name}" for name in tools if " " in name]
+    return tuple(sorted(names, key=len, reverse=True))
+
+
 def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bool:
     """Feed the header as the grammar reads it, if it does (whole, with ``closer``).
 
     The hot path of lenient reading: every well-formed header comes through here once.
+    A header that may call a declared name with a space is the search's to read.
     """
+    spaced = _spaced_names(engine)
+    if spaced and any(name in p[1] for p in pieces for name in spaced):
+        return False
     driver = engine.parser.copy()
     fed: list[tuple[str, str, int, int]] = []
     exact = engine.exact_positions
@@ -199,13 +214,6 @@ def _apply(
         elif move.kind == "prose":
             _prose(engine, header, pieces, move, closer)
             return
-        elif move.kind == "split":
-            _reach_message(engine)
-            engine.feed(_MESSAGE, "", at(move.start), at(move.start))
-            engine.parser.feed(_END)
-            engine.finish(None, at(move.start))
-            _reinject(engine, header, pieces, move.start, closer)
-            return
     if engine.parser.at_start and _CHANNEL in engine.parser.choices():
         engine.parser.feed(_CHANNEL)  # a completion's header was read: it is not empty
     _reach_message(engine)
@@ -220,10 +228,20 @@ def _apply(
     if content_code != "HG161":  # its own code said it (HG160: a call's arguments)
         engine.feed(_MESSAGE, "", here, here)
         return
+    reasoning = ""
+    if draft.channel == "commentary" and draft.recipient is None and draft.role is Role.ASSISTANT:
+        # Prose written into a broken commentary header with no recipient is the model's
+        # reasoning (every such output reported from real servers): channel analysis, the
+        # written word kept in Message.superseded.
+        while any(name == "channel" for name, _, _ in draft.fields):  # each time written
+            supersede(draft, "channel", draft.channel)
+        draft.channel = "analysis"
+        draft.fields.append(("channel", -1, -1))
+        reasoning = " (prose in a broken 'commentary' header with no recipient: reasoning)"
     engine.diagnose(
         "HG161",
         f"the header holds text and no <|message|>: {header.text[:content_at]!r} read as"
-        f" channel {draft.channel!r}, the rest as its content",
+        f" channel {draft.channel!r}{reasoning}, the rest as its content",
         at(0),
         here if engine.exact_positions else till(len(header.text)),
     )
@@ -241,10 +259,22 @@ def _set_field(
     constrained: bool,
 ) -> None:
     if name == "author":
-        engine.act("AUTHOR", value, start, end)
+        if "AUTHOR" in engine.parser.choices():
+            engine.act("AUTHOR", value, start, end)
+        else:  # a completion's role, written: the default's field, now spelled
+            draft.fields = [f for f in draft.fields if f != ("author", -1, -1)]
+            draft.fields.append(("author", start, end))
         return
     if name == "name":
         engine.act("AUTHOR_NAME", value, start, end)
+        return
+    if name == "superseded":
+        if value == "channel" and default:  # the channel read so far is written over
+            supersede(draft, "channel", draft.channel or "")
+            draft.channel = None
+        else:  # a stray word of the header (``to=assistant`` after a tool's name)
+            draft.superseded.append(value)
+            draft.fields.append((name, start, end))
         return
     if default:
         start = end = -1

@@ -55,6 +55,9 @@ class HeaderText:
     pieces: list[tuple[int, int, int]] = field(default_factory=list)
     #: Offsets of control tokens spelled by ordinary token ids (HG174).
     spelled: list[int] = field(default_factory=list)
+    #: Declared recipients whose names hold a space (``functions.Web Search``), longest
+    #: first: a recipient may be one of them.
+    spaced_names: tuple[str, ...] = ()
 
     def control_after(self, pos: int, token: ControlToken | None = None) -> int:
         """The offset of the first control token at or after ``pos`` (``token`` only, if
@@ -85,6 +88,9 @@ class HeaderState:
     read_any: bool = False
     #: Whether this header is a completion's first, before anything was read.
     completion_start: bool = False
+    #: The completion's role (its author, a default): written before the first header
+    #: (``assistant<|channel|>final``), the word is that field.
+    completion_role: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,14 +127,11 @@ class Reading:
 HeaderRow = Callable[[HeaderText, int, HeaderState], "Move | None"]
 
 
-def read_header(
-    header: HeaderText, state: HeaderState, rows: Sequence[tuple[HeaderRow, int]]
-) -> Reading:
+def read_header(header: HeaderText, state: HeaderState, rows: Sequence[HeaderRow]) -> Reading:
     """The least-cost reading of ``header`` from ``state``: a uniform-cost search.
 
-    ``rows`` are the table's ``(row, cost)`` pairs in order; at each position each row
-    offers at most one move, and the move's cost is the row's unless the row says
-    otherwise (a row may rate a shape above its base cost). Every move a row offers is a
+    ``rows`` are the table's rows in order; at each position each row offers at most one
+    move, at the cost the cost table gives it (:mod:`.costs`). Every move a row offers is a
     branch, with its own copy of the state; the reading of least total cost wins, ties going
     to the reading whose rows come first in the table, move by move (a fixed order). A
     branch that reaches a position in a state another reached as cheaply is pruned (it
@@ -180,15 +183,13 @@ _SEARCH_BUDGET_PER_CHAR = 64
 
 
 def _offers(
-    header: HeaderText, pos: int, state: HeaderState, rows: Sequence[tuple[HeaderRow, int]]
+    header: HeaderText, pos: int, state: HeaderState, rows: Sequence[HeaderRow]
 ) -> list[Move | None]:
-    """Each row's move at ``pos`` (None where it offers none), at least at the row's cost;
-    a move that reads nothing and ends nothing is none."""
+    """Each row's move at ``pos`` (None where it offers none), at the cost it carries (the
+    cost table's); a move that reads nothing and ends nothing is none."""
     offers: list[Move | None] = []
-    for row, cost in rows:
+    for row in rows:
         move = row(header, pos, state)
-        if move is not None and move.cost < cost:
-            move = _with_cost(move, cost)
         if move is not None and move.end <= pos and not _ends(move):
             move = None
         offers.append(move)
@@ -203,7 +204,7 @@ def _ends(move: Move) -> bool:
 def _greedy(
     header: HeaderText,
     state: HeaderState,
-    rows: Sequence[tuple[HeaderRow, int]],
+    rows: Sequence[HeaderRow],
     moves: list[Move],
     total: int,
     pos: int,
@@ -219,20 +220,6 @@ def _greedy(
             break
         pos = best.end
     return Reading(moves, total, state)
-
-
-def _with_cost(move: Move, cost: int) -> Move:
-    return Move(
-        move.kind,
-        move.start,
-        move.end,
-        cost,
-        move.code,
-        move.what,
-        move.fields,
-        move.expect,
-        move.stop,
-    )
 
 
 def advance(state: HeaderState, move: Move) -> None:
@@ -254,6 +241,8 @@ def advance(state: HeaderState, move: Move) -> None:
         elif name == "channel":
             state.channel, state.expect = value, None
             state.channel_default = start < 0
+        elif name == "superseded" and value == "channel":  # written over: read again
+            state.channel, state.channel_default = None, False
         elif name == "content_type":
             state.content_type, state.expect = value, None
     if move.kind == "content":

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 
+from .costs import COSTS
 from .header_search import ROLES, HeaderState, HeaderText, Move
 from .tokens import CHANNEL_WORD, ControlToken
 
@@ -40,6 +41,7 @@ __all__ = [
     "GLUED_CHANNEL",
     "GLUED_ROLE",
     "RECIPIENT",
+    "WORD_END_PUNCTUATION",
 ]
 
 _ROLES = "|".join(sorted(ROLES))
@@ -69,6 +71,11 @@ _SPACE = re.compile(r"\s+")
 #: stray (``––commentary``), not the start of prose.
 _HARMONY_WORD = re.compile(rf"(?:{_ROLES}|{CHANNEL_WORD}|to=)")
 _FIELDS = ("author", "name", "recipient", "channel", "content_type")
+#: Punctuation that ends a word: glued to a Harmony word of a header that lost
+#: ``<|message|>`` (``analysis??``, ``final!final!``, ``commentary...``) it is unread.
+WORD_END_PUNCTUATION = frozenset("?!.,;:")
+#: A channel word or a role that ends right where the text searched ends.
+_HARMONY_WORD_END = re.compile(rf"(?<![A-Za-z])(?:{_ROLES}|{CHANNEL_WORD})$")
 
 
 # ------------------------------------------------------------------ the rows
@@ -99,7 +106,13 @@ def channel_token(header: HeaderText, pos: int, state: HeaderState) -> Move | No
     end = header.controls[pos][1]
     if state.content_type is not None:
         return Move(
-            "syntax", pos, end, 1, "HG179", "<|channel|> after the content type", expect="channel"
+            "syntax",
+            pos,
+            end,
+            COSTS["channel-after-type"],
+            "HG179",
+            "<|channel|> after the content type",
+            expect="channel",
         )
     return Move("syntax", pos, end, expect="channel")
 
@@ -141,7 +154,7 @@ def glued_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
             "field",
             pos,
             match.end(),
-            1,
+            COSTS["glued-role-channel"],
             "HG160",
             f"<|channel|> after the role {match.group()!r}",
             fields=(("author", match.group(), pos, match.end()),),
@@ -150,10 +163,33 @@ def glued_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
         "field",
         pos,
         match.end(),
-        1,
+        COSTS["glued-role"],
         "HG177",
         f"the role {match.group()!r} was glued to the text after it",
         fields=(("author", match.group(), pos, match.end()),),
+    )
+
+
+def completion_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
+    """HG151: the completion's own role written before its first header
+    (``assistant<|channel|>final``, its ``<|start|>`` lost): the author's field."""
+    role = state.completion_role
+    if not role or state.read_any or state.author or _control(header, pos):
+        return None
+    if not header.text.startswith(role, pos) or header.text[:pos].strip():
+        return None
+    end = pos + len(role)
+    following = header.control_after(end)
+    if header.text[end:following].strip() or following >= len(header.text):
+        return None  # a word of prose (``assistant is here``), or glued (``assistantfinal``)
+    return Move(
+        "field",
+        pos,
+        end,
+        COSTS["completion-role"],
+        "HG151",
+        f"the role {role!r} began the header without <|start|>",
+        (("author", role, pos, end),),
     )
 
 
@@ -176,20 +212,72 @@ def recipient(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     if match is None or _control(header, pos) or state.expect == "content_type":
         return None
     end = _word_end(header, pos, match.end())
+    spaced = _spaced_name(header, match.start(1))
+    if spaced:  # a declared name with spaces: the longest that is written here
+        end = match.start(1) + len(spaced)
     if end <= match.start(1):
         return None
     value = header.text[match.start(1) : end]
     here = (("recipient", value, match.start(1), end),)
     if state.recipient is not None:
+        if value != state.recipient and value in ROLES:
+            # ``to=assistant`` after a tool's name: a stray word of the header (a reply's
+            # shape), kept as superseded, never the call's arguments.
+            stray = (("superseded", value, match.start(1), end),)
+            return Move(
+                "field",
+                pos,
+                end,
+                COSTS["stray-role-recipient"],
+                "HG158",
+                f"a stray 'to={value}'",
+                stray,
+            )
         if value != state.recipient:
             return None  # a second recipient is no field (HG158: content)
         # The same recipient again: one field written twice (a call is never broken).
-        return Move("field", pos, end, 1, "HG158", f"'to={value}' written twice", here)
+        return Move(
+            "field",
+            pos,
+            end,
+            COSTS["recipient-again"],
+            "HG158",
+            f"'to={value}' written twice",
+            here,
+        )
     if state.content_type is not None:
-        return Move("field", pos, end, 1, "HG172", f"'to={value}' after the content type", here)
+        return Move(
+            "field",
+            pos,
+            end,
+            COSTS["recipient-after-type"],
+            "HG172",
+            f"'to={value}' after the content type",
+            here,
+        )
     if state.completion_start and not state.read_any and pos == 0:
-        return Move("field", pos, end, 1, "HG176", f"the completion began with 'to={value}'", here)
+        return Move(
+            "field",
+            pos,
+            end,
+            COSTS["recipient-first"],
+            "HG176",
+            f"the completion began with 'to={value}'",
+            here,
+        )
     return Move("field", pos, end, fields=here)
+
+
+def _spaced_name(header: HeaderText, pos: int) -> str | None:
+    """The longest declared name with a space written at ``pos``, whole (not followed by
+    more of a name)."""
+    text = header.text
+    for name in header.spaced_names:
+        end = pos + len(name)
+        whole = end == len(text) or not (text[end].isalnum() or text[end] in "_.-")
+        if text.startswith(name, pos) and end <= header.control_after(pos) and whole:
+            return name
+    return None
 
 
 def channel_name(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
@@ -212,10 +300,32 @@ def channel_name(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
         "field",
         pos,
         end,
-        1,
+        COSTS["non-ascii-channel"],
         "HG173",
         f"channel name {header.text[pos:end]!r} has non-ASCII letters: kept whole",
         (("channel", header.text[pos:end], pos, end),),
+    )
+
+
+def channel_again(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
+    """HG157: the header's channel word written again with no ``<|channel|>`` before it
+    (``final!final!``, ``commentary?commentary?``): the one field, written twice."""
+    if state.channel is None or state.channel_default or state.expect or _control(header, pos):
+        return None
+    if not header.text.startswith(state.channel, pos):
+        return None
+    end = pos + len(state.channel)
+    glued = end < len(header.text) and (header.text[end].isalnum() or header.text[end] in "_-")
+    if glued and GLUED_CHANNEL.match(header.text, pos) is None:
+        return None  # a longer word (``finalize``), not the channel again
+    return Move(
+        "field",
+        pos,
+        end,
+        COSTS["channel-again"],
+        "HG157",
+        f"the channel {state.channel!r} written twice",
+        (("channel", state.channel, pos, end),),
     )
 
 
@@ -229,7 +339,7 @@ def glued_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | No
     match = GLUED_CHANNEL.match(header.text, pos)
     if match is None:
         return None
-    cost = 1 if state.expect == "channel" else 3
+    cost = COSTS["glued-channel" if state.expect == "channel" else "glued-channel-bare"]
     return Move(
         "field",
         pos,
@@ -255,7 +365,7 @@ def stripped_channel(header: HeaderText, pos: int, state: HeaderState) -> Move |
         "field",
         pos,
         match.end(),
-        2,
+        COSTS["stripped-channel"],
         None if glued else "HG160",
         f"<|channel|> before {match.group()!r}",
         (("channel", match.group(), pos, match.end()),),
@@ -276,7 +386,7 @@ def tool_in_channel_slot(header: HeaderText, pos: int, state: HeaderState) -> Mo
         "field",
         pos,
         end,
-        1,
+        COSTS["tool-in-channel"],
         "HG166",
         f"the tool name {name!r} stood where the channel belongs: read as channel"
         f" 'commentary' to={name}",
@@ -328,13 +438,28 @@ def unread(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
             break
         end += 1
     glued = end < len(text) and end not in header.controls and text[end].isalnum()
-    if end == pos or (glued and not _HARMONY_WORD.match(text, end)):
+    if end == pos:
+        return None
+    # Right after a Harmony word of this header (``analysis??``, ``final!final!``): stray
+    # punctuation glued to the word, wherever the header goes on or stops.
+    after_word = (
+        state.read_any
+        and text[pos] in WORD_END_PUNCTUATION
+        and _HARMONY_WORD_END.search(text, 0, pos) is not None
+    )
+    if after_word:
+        end = pos
+        while end < len(text) and text[end] in WORD_END_PUNCTUATION:
+            end += 1
+        glued = end < len(text) and end not in header.controls and text[end].isalnum()
+    if glued and not _HARMONY_WORD.match(text, end) and not after_word:
         return None  # punctuation glued to a word is part of that text (content)
     if pos and pos - 1 not in header.controls and text[pos - 1].isalnum() and not state.read_any:
         return None
-    if not header.closed and header.control_after(end) >= len(text):
+    if not after_word and not header.closed and header.control_after(end) >= len(text):
         return None
-    return Move("unread", pos, end, 3, "HG156", f"stray characters {text[pos:end]!r}")
+    cost = COSTS["unread-after-word" if after_word else "unread"]
+    return Move("unread", pos, end, cost, "HG156", f"stray characters {text[pos:end]!r}")
 
 
 def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
@@ -342,14 +467,17 @@ def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     found = header.controls.get(pos)
     if found is None:
         return None
-    return Move("debris", pos, found[1], 5, "HG175", f"a stray {found[0].value} was discarded")
+    return Move(
+        "debris", pos, found[1], COSTS["debris"], "HG175", f"a stray {found[0].value} was discarded"
+    )
 
 
 def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """HG157: ``<|channel|>`` in a header whose channel is written: it begins the next
-    message (``<|message|><|end|><|start|>assistant`` lost before it), so each channel word
-    stays the field of one message; a header writing the same channel twice keeps it as one
-    field (an empty message is never made up, a call is never broken)."""
+    """HG157: ``<|channel|>`` in a header whose channel is written: the model wrote the
+    header again before any content (a restart, a loop). It stays one message: a header
+    writing the same channel twice keeps it as one field; a different channel word is the
+    message's channel and the earlier one is kept in :attr:`.model.Message.superseded`
+    (an empty message is never made up, a call is never broken)."""
     if _control(header, pos) is not ControlToken.CHANNEL or state.channel is None:
         return None
     if state.channel_default:
@@ -363,12 +491,24 @@ def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | N
             "field",
             pos,
             word.end(),
-            1,
+            COSTS["channel-token-again"],
             "HG157",
             f"'<|channel|>{state.channel}' written twice",
             (("channel", state.channel, end, word.end()),),
         )
-    return Move("split", pos, pos, 4, "HG157", "a second <|channel|> began the next message")
+    # A different channel: the model wrote the header over before any content. One
+    # message, whose channel is the later word; the earlier one is kept as superseded.
+    return Move(
+        "field",
+        pos,
+        end,
+        COSTS["channel-written-over"],
+        "HG157",
+        f"'<|channel|>' wrote over the channel {state.channel!r} before any content: the"
+        " later channel is the message's (the earlier kept in Message.superseded)",
+        (("superseded", "channel", -1, -1),),
+        expect="channel",
+    )
 
 
 def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
@@ -385,20 +525,20 @@ def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     if state.completion_start and not state.read_any and min(header.controls, default=pos) >= pos:
         channel = header.control_after(pos, ControlToken.CHANNEL)
         if channel < len(text):
-            cost = _CONTENT_COST + _visible(text, pos, following)  # as content costs
+            cost = _content_cost(text, pos, following)  # as content costs
             return Move("prose", pos, following, cost, "HG171", "text before the first header")
     if following < len(text) and _usable(header, following, state):
         stop = len(text[pos:following].rstrip()) + pos
         code = "HG158" if state.recipient and text.startswith("to=", pos) else "HG178"
         end = max(stop, pos + 1)
-        cost = _CONTENT_COST + _visible(text, pos, end)
+        cost = _content_cost(text, pos, end)
         return Move("content", pos, end, cost, code, "header text read as content")
     code = "HG161" if not header.closed else "HG178"
     if state.recipient is not None and text[pos] in "{[":
         code = "HG160"
     elif state.recipient is not None and text.startswith("to=", pos):
         code = "HG158"  # a second recipient
-    cost = _CONTENT_COST + _visible(text, pos, len(text))
+    cost = _content_cost(text, pos, len(text))
     return Move("content", pos, len(text), cost, code, "header text read as content", stop=True)
 
 
@@ -408,15 +548,14 @@ def _whole_word_cost(text: str, glued: re.Match[str] | None, end: int) -> int:
     it as content), so a known word glued to text is always that word."""
     if glued is None or glued.end() >= end:
         return 0
-    return 1 + _GLUED_COST + _CONTENT_COST + _visible(text, glued.end(), end)
+    return 1 + COSTS["glued-role"] + _content_cost(text, glued.end(), end)
 
 
-#: The glued rows' cost (the table's, for HG177).
-_GLUED_COST = 1
-#: What reading header text as content costs: this, plus one per visible character it
-#: reads, so the least-cost reading is the one whose fields read the most (a header is the
-#: longest run of fields; its content starts at the first character no field reads).
-_CONTENT_COST = 6
+def _content_cost(text: str, start: int, end: int) -> int:
+    """What reading ``text[start:end]`` as content costs: a base plus a price per visible
+    character, so the least-cost reading is the one whose fields read the most (a header is
+    the longest run of fields; its content starts at the first character no field reads)."""
+    return COSTS["content"] + COSTS["content-per-char"] * _visible(text, start, end)
 
 
 def _visible(text: str, start: int, end: int) -> int:

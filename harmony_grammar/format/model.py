@@ -121,6 +121,10 @@ class Message:
     take part in equality, so messages parsed from text and from token ids compare equal.
     ``unread`` is lenient reading's header text read as no field, verbatim: stray
     punctuation with no letter and no digit (text with one is always a field or content).
+    ``superseded`` holds the header words (lenient only) that this message's own fields
+    replaced, verbatim and space-separated: a header the model wrote over before any content
+    (``<|channel|>commentary<|channel|>analysis``: ``commentary``), a stray
+    ``to=assistant`` (``assistant``).
     """
 
     role: Role
@@ -135,6 +139,9 @@ class Message:
     #: Header text read as no field, verbatim (lenient only): stray punctuation with no
     #: letter and no digit (text with a letter or a digit is always a field or content).
     unread: str = ""
+    #: Header words this message's fields replaced (lenient only), space-separated: a
+    #: header written over before any content (HG157/HG158), a stray ``to=assistant`` (HG167).
+    superseded: str = ""
 
     def __post_init__(self) -> None:
         # Checked when made, not when rendered: Message(role="user", content="hi") works, and
@@ -191,6 +198,7 @@ class Message:
             ),
             "span": [self.span.start, self.span.end] if self.span else None,
             "unread": self.unread,
+            "superseded": self.superseded,
         }
 
 

@@ -83,7 +83,7 @@ class ParseOptions(Options):
             raise ValueError(f"start must be one of {', '.join(START_RULES)}, not {self.start!r}")
         object.__setattr__(self, "role", Role(self.role))
         if self.tools is not None:
-            object.__setattr__(self, "tools", ToolSet.read(self.tools))
+            object.__setattr__(self, "tools", ToolSet.read(self.tools, reading=True))
 
     @property
     def author(self) -> Role:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .draft import Draft, PendingText
+from .draft import Draft, PendingText, supersede
 from .model import RecipientPosition, Role
 from .recoveries import (
     Repairable,
@@ -348,6 +348,10 @@ def repair_call_shaped_as_reply(engine: Repairable, draft: Draft, at: int) -> No
         at,
     )
     draft.role, draft.recipient, draft.name = Role.ASSISTANT, draft.name, None
+    # The ledger follows the reading: the tool's name is the recipient's slice, and the
+    # written ``assistant`` is the author's.
+    swap = {"author": "recipient", "recipient": "author"}
+    draft.fields = [(swap.get(name, name), a, b) for name, a, b in draft.fields]
 
 
 def repair_stray_to_assistant(engine: Repairable, draft: Draft, at: int) -> None:
@@ -355,9 +359,14 @@ def repair_stray_to_assistant(engine: Repairable, draft: Draft, at: int) -> None
     if draft.role is not Role.ASSISTANT or draft.recipient != Role.ASSISTANT.value:
         return
     engine.diagnose(
-        "HG167", "a stray 'to=assistant' in the assistant's own header was ignored", draft.start, at
+        "HG167",
+        "a stray 'to=assistant' in the assistant's own header is no recipient (kept in"
+        " Message.superseded)",
+        draft.start,
+        at,
     )
     draft.recipient = draft.recipient_position = None
+    supersede(draft, "recipient", Role.ASSISTANT.value)
 
 
 def repair_glued_content_type(engine: Repairable, draft: Draft, at: int) -> None:

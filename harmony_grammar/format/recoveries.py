@@ -17,9 +17,10 @@ Codes that two rows report (HG150, HG159, HG160, HG171) are emitted by one funct
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import Any, Protocol
 
 from .draft import Draft, PendingText
+from .events import MessageStart
 from .grammar import HeaderLexer
 from .lalr import LalrDriver
 from .model import Message, Role, Terminator
@@ -103,6 +104,14 @@ class Repairable(Protocol):
     def restart(self, start: str) -> None:
         """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
         ...
+
+    @property
+    def resync_start(self) -> str:
+        """The grammar's start symbol a message may begin from again."""
+        ...
+
+    #: Stream events, when recording them (None: batch parsing).
+    events: list[Any] | None
 
     def route_text(self, text: str, start: int, end: int) -> None:
         """Route text: message content, or pending header text."""
@@ -213,6 +222,53 @@ def recover_echoed_start(
     )
     engine.restart("continuation")
     engine.feed(terminal, value, start, end)
+    return True
+
+
+def recover_restarted_header(
+    engine: Repairable, terminal: str, value: str, start: int, end: int
+) -> bool:
+    """HG157: ``<|start|>`` while a header with no recipient is open: the model began its
+    header again (``<|start|>assistant<|start|>assistant<|channel|>final<|message|>``).
+
+    One message, begun where the first header was: the words of the header written over
+    are kept in :attr:`.model.Message.superseded`, never an empty message of their own. A
+    header naming a recipient is left to HG150 (a call is never dropped).
+    """
+    old = engine.draft
+    if terminal != _START or old is None or old.content is not None or old.recipient:
+        return False
+    if old.early:
+        return False  # the header held prose (content): not written over before any
+    words = {
+        "author": old.name if old.role is Role.TOOL and old.name else old.role.value,
+        "name": old.name or "",
+        "channel": old.channel or "",
+        "content_type": (old.content_type or "").removeprefix(ControlToken.CONSTRAIN.value),
+    }
+    engine.restart(engine.resync_start)
+    engine.feed(terminal, value, start, end)
+    draft = engine.draft
+    if draft is None:  # pragma: no cover - the resynced grammar always takes <|start|>
+        return True
+    if engine.events and isinstance(engine.events[-1], MessageStart):
+        engine.events.pop()  # the message began with the first header: one start
+    draft.start = old.start
+    earlier = iter(old.superseded)  # a header written over more than once
+    for name, a, b in old.fields:
+        if a >= 0:
+            draft.fields.append(("superseded", a, b))
+            draft.superseded.append(next(earlier) if name == "superseded" else words.get(name, ""))
+    draft.unread += old.unread
+    draft.unread_spans += old.unread_spans
+    draft.early += old.early
+    engine.diagnose(
+        "HG157",
+        "<|start|> began the header again before any content: one message (the header"
+        " written over kept in Message.superseded)",
+        start,
+        end,
+    )
     return True
 
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import headers, readings, recoveries
+from .costs import COSTS
 
 __all__ = ["LENIENT", "STRICT", "Hook", "Repair", "RepairTable", "Where"]
 
@@ -84,8 +85,9 @@ class Repair:
     produces: str
     apply: Callable[..., Any]
     where: frozenset[Where] = _ANYWHERE
-    #: What the row costs a reading (``HEADER`` rows: the least total cost wins).
-    cost: int = 0
+    #: The cost records (``format/costs.json``) of the moves a ``HEADER`` row offers: the
+    #: reading of least total cost wins.
+    costs: tuple[str, ...] = ()
 
 
 class RepairTable:
@@ -103,8 +105,9 @@ class RepairTable:
         }
         self.header_complete = by_hook[Hook.HEADER_COMPLETE]
         self.long_header = by_hook[Hook.LONG_HEADER]
-        #: The HEADER rows with their costs, in order (ties go to the earlier row).
-        self.header = tuple((r.apply, r.cost) for r in rows if r.hook is Hook.HEADER)
+        #: The HEADER rows, in order (ties go to the earlier row); each move carries its
+        #: cost from the cost table (format/costs.json).
+        self.header = tuple(r.apply for r in rows if r.hook is Hook.HEADER)
         self.end_of_input = by_hook[Hook.END_OF_INPUT]
 
     def __bool__(self) -> bool:
@@ -118,15 +121,16 @@ class RepairTable:
         """The table as docs/diagnostics.md shows it: one line per row, in order."""
         lines = [
             "| codes | hook | cost | reads | produces | row |",
-            "|---|---|---:|---|---|---|",
+            "|---|---|---|---|---|---|",
         ]
         for row in self.rows:
             module = row.apply.__module__.rsplit(".", 1)[-1]
             hook = row.hook.value
             if row.where != _ANYWHERE:
                 hook += " (" + ", ".join(w.value for w in Where if w in row.where) + ")"
+            cost = ", ".join(f"{name} {COSTS[name]}" for name in row.costs)
             lines.append(
-                f"| {', '.join(row.codes) or '—'} | `{hook}` | {row.cost} | {_cell(row.reads)} |"
+                f"| {', '.join(row.codes) or '—'} | `{hook}` | {cost} | {_cell(row.reads)} |"
                 f" {_cell(row.produces)} | `{module}.{row.apply.__name__}` |"
             )
         return "\n".join(lines) + "\n"
@@ -162,6 +166,13 @@ LENIENT = RepairTable(
             "<|start|> or <|channel|> inside an open body",
             "the body ended there (no terminator); the token begins the next message",
             recoveries.recover_missing_terminator,
+        ),
+        Repair(
+            ("HG157",),
+            _T,
+            "<|start|> while a header with no recipient is open (the model began it again)",
+            "one message: the header written over kept in Message.superseded",
+            recoveries.recover_restarted_header,
         ),
         Repair(
             ("HG150",),
@@ -224,6 +235,7 @@ LENIENT = RepairTable(
             "<|channel|> in a header with no channel",
             "the channel follows",
             headers.channel_token,
+            costs=("channel-after-type",),
         ),
         Repair(
             (),
@@ -239,7 +251,15 @@ LENIENT = RepairTable(
             "a role glued to text (assistantThe)",
             "the role is the author",
             headers.glued_role,
-            cost=1,
+            costs=("glued-role", "glued-role-channel"),
+        ),
+        Repair(
+            ("HG151",),
+            _R,
+            "a completion's own role before its first header (assistant<|channel|>…)",
+            "the author (a field, not a message of its own)",
+            headers.completion_role,
+            costs=("completion-role",),
         ),
         Repair((), _R, "':NAME' after a role", "the author's name", headers.author_name),
         Repair(
@@ -248,15 +268,36 @@ LENIENT = RepairTable(
             "'to=NAME' (again, after the content type, or first in a completion)",
             "the recipient (a second one is content, HG158)",
             headers.recipient,
+            costs=(
+                "recipient-again",
+                "stray-role-recipient",
+                "recipient-after-type",
+                "recipient-first",
+            ),
         ),
-        Repair(("HG173",), _R, "a word after <|channel|>", "the channel", headers.channel_name),
+        Repair(
+            ("HG173",),
+            _R,
+            "a word after <|channel|>",
+            "the channel",
+            headers.channel_name,
+            costs=("non-ascii-channel",),
+        ),
         Repair(
             ("HG177",),
             _R,
             "a channel word glued to text (analysisOK)",
             "the word is the channel",
             headers.glued_channel,
-            cost=1,
+            costs=("glued-channel", "glued-channel-bare"),
+        ),
+        Repair(
+            ("HG157",),
+            _R,
+            "the header's channel word again, no <|channel|> before it (final!final!)",
+            "the one channel field, written twice",
+            headers.channel_again,
+            costs=("channel-again",),
         ),
         Repair(
             ("HG166",),
@@ -264,7 +305,7 @@ LENIENT = RepairTable(
             "a tool's dotted name where the channel belongs",
             "channel commentary (a default) to=NAME",
             headers.tool_in_channel_slot,
-            cost=1,
+            costs=("tool-in-channel",),
         ),
         Repair(
             (),
@@ -279,7 +320,7 @@ LENIENT = RepairTable(
             "a channel word with no <|channel|> before it",
             "the channel",
             headers.stripped_channel,
-            cost=2,
+            costs=("stripped-channel",),
         ),
         Repair(
             ("HG156",),
@@ -287,7 +328,7 @@ LENIENT = RepairTable(
             "stray characters with no letter and no digit",
             "Message.unread",
             headers.unread,
-            cost=3,
+            costs=("unread", "unread-after-word"),
         ),
         Repair(
             ("HG175",),
@@ -295,7 +336,7 @@ LENIENT = RepairTable(
             "a control token no field of this header can take",
             "discarded as debris",
             headers.debris,
-            cost=5,
+            costs=("debris",),
         ),
         Repair(
             ("HG157",),
@@ -303,7 +344,7 @@ LENIENT = RepairTable(
             "a second <|channel|> in one header",
             "the next message (each channel word the field of one)",
             headers.second_channel,
-            cost=4,
+            costs=("channel-token-again", "channel-written-over"),
         ),
         Repair(
             ("HG161", "HG178", "HG160", "HG158", "HG171"),
@@ -311,7 +352,7 @@ LENIENT = RepairTable(
             "text with a letter or a digit that no field reads",
             "content (before a completion's first header: a message of its own)",
             headers.content,
-            cost=6,
+            costs=("content", "content-per-char"),
         ),
         # -- header text past the length limit
         Repair(

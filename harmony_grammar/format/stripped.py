@@ -149,9 +149,11 @@ def read_stripped(
 
     The first header stands at the start of ``text`` (after whitespace): a glued
     ``assistant`` + channel word, or, ``at_start`` of a completion, a leading channel word.
-    With ``glued_lead``, it may instead follow text it is glued to (``…is nice.assistant
-    commentary to=…``: no space before the marker, as where a detokenizer dropped
-    ``<|end|><|start|>``); that text is the lead. Every later header is a glued marker; the
+    With ``glued_lead``, it may instead follow text (``…is nice.assistantcommentary
+    to=…``, as where a detokenizer dropped ``<|end|><|start|>``): glued to it, or at the
+    start of a line (``Checking.`` then a blank line, then ``assistantcommentary to=…``);
+    that text is the lead. A marker after a space mid-line is prose quoting the word.
+    Every later header is a glued marker; the
     content of each header runs to the next one.
     """
     _, _, marker = _machinery()
@@ -162,11 +164,16 @@ def read_stripped(
         header = _header(text, first)
     if header is None and glued_lead:
         for glued in marker.finditer(text, first):
-            if glued.start() > first and not text[glued.start() - 1].isspace():
-                header = _header(text, glued.start())
-                if header is not None:
-                    lead = glued.start()
-                    break
+            if glued.start() <= first:
+                continue
+            before = text[glued.start() - 1]
+            header = _header(text, glued.start())
+            # Glued to the text before it, or at the start of a line: a header (a marker
+            # after a space mid-line is prose quoting the word).
+            if header is not None and (not before.isspace() or before in "\r\n"):
+                lead = glued.start()
+                break
+            header = None
     if header is None:
         return None
     headers = [header]

@@ -47,7 +47,7 @@ class ToolSet:
     hosted: tuple[str, ...] = ()
 
     @classmethod
-    def read(cls, tools: ToolsArgument, *, chat: bool = False) -> ToolSet:
+    def read(cls, tools: ToolsArgument, *, chat: bool = False, reading: bool = False) -> ToolSet:
         """The one reader of a tools list (a ``ToolSet`` is returned as it is).
 
         Takes OpenAI-style lists (Chat's ``{"type": "function", "function": {...}}``,
@@ -59,7 +59,10 @@ class ToolSet:
         it. Raises ``ValueError`` with one line
         naming the tool for a malformed list, a name that fails the name check
         (:class:`~.names.ToolNameError`), a parameters schema that cannot check anything
-        (:func:`schema_problem`), or two tools with one recipient.
+        (:func:`schema_problem`), or two tools with one recipient. ``reading=True`` (the
+        parser's ``tools=``) also takes a function name that rendering refuses but a model's
+        output may call (``Web Search``: LM Studio's names hold spaces), never one that
+        spells a control token or breaks a line.
         """
         if isinstance(tools, ToolSet):
             return tools
@@ -89,7 +92,8 @@ class ToolSet:
                 name = spec.get("name") if isinstance(spec, Mapping) else None
                 if not isinstance(name, str):
                     raise ValueError(f"a tool without a name: {_short(tool)}")
-                found = [(f"{FUNCTIONS}.{check_tool_name(name)}", tool)]
+                checked = _read_name(name) if reading else check_tool_name(name)
+                found = [(f"{FUNCTIONS}.{checked}", tool)]
             else:
                 if isinstance(kind, str) and kind not in hosted:
                     hosted.append(kind)  # web_search, file_search, ...: named, not declared
@@ -311,3 +315,11 @@ def _anchor(schema: Any, name: str) -> Any:
         elif isinstance(node, list):
             stack.extend(node)
     return None
+
+
+def _read_name(name: str) -> str:
+    """A function name as a model's output may call it: what rendering takes, or a name
+    with spaces (never a control token's spelling, a line break or an empty name)."""
+    if " " in name and name.strip() == name and "<|" not in name and name.isprintable():
+        return check_tool_name(name.replace(" ", "_")) and name
+    return check_tool_name(name)

@@ -20,12 +20,9 @@ validator's rule and the dialect's reader report.
 
 from __future__ import annotations
 
-import ast
 import importlib
 import json
 import re
-from collections import defaultdict
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -39,65 +36,13 @@ from harmony_grammar.format.codes import CATALOGUE, Layer, load_catalogue
 from harmony_grammar.format.diagnostics import Overflow, make_diagnostic
 from harmony_grammar.format.model import Diagnostic, Severity
 from harmony_grammar.format.repairs import LENIENT
-from harmony_grammar.validation.rules import RULES
-
-PACKAGE = Path(__file__).resolve().parents[2] / "harmony_grammar"
-_CODE = re.compile(r"HG\d{3}")
-#: Where codes are declared rather than emitted: the repair table (its rows list the codes
-#: their functions report). The records themselves are data (``format/codes.json``).
-_DECLARING = {"format.repairs.LENIENT"}
+from scripts.code_emitters import PACKAGE, scan
 
 
-def _code_literals(node: ast.AST) -> list[ast.Constant]:
-    return [
-        n
-        for n in ast.walk(node)
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and _CODE.fullmatch(n.value)
-    ]
-
-
-def _top_name(node: ast.stmt) -> str | None:
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return node.name
-    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return node.target.id
-    return None
-
-
-@cache
 def _scan() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """Code -> the places that emit it, and code -> the places that compare with it.
-
-    A place is ``module.name`` of a module-level definition; a code in the rule table
-    (``validation.rules.RULES``) is emitted by its rule.
-    """
-    emitted: dict[str, set[str]] = defaultdict(set)
-    compared: dict[str, set[str]] = defaultdict(set)
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
-        for top in ast.parse(path.read_text(encoding="utf-8")).body:
-            name = _top_name(top)
-            if name is None:
-                assert not _code_literals(top), f"{module}: a code outside any definition"
-                continue
-            place = f"{module}.{name}"
-            in_comparisons = {
-                id(literal)
-                for node in ast.walk(top)
-                if isinstance(node, ast.Compare)
-                for literal in _code_literals(node)
-            }
-            for literal in _code_literals(top):
-                code = literal.value
-                if id(literal) in in_comparisons:
-                    compared[code].add(place)
-                elif place == "validation.rules.RULES":
-                    emitted[code].add(f"validation.rules.{RULES[code].__name__}")
-                elif place not in _DECLARING:
-                    emitted[code].add(place)
-    return emitted, compared
+    """Code -> the places that emit it, and code -> the places that compare with it
+    (``scripts/code_emitters.py``, which writes the records' ``emitted_by``)."""
+    return scan()
 
 
 def test_every_code_named_in_the_source_has_a_record_and_every_record_is_emitted():
@@ -110,8 +55,8 @@ def test_every_code_named_in_the_source_has_a_record_and_every_record_is_emitted
 def test_emitted_by_names_exactly_the_emitters(code):
     emitted, _ = _scan()
     assert set(CATALOGUE[code].emitted_by) == emitted[code], (
-        f"{code}: set its record's emitted_by (format/codes.json) to {sorted(emitted[code])}, "
-        "then run python scripts/diagnostics_doc.py"
+        f"{code}: its record's emitted_by should be {sorted(emitted[code])}: run python "
+        "scripts/diagnostics_doc.py (it writes them)"
     )
     assert list(CATALOGUE[code].emitted_by) == sorted(CATALOGUE[code].emitted_by)
     for name in CATALOGUE[code].emitted_by:

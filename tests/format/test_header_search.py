@@ -51,6 +51,8 @@ PIECES = st.lists(
             "{}",
             "The",
             "🙂",
+            "!",
+            "final",
         ]
     ),
     min_size=1,
@@ -63,6 +65,7 @@ STATES = st.builds(
     expect=st.sampled_from([None, None, "channel", "content_type"]),
     read_any=st.booleans(),
     completion_start=st.booleans(),
+    completion_role=st.sampled_from(["", "assistant"]),
 )
 
 
@@ -82,13 +85,13 @@ def _ends(move: Move) -> bool:
 
 
 def _offers(header: HeaderText, pos: int, state: HeaderState) -> list[tuple[int, Move]]:
-    """Every row's move at ``pos`` with its index, at least at the row's cost."""
+    """Every row's move at ``pos`` with its index, at the cost the table gives it."""
     found = []
-    for index, (row, cost) in enumerate(ROWS):
+    for index, row in enumerate(ROWS):
         move = row(header, pos, state)
         if move is None or (move.end <= pos and not _ends(move)):
             continue
-        found.append((index, replace(move, cost=max(move.cost, cost))))
+        found.append((index, move))
     return found
 
 

@@ -202,7 +202,7 @@ def test_words_before_the_first_channel_in_the_chat_bridge():
 @pytest.mark.parametrize(
     ("text", "want"),
     [
-        ("<|channel|>commentary Hello<|end|>", [("commentary", None, None, "Hello")]),
+        ("<|channel|>commentary Hello<|end|>", [("analysis", None, None, "Hello")]),
         ("<|channel|>final Hello there.<|return|>", [("final", None, None, "Hello there.")]),
         ('<|channel|>final {"answer": "hi"}', [("final", None, None, '{"answer": "hi"}')]),
         ("<|channel|>final [1, 2]<|return|>", [("final", None, None, "[1, 2]")]),
@@ -406,11 +406,16 @@ def test_a_control_token_the_header_can_still_use_is_never_debris():
     assert result.accounting.discarded == ()
 
 
-def test_commentary_with_text_and_no_message_token_stays_commentary():
-    """openai-harmony reads ``<|channel|>commentary Hello<|end|>`` on ``commentary``."""
-    assert _fields(_both("<|channel|>commentary Hello<|end|>")) == [
-        ("assistant", "commentary", None, None, "Hello")
-    ]
+def test_prose_in_a_broken_commentary_header_is_reasoning():
+    """``<|channel|>commentary Hello<|end|>``: prose in a commentary header with no
+    recipient that never reached ``<|message|>`` is the model's reasoning (openai-harmony
+    reads it on ``commentary``); the written word is kept in ``superseded``. A call's
+    header keeps its channel."""
+    result = _both("<|channel|>commentary Hello<|end|>")
+    assert _fields(result) == [("assistant", "analysis", None, None, "Hello")]
+    assert result.messages[0].superseded == "commentary"
+    call = _both('<|channel|>commentary to=functions.f {"a":1}<|call|>')
+    assert [(m.channel, m.recipient) for m in call.messages] == [("commentary", "functions.f")]
 
 
 def test_a_header_holding_json_then_text_skips_no_message():

@@ -142,15 +142,20 @@ def test_partial_control_token_is_held_back():
 
 
 def test_a_token_cut_short_at_close_is_debris_never_content():
-    """Output cut inside a stop token's spelling (issue 30): the held-back ``<|ret`` is
-    discarded with a diagnostic at close, in the stream as in ``parse``; a lone ``<`` is
-    text."""
-    parser = StreamParser()
+    """Output cut inside a stop token's spelling (issue 30): in lenient mode the held-back
+    ``<|ret`` is discarded with a diagnostic at close, in the stream as in ``parse``; strict
+    mode repairs nothing (issue 39): the grammar reads it as text; a lone ``<`` is text."""
+    parser = StreamParser(strict=False)
     parser.feed("<|channel|>final<|message|>a <|ret")
     events = parser.close()
     assert [e.text for e in events if isinstance(e, ContentDelta)] == []
     assert parser.result().messages[0].content == "a "
     assert [d.code for d in parser.result().diagnostics] == ["HG175"]
+    strict = StreamParser()
+    strict.feed("<|channel|>final<|message|>a <|ret")
+    assert [e.text for e in strict.close() if isinstance(e, ContentDelta)] == ["<|ret"]
+    assert strict.result().messages[0].content == "a <|ret"
+    assert [d.code for d in strict.result().diagnostics] == []
     parser = StreamParser()
     parser.feed("<|channel|>final<|message|>a <")
     assert [e.text for e in parser.close() if isinstance(e, ContentDelta)] == ["<"]

@@ -92,15 +92,17 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         "<|start|>assistant<|channel|>final<|message|>No.",
         "completion",
         None,
-        # content starts at the first character no field reads; the channel is as written
-        [(A, "commentary", None, None, "... The user asks: x y"), (A, "final", None, None, "No.")],
-        ["HG161"],
+        # punctuation glued to the channel word is unread; the content starts after it;
+        # prose in a broken commentary header with no recipient is reasoning
+        [(A, "analysis", None, None, "The user asks: x y"), (A, "final", None, None, "No.")],
+        ["HG156", "HG161"],
     ),
     "prose-after-junk-type": (
         "<|channel|>commentary 2? The request is vague.<|end|>",
         "completion",
         None,
-        [(A, "commentary", None, None, "2? The request is vague.")],
+        # prose in a broken commentary header with no recipient is reasoning
+        [(A, "analysis", None, None, "2? The request is vague.")],
         ["HG161"],
     ),
     "headerless": ("Four.", "completion", None, [(A, "final", None, None, "Four.")], ["HG163"]),
@@ -130,21 +132,22 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         "<|start|>assistant<|channel|>final<|message|>Hi",
         "completion",
         None,
-        # a second, different channel begins the next message: both words stay fields
+        # a header written over before any content is one message (commentary and the
+        # stray to=assistant are kept in Message.superseded)
         [
-            (A, "commentary", None, None, ""),
             (A, "analysis", None, None, "I'm\nthinking"),
             (A, "final", None, None, "Hi"),
         ],
-        ["HG157", "HG167", "HG151"],
+        ["HG157", "HG167"],
     ),
     "tool-in-channel": (
         "<|channel|>functions.read<|channel|>commentary to=assistant json",
         "completion",
         None,
-        # a second, different recipient is no field: it is the content (nothing hidden)
-        [(A, "commentary", "functions.read", None, "to=assistant json")],
-        ["HG166", "HG158", "HG153"],
+        # a stray to=assistant after the tool's name is a header word (superseded), never
+        # the call's arguments; json is the content type
+        [(A, "commentary", "functions.read", "json", "")],
+        ["HG166", "HG158", "HG150", "HG153"],
     ),
     "call-shaped-reply": (
         '<|start|>functions.read_file<|channel|>commentary to=assistant code<|message|>{"p":1}',

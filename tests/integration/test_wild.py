@@ -38,14 +38,11 @@ def _exact_share(path: Path) -> tuple[float, list[str]]:
 
 
 #: dev.jsonl records whose intended reading drops words that field-level conservation (issue
-#: 30: every letter in a field the user sees) keeps: a channel word the model wrote, a stray
-#: header, a word glued to a name. Read as written, they are not "exact"; anything else that
-#: is not exact fails the test. (Issue 30 stays open on these: docs/parser.md.)
+#: 30: every letter in a field the user sees) keeps: here a word glued to a name with no
+#: tools declared to split it by. Read as written, it is not "exact"; anything else that is
+#: not exact fails the test (docs/parser.md).
 KEPT_WORDS = {
     "r09": "'response' glued to functions.message_agent stays in the recipient",
-    "r23": "`<|channel|>commentary...` with no <|message|>: the channel as written",
-    "r25": "`commentary?commentary?`: the channel as written, twice",
-    "r35": "a stray `<|channel|>commentary to=assistant` header is a message of its own",
 }
 
 

@@ -150,6 +150,11 @@ def test_every_entry_point_refuses_the_names_render_refuses(entry, name):
     tools = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}]
     if entry == 3:
         pytest.importorskip("outlines")
+    if name == "a b" and entry in (4, 5):
+        # Reading a model's output may match a declared name with a space (LM Studio's
+        # "Web Search"; issue 39): parse and validate take it, nothing renders it.
+        GRAMMAR_ENTRY_POINTS[entry](tools)
+        return
     with pytest.raises(ValueError, match="name"):
         GRAMMAR_ENTRY_POINTS[entry](tools)
 

@@ -16,7 +16,8 @@ records a sink (text kept "in a header's span" but in no field) cannot pass it.
   format itself spells as syntax or debris: one ``t``, ``o`` and ``=`` per ``to=`` in the
   input, and (text only) the characters of a partial control-token spelling (``<|cha``,
   ``<|call|``, a lone ``<``), which the issue lets the parser discard as debris; and a
-  recipient or channel a header spells twice (``to=f to=f``), one field.
+  recipient or channel one header spells twice (``to=f to=f``), one field: forgiven one
+  header at a time, never by a word another header holds.
 * **Extra** characters are in a field and not in the input: a field read twice, or text
   made up. An author that is a role word and a channel that is a channel word may be a
   default the input never spelled (a completion's ``assistant``), so they are left out here.
@@ -40,6 +41,7 @@ from harmony_grammar.format.tokens import (
     CONTROL_SPELLING_RE,
     FIRST_SPECIAL_ID,
     ControlToken,
+    special_token_spelling,
 )
 from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
 
@@ -109,6 +111,7 @@ def _fields(message: Message, *, ids: bool) -> tuple[list[str], list[str]]:
         message.recipient or "",
         ctype,
         getattr(message, "unread", "") or "",
+        getattr(message, "superseded", "") or "",
         message.content,
     ]
     maybe_default: list[str] = []
@@ -151,26 +154,65 @@ class FieldCheck:
         return out
 
 
-def _written_twice(text: str, messages: Sequence[Message]) -> Counter[str]:
+#: Where one header ends and the next begins: a word written twice between two of these is
+#: written twice in one header.
+_HEADER_BOUNDARY = re.compile(r"<\|(?:start|message|end|call|return)\|>")
+
+
+def _written_twice(source: str | Sequence[int], messages: Sequence[Message]) -> Counter[str]:
     """The characters of a field a header spells twice (docs/parser.md: ``to=f to=f``,
-    ``to=f<|channel|>commentary to=f``, ``final<|channel|>final``, ``assistant``'s own
-    ``to=assistant``): a recipient, channel or author word written more often in the input
-    than in all the fields together, as a whole word."""
+    ``to=f<|channel|>commentary to=f``, ``final<|channel|>final``, ``final!final!``): a
+    recipient, channel or author word written more often in the input than in all the fields
+    together, as a whole word, forgiven only as often as it is repeated *within one header*
+    (between two of ``<|start|>``, ``<|message|>`` and the terminators), so a word lost from
+    another header is never forgiven by it."""
     twice: Counter[str] = Counter()
     fields = [
         value
         for m in messages
-        for value in (m.author, m.recipient, m.channel, m.content_type, m.unread, m.content)
+        for value in (
+            m.author,
+            m.recipient,
+            m.channel,
+            m.content_type,
+            m.unread,
+            getattr(m, "superseded", ""),
+            m.content,
+        )
         if value
     ]
+    text = _structured_text(source)
+    headers = _HEADER_BOUNDARY.split(text)
     words = {m.recipient for m in messages} | {m.channel for m in messages}
     for word in (words | {m.author for m in messages}) - {None, ""}:
         assert word is not None
         spelled = re.compile(rf"(?<![\w.\-:/@]){re.escape(word)}(?![\w.\-:/@])")
         extra = len(spelled.findall(text)) - sum(len(spelled.findall(f)) for f in fields)
-        for _ in range(extra):
+        repeated = sum(max(0, len(spelled.findall(header)) - 1) for header in headers)
+        for _ in range(min(extra, repeated)):
             twice.update(_visible(word))
     return twice
+
+
+def _structured_text(source: str | Sequence[int]) -> str:
+    """The input as text with its control tokens spelled (ids: special ids as their
+    spelling, ordinary runs decoded), so headers can be told apart."""
+    if isinstance(source, str):
+        return source
+    table = _byte_table()
+    out: list[str] = []
+    run: list[bytes] = []
+    for token in source:
+        if type(token) is int and 0 <= token < min(FIRST_SPECIAL_ID, len(table)):
+            run.append(table[token])
+            continue
+        if run:
+            out.append(b"".join(run).decode("utf-8", errors="replace"))
+            run = []
+        out.append(special_token_spelling(token) if type(token) is int else " ")
+    if run:
+        out.append(b"".join(run).decode("utf-8", errors="replace"))
+    return "".join(out)
 
 
 def field_check(source: str | Sequence[int], result: ParseResult) -> FieldCheck:
@@ -190,7 +232,7 @@ def field_check(source: str | Sequence[int], result: ParseResult) -> FieldCheck:
     forgiven = Counter({"t": syntax, "o": syntax, "=": syntax})
     if not ids:
         forgiven.update(_visible_counts("".join(_PARTIAL.findall(text))))
-    forgiven.update(_written_twice(input_text(source, " "), result.messages))
+    forgiven.update(_written_twice(source, result.messages))
     # Counter arithmetic in one pass (Counter's ``-`` loops in Python, once per operator):
     # missing = have - read - may_be_default - forgiven, extra = read - have, each >= 0.
     missing: Counter[str] = Counter()

@@ -48,6 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from harmony_grammar.format.headers import WORD_END_PUNCTUATION
 from harmony_grammar.format.lexer import split_text
 from harmony_grammar.format.model import Message, RecipientPosition, Role, Terminator
 
@@ -404,7 +405,10 @@ def _symbol_body(sample: Sample, rng: random.Random) -> tuple[str, dict[str, obj
     gap = " " if opening[0].isalnum() else rng.choice((" ", ""))
     parts[index][0] = parts[index][0].removesuffix("<|message|>") + gap
     parts[index][1] = opening + parts[index][1]
-    return _join(parts), {"message": index, "content": parts[index][1]}
+    content = parts[index][1]
+    if not gap:  # punctuation glued to the channel word is unread (docs/parser.md)
+        content = content.lstrip("".join(WORD_END_PUNCTUATION)).lstrip()
+    return _join(parts), {"message": index, "content": content}
 
 
 def _glued_word(sample: Sample, rng: random.Random) -> tuple[str, dict[str, object]]:
@@ -561,6 +565,9 @@ def expected(mangled: Mangled) -> list[tuple[object, ...]] | None:
         if index is None:  # no message of the shape: the input is the sample
             return view
         author, channel, recipient, ctype, content, end = view[index]
+        broken = kind == "symbol_body" or (kind == "glued_word" and not detail["author"])
+        if broken and channel == "commentary" and not recipient:
+            channel = "analysis"  # prose in a broken commentary header: reasoning
         if kind == "symbol_body":
             content = str(detail["content"])
         elif kind == "glued_word" and detail["author"]:
