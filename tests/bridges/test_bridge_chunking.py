@@ -64,6 +64,11 @@ CASES = [
 
 
 def _chunks(source: Sequence[Any], cuts: Sequence[int]) -> list[Sequence[Any]]:
+    """``source`` cut at ``cuts``. An empty source is one empty chunk: a stream fed nothing at
+    all cannot know whether its input was text or token ids (diagnostics on ids have no line),
+    so the whole reading (one ``feed_tokens([])``) is compared with the same single feed."""
+    if not source:
+        return [source]
     points = sorted({c % (len(source) + 1) for c in cuts} | {0, len(source)})
     return [source[a:b] for a, b in zip(points, points[1:])]
 
