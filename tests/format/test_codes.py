@@ -34,11 +34,11 @@ from hypothesis import strategies as st
 
 from harmony_grammar import validate
 from harmony_grammar.dialect.scanner import read_arguments
-from harmony_grammar.format.call_check import arguments_problem
 from harmony_grammar.format.codes import CATALOGUE, Layer, load_catalogue
 from harmony_grammar.format.diagnostics import Overflow, make_diagnostic
 from harmony_grammar.format.model import Diagnostic, Severity
 from harmony_grammar.format.repairs import LENIENT
+from harmony_grammar.tools.call_check import arguments_problem
 from harmony_grammar.validation.rules import RULES
 
 PACKAGE = Path(__file__).resolve().parents[2] / "harmony_grammar"
