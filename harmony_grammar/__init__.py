@@ -28,11 +28,12 @@ base error. Everything else is reached through its subpackage (``harmony_grammar
 for one release: reading one warns (``DeprecationWarning``) and names its home.
 
 Every name here is loaded on first use (PEP 562), so ``import harmony_grammar.format`` costs
-the format layer only, not the schema compiler, jsonschema or llguidance. This module is
-also the one place the layers are wired together: it installs the library's argument check
-(:data:`harmony_grammar.tools.call_check.SCHEMA_CHECK`) as the default of every
-:class:`~harmony_grammar.format.options.ParseOptions`, so ``parse(text, tools=...)`` checks
-call arguments wherever it is called from, while the format layer imports no checker.
+the format layer only, not the schema compiler, jsonschema or llguidance. This module is also
+the one place the layers are wired together: it installs the library's argument check
+(:data:`harmony_grammar.tools.call_check.SCHEMA_CHECK`), which the default ``argument_check``
+of every :class:`~harmony_grammar.format.options.ParseOptions` asks, so ``parse(text,
+tools=...)`` checks call arguments wherever it is called from, while the format layer imports
+no checker.
 """
 
 from __future__ import annotations

@@ -7,11 +7,12 @@ once) is the declarations layer's (:mod:`harmony_grammar.declarations`), below t
 core. Whether a call's arguments fit a declaration is this package's, above the core, because
 it takes jsonschema, llguidance and the schema compiler: :mod:`.arguments` checks arguments as
 they stream (any JSON object, llguidance) and when they end (the schema, jsonschema);
-:mod:`.parameters` judges whether a parameters schema can check anything; :mod:`.call_check`
-is the parse's argument check (:data:`~.call_check.SCHEMA_CHECK`, the
-:class:`~harmony_grammar.format.options.ArgumentCheck` the package's root installs as every
-parse's default) and the one judge of a complete body (:func:`~.call_check.arguments_problem`);
-:mod:`.json_limits` reads untrusted JSON within limits, before Python's ``json`` does.
+:mod:`.parameters` judges whether a parameters schema can check anything; :mod:`.call_check` is
+the parse's argument check (:data:`~.call_check.SCHEMA_CHECK`, the
+:class:`~harmony_grammar.format.options.ArgumentCheck` the package's root installs, which every
+parse's default asks) and the one judge of a complete body
+(:func:`~.call_check.arguments_problem`); :mod:`.json_limits` reads untrusted JSON within
+limits, before Python's ``json`` does.
 
 Imports: this package may use :mod:`harmony_grammar.declarations`, :mod:`harmony_grammar.schema`
 and :mod:`harmony_grammar.base`; it does not import the format layer (which calls it through

@@ -2,13 +2,13 @@
 
 The Harmony core declares what an argument check must do
 (:class:`~harmony_grammar.format.options.ArgumentCheck`) and never imports one:
-:data:`SCHEMA_CHECK` is the library's, which the package's root installs as the default of
-every :class:`~harmony_grammar.format.options.ParseOptions`. When a call's header completes,
-the engine finds the call's tool (HG181 for none, :mod:`harmony_grammar.format.calls`) and opens
-a :class:`CallCheck`, feeds it each piece of the body, and closes it with the terminator. It
-reports through the engine's ``diagnose``: HG180 at the first character after which no JSON
-object can follow, HG182-HG184 when the complete body is beyond the limits of
-:mod:`.json_limits`, and HG180 with the schema's complaint otherwise.
+:data:`SCHEMA_CHECK` is the library's, which the package's root installs: the default
+``argument_check`` of every :class:`~harmony_grammar.format.options.ParseOptions` asks it. When
+a call's header completes, the engine finds the call's tool (HG181 for none,
+:mod:`harmony_grammar.format.calls`) and opens a :class:`CallCheck`, feeds it each piece of the
+body, and closes it with the terminator. It reports through the engine's ``diagnose``: HG180 at
+the first character after which no JSON object can follow, HG182-HG184 when the complete body
+is beyond the limits of :mod:`.json_limits`, and HG180 with the schema's complaint otherwise.
 
 :func:`arguments_problem` is the one judge of a complete body: the validator's HG180 rule and
 the dialect's argument reader ask it too, so the three layers report one finding alike.
