@@ -26,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "harmony_grammar"
 
 #: Every options object of the library, and one field with a value other than its default.
 OPTIONS: dict[type[Options], tuple[str, Any]] = {
-    ParseOptions: ("strict", False),
+    ParseOptions: ("lenient", True),
     RenderOptions: ("next_turn", "assistant"),
     TurnOptions: ("tool_choice", "none"),
     PrepareOptions: ("max_length", 7),
