@@ -88,14 +88,14 @@ from harmony_grammar.cli.main import main as cli_main
 from harmony_grammar.conformance import load_cases
 from harmony_grammar.conformance.adapters import harmony_grammar_adapter
 from harmony_grammar.conformance.runner import run_suite
-from harmony_grammar.format.from_typescript import tools_from_typescript
+from harmony_grammar.declarations.spec import ToolSpec
+from harmony_grammar.declarations.typescript import tools_from_typescript
 from harmony_grammar.generation import completion_grammar, to_outlines, xgrammar_structural_tag
 from harmony_grammar.rendering import ChatCompletionError
 from harmony_grammar.rendering.conversation import DeveloperContent
 from harmony_grammar.rendering.renderer import developer_text
 from harmony_grammar.safety import repair_thinking
 from harmony_grammar.schema import UnsupportedSchemaError, schema_to_grammar
-from harmony_grammar.tools.spec import ToolSpec
 
 SPELLINGS = [
     "<|start|>",

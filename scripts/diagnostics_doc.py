@@ -35,10 +35,10 @@ string); this page is generated from those records. Validator rules (HG2xx) are 
 [rules.md](rules.md), training data's codes (HG3xx) in [training.md](training.md); all of them
 are in [the index](#every-code) below. Codes never change meaning.
 
-Strict mode (`strict=True`, the default) reports anything outside the grammar as an error
+Strict mode (`lenient=False`, the default) reports anything outside the grammar as an error
 and then skips to the next `<|start|>`, so one bad message does not hide the next; what the
 skip leaves out is a discarded range of the result's ledger (`ParseResult.accounting`).
-Lenient mode (`strict=False`, CLI `--lenient`) repairs the deviations real gpt-oss output
+Lenient mode (`lenient=True`, CLI `--lenient`) repairs the deviations real gpt-oss output
 shows (harmony-format.md §5), each with its own warning code, and loses nothing: every
 character is in a message's header or content, and only control-token debris is discarded
 (HG175). Each lenient code is reported by a row of the repair table,
@@ -115,7 +115,7 @@ input (or of the dataset record), and parsing goes on.
   surrogate. Python would otherwise decide with `RecursionError`, its integer-string limit or
   `UnicodeEncodeError`, depending on its settings and on how deep the caller's stack is. One
   function judges a complete call body for all three layers
-  (`format/call_check.py`'s `arguments_problem`).
+  (`tools/call_check.py`'s `arguments_problem`).
 
   Bad: `<|start|>assistant to=functions.f<|channel|>commentary json<|message|>{"a": [[[…]]]}<|call|>`
   with 1,000 `[` (HG182). Good: the same call with `{"a": [[1]]}`.

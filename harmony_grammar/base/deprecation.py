@@ -11,6 +11,9 @@ names that stayed cost nothing, and ``from harmony_grammar import Span`` still w
 An options object whose fields moved into an options object it embeds (``PrepareOptions``'s
 ``profile`` into its ``render: RenderOptions``) is decorated with :func:`moved_fields`: the old
 keyword still constructs it, and the old attribute still reads, each with the same warning.
+One whose field was renamed (``ParseOptions``' ``strict`` is ``lenient`` now, its negation) is
+decorated with :func:`renamed_fields`, to the same effect; :func:`renamed_keyword` is the
+warning for a plain function's keyword that was renamed.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["moved_fields", "moved_names"]
+__all__ = ["moved_fields", "moved_names", "renamed_fields", "renamed_keyword", "warn_moved"]
 
 _C = TypeVar("_C", bound=type)
 
@@ -38,15 +41,21 @@ def moved_names(module: str, moved: Mapping[str, tuple[str, Any]]) -> Callable[[
         if name not in moved:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         new_name, value = moved[name]
-        warnings.warn(
-            f"{module}.{name} moved to {new_name}: import it from there "
-            "(the old name goes away in the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_moved(f"{module}.{name}", new_name)
         return value
 
     return __getattr__
+
+
+def warn_moved(old_name: str, new_name: str, *, stacklevel: int = 2) -> None:
+    """The one warning of a moved name: "``old_name`` moved to ``new_name``" (both dotted in
+    full), a :class:`DeprecationWarning` at the caller's caller by default."""
+    warnings.warn(
+        f"{old_name} moved to {new_name}: import it from there "
+        "(the old name goes away in the next release)",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def moved_fields(into: str, names: Mapping[str, str]) -> Callable[[_C], _C]:
@@ -94,6 +103,71 @@ def moved_fields(into: str, names: Mapping[str, str]) -> Callable[[_C], _C]:
 
         cls.__init__ = __init__  # type: ignore[misc]
         cls.__getattr__ = __getattr__  # type: ignore[attr-defined]
+        return cls
+
+    return decorate
+
+
+#: What :func:`renamed_fields` records on a class: old keyword -> (new field, conversion).
+RENAMED_ATTRIBUTE = "__renamed_fields__"
+
+
+def renamed_keyword(where: str, old: str, new: str, *, stacklevel: int = 2) -> None:
+    """The one warning of a renamed keyword: "``where(old)`` is ``where(new)`` now", a
+    :class:`DeprecationWarning` at the caller's caller by default. ``old`` and ``new`` are
+    spelled as the caller writes them (``strict=False``, ``lenient=True``)."""
+    warnings.warn(
+        f"{where}({old}) is {where}({new}) now (the old keyword goes away in the next release)",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+def renamed_fields(renames: Mapping[str, tuple[str, Callable[[Any], Any]]]) -> Callable[[_C], _C]:
+    """A class decorator for a frozen dataclass whose fields were renamed: ``renames[old] =
+    (new, convert)``, ``convert`` mapping an old value to the new field's and back (an
+    involution: the identity for a plain rename, ``operator.not_`` for a negated flag).
+
+    ``Cls(old=value)`` warns (:func:`renamed_keyword`) and sets ``new`` to ``convert(value)``;
+    given with ``new`` as well (as :func:`dataclasses.replace` passes every field), the old
+    keyword wins, since it can only have been meant. Reading ``obj.old`` warns and returns
+    ``convert(obj.new)``. The renames are recorded on the class (:data:`RENAMED_ATTRIBUTE`),
+    where :meth:`harmony_grammar.base.options.Options.of` reads them.
+    """
+
+    def decorate(cls: _C) -> _C:
+        init = cls.__init__  # type: ignore[misc]
+
+        def _warn(old: str, value: Any, stacklevel: int) -> None:
+            new, convert = renames[old]
+            renamed_keyword(
+                cls.__name__,
+                f"{old}={value!r}",
+                f"{new}={convert(value)!r}",
+                stacklevel=stacklevel + 1,
+            )
+
+        @functools.wraps(init)
+        def __init__(self: Any, *args: Any, **keywords: Any) -> None:
+            for old in [name for name in keywords if name in renames]:
+                value = keywords.pop(old)
+                _warn(old, value, 2)
+                new, convert = renames[old]
+                keywords[new] = convert(value)
+            init(self, *args, **keywords)
+
+        def __getattr__(self: Any, name: str) -> Any:
+            # Only for names the object does not hold: the renamed ones.
+            if name not in renames:
+                raise AttributeError(f"{cls.__name__!r} object has no attribute {name!r}")
+            new, convert = renames[name]
+            value = convert(getattr(self, new))
+            _warn(name, value, 2)
+            return value
+
+        cls.__init__ = __init__  # type: ignore[misc]
+        cls.__getattr__ = __getattr__  # type: ignore[attr-defined]
+        setattr(cls, RENAMED_ATTRIBUTE, dict(renames))
         return cls
 
     return decorate

@@ -16,7 +16,7 @@ The request side (request bodies to conversations) is rendering's input and live
 (:mod:`harmony_grammar.rendering.chat`, :mod:`harmony_grammar.rendering.responses`).
 
 Imports: this package may use :mod:`harmony_grammar.rendering`, :mod:`harmony_grammar.format`
-and :mod:`harmony_grammar.tools`.
+and :mod:`harmony_grammar.declarations`.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ class HarmonyGrammarAdapter(Adapter):
         """Every input to the bridge's configuration."""
         return {
             "bridge": "harmony_grammar.bridges.chat (to_chat_completion / ChatCompletionStream)",
-            "strict": False,
+            "lenient": True,
             "tools": "the fixture's tools (calls checked against their schemas)",
             "input": "token ids" if raw.token_ids else "encode_harmony(raw_output)",
             "stop_token": "not re-appended",

@@ -47,13 +47,13 @@ class ChatCompletionStream(BridgeStream):
     so a client never holds half a call. :meth:`close` sends ``finish_reason``
     (``tool_calls``, ``stop`` or ``length``, :func:`~.turn.finish_reason`). The parse
     options are one :class:`~harmony_grammar.format.options.ParseOptions` and its fields as
-    keywords (:func:`~.stream.bridge_options`: a completion, lenient unless ``strict``);
+    keywords (:func:`~.stream.bridge_options`: a completion, lenient unless ``lenient=False``);
     :attr:`diagnostics` lists what it found. ``id_factory(index)``
     makes the call ids (default ``call_`` + 24 random hex digits). ``stripped_dialect`` is
     as for :func:`~harmony_grammar.parse`: token ids are read as the stripped dialect only
     when it is True (ids that went through a detokenizer and back). A call into one of
-    ``namespaces`` (``to=NAMESPACE.fn``) is a tool call named ``NAMESPACE.fn``. A call to one
-    of the ``custom`` recipients (custom tools, :attr:`~harmony_grammar.tools.ToolSet.custom`) is
+    ``namespaces`` (``to=NAMESPACE.fn``) is a tool call named ``NAMESPACE.fn``. A call to one of the
+    ``custom`` recipients (custom tools, :attr:`~harmony_grammar.declarations.ToolSet.custom`) is
     sent as ``{"type": "custom", "custom": {"name", "input"}}``, its raw input verbatim.
     """
 
@@ -209,12 +209,11 @@ def to_chat_completion(
     dropped or stripped, an empty output too), ``length`` only when ``truncated`` says it
     stopped at the token limit.
 
-    The parse is lenient (the usual model deviations repaired) unless ``strict``; the
-    diagnostics are returned under ``"diagnostics"`` (``Diagnostic.to_dict()`` each), a key
-    present only when there are any. A lenient read never raises on bad output. ``strict=True``
-    raises :class:`ChatCompletionError` for the first error the parser reports. ``tools``
-    (the request's) makes a call to an undeclared function, or arguments no valid document
-    can follow, an error.
+    The parse is lenient (the usual model deviations repaired) unless ``lenient=False``; the
+    diagnostics are returned under ``"diagnostics"`` (``Diagnostic.to_dict()`` each), a key present
+    only when there are any. A lenient read never raises on bad output. ``lenient=False`` raises
+    :class:`ChatCompletionError` for the first error the parser reports. ``tools`` (the request's)
+    makes a call to an undeclared function, or arguments no valid document can follow, an error.
     """
     opts = bridge_options(options, keywords)
     stream = ChatCompletionStream(opts, id_factory=id_factory)
@@ -222,7 +221,7 @@ def to_chat_completion(
     chunks += stream.close(truncated=truncated)
     diagnostics = stream.parse_diagnostics()
     error = next((d for d in diagnostics if d.severity is Severity.ERROR), None)
-    if opts.strict and error is not None:
+    if not opts.lenient and error is not None:
         where = (
             f"line {error.line}, column {error.column}" if error.line else f"token {error.start}"
         )

@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ..declarations.toolset import ToolSet
 from ..format.events import HeaderComplete
 from ..format.model import Diagnostic, Message, Severity
 from ..format.options import ParseKeywords, ParseOptions
 from ..rendering.chat import FUNCTIONS_PREFIX
-from ..tools.toolset import ToolSet
 from .stream import BridgeStream, bridge_options, feed_whole
 
 if TYPE_CHECKING:
@@ -174,11 +174,11 @@ class ResponsesStream(BridgeStream):
     (its function tools check the calls unless ``tools`` is given; a call into one of its
     namespaces is a ``function_call`` with ``namespace``, a call to one of its custom tools a
     ``custom_tool_call`` whose ``input`` streams as ``response.custom_tool_call_input.*``);
-    the parse options are one :class:`~harmony_grammar.format.options.ParseOptions` and its
-    fields as keywords (:func:`~.stream.bridge_options`: a completion, lenient unless
-    ``strict``); ``ids(prefix)`` makes the ids (default: random). ``seal(text)``, when given, adds
-    ``encrypted_content`` to each reasoning item as it ends (the gateway's sealed chain of
-    thought, which a stateless client sends back).
+    the parse options are one :class:`~harmony_grammar.format.options.ParseOptions` and its fields
+    as keywords (:func:`~.stream.bridge_options`: a completion, lenient unless ``lenient=False``);
+    ``ids(prefix)`` makes the ids (default: random). ``seal(text)``, when given, adds
+    ``encrypted_content`` to each reasoning item as it ends (the gateway's sealed chain of thought,
+    which a stateless client sends back).
     """
 
     def __init__(
@@ -354,7 +354,7 @@ def to_responses(
     call whose ``<|call|>`` was dropped is a completed call, as in
     :func:`~.chat.to_chat_completion`.
 
-    The parse is lenient unless ``strict``: the usual model deviations are repaired, and
+    The parse is lenient unless ``lenient=False``: the usual model deviations are repaired, and
     every diagnostic is listed under ``diagnostics``; an error that cannot be repaired makes
     the status ``failed`` (with every item read). ``tools`` (default: the ``request``'s)
     checks each call's arguments. Never raises on bad output. The parse options are

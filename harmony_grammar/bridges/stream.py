@@ -31,7 +31,7 @@ from .turn import FUNCTION_CALL, finish_reason, item_kind, message_cut
 __all__ = ["BRIDGE_DEFAULTS", "BridgeStream", "bridge_options", "feed_whole"]
 
 #: The bridges' parse options when none are given: a completion, read leniently.
-BRIDGE_DEFAULTS = ParseOptions(start="completion", strict=False)
+BRIDGE_DEFAULTS = ParseOptions(start="completion", lenient=True)
 
 
 def bridge_options(options: ParseOptions | None, keywords: ParseKeywords) -> ParseOptions:

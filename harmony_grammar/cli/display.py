@@ -20,7 +20,7 @@ __all__ = ["cause_line", "in_cli_words", "shown", "shown_path"]
 #: command names the flag to add, not the Python argument (``format/causes.py`` serves both).
 CLI_SPELLINGS = {
     '`start="completion"`': "`--completion`",
-    "`strict=False`": "`--lenient`",
+    "`lenient=True`": "`--lenient`",
 }
 
 

@@ -16,8 +16,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
 
-from ..tools.arguments import tool_schemas
 from ..tools.json_limits import JsonLimitError, json_message, loads_bounded
+from ..tools.parameters import checked_tools
 from .errors import CliError
 from .input_kind import HEAD, sniff
 
@@ -189,7 +189,7 @@ def read_tools(path: str) -> list[Any] | dict[str, Any]:
             f"{path}: expected a list of tools, {{name: schema}}, or an object with 'tools'"
         )
     try:
-        tool_schemas(value)  # every parameters schema usable: one line naming the tool if not
+        checked_tools(value)  # every parameters schema usable: one line naming the tool if not
     except ValueError as exc:
         raise CliError(f"{path}: {exc}") from None
     return value

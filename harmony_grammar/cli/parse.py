@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     result = parse(
         source,
         start="completion" if args.completion else "conversation",
-        strict=not args.lenient,
+        lenient=args.lenient,
     )
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))

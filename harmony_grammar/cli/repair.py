@@ -1,6 +1,6 @@
 """``harmony-grammar repair``: print what the model meant as canonical Harmony.
 
-The input is read by the lenient parser (``parse(..., strict=False)``), the same recovery
+The input is read by the lenient parser (``parse(..., lenient=True)``), the same recovery
 ``to_chat_completion`` and ``repair_thinking`` use, and the recovered messages are rendered
 with the library's renderer. stdout gets the Harmony, stderr the diagnostics (compiler-style
 lines, as ``parse`` prints them) and, once each, the likely cause of what was repaired.
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         result = parse(
             source,
             start="completion" if args.completion else "conversation",
-            strict=False,
+            lenient=True,
             tools=tools,
         )
     except ValueError as exc:  # a malformed tools list

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         return _stream(args, tools, source)
     try:
         response = to_chat_completion(
-            source, tools=tools, strict=not args.lenient, truncated=args.truncated
+            source, tools=tools, lenient=args.lenient, truncated=args.truncated
         )
     except ChatCompletionError as exc:
         print(f"harmony-grammar: error: {args.file}: {exc}", file=sys.stderr)
@@ -78,7 +78,7 @@ def _errors(path: str, diagnostics: list[dict[str, Any]]) -> int:
 
 def _stream(args: argparse.Namespace, tools: Any, source: str | list[int]) -> int:
     try:
-        stream = ChatCompletionStream(tools=tools, strict=not args.lenient)
+        stream = ChatCompletionStream(tools=tools, lenient=args.lenient)
     except ValueError as exc:  # a malformed tools list
         raise CliError(f"{args.tools}: {exc}") from None
     stream_json_lines(stream, source, args.truncated)

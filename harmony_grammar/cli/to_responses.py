@@ -32,7 +32,15 @@ def register(subparsers: Any) -> None:
         metavar="REQUEST.json",
         help="the Responses request: echoed (model, tools, ...); calls must fit its tools",
     )
-    parser.add_argument("--strict", action="store_true", help="repair nothing")
+    parser.add_argument(
+        "--lenient",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="repair known model deviations, with warnings (the default here; --no-lenient "
+        "repairs nothing)",
+    )
+    # --no-lenient's former spelling, kept one release (run() says so on stderr).
+    parser.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--stream", action="store_true", help="print the streaming events, one per line"
     )
@@ -42,6 +50,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Convert the completion and print the response (or the events)."""
+    if args.strict:
+        print(
+            "harmony-grammar: note: --strict is --no-lenient now (--strict goes away in the next "
+            "release)",
+            file=sys.stderr,
+        )
+        args.lenient = False
     request = read_json(args.request, "the request") if args.request else None
     if request is not None and not isinstance(request, dict):
         raise CliError(f"{args.request}: the request must be a JSON object")
@@ -49,17 +64,17 @@ def run(args: argparse.Namespace) -> int:
         args.file,
         tokens=args.tokens,
         command="to-responses",
-        lenient=not args.strict,
-        fix="drop --strict",
+        lenient=args.lenient,
+        fix="drop --no-lenient",
     )
     try:
         if args.stream:
-            stream = ResponsesStream(request=request, strict=args.strict)
+            stream = ResponsesStream(request=request, lenient=args.lenient)
             stream_json_lines(stream, source, args.truncated)
             response = stream.response()
         else:
             response = to_responses(
-                source, request=request, strict=args.strict, truncated=args.truncated
+                source, request=request, lenient=args.lenient, truncated=args.truncated
             )
             print(json.dumps(response, ensure_ascii=False, indent=2))
     except ValueError as exc:  # a malformed tools list in the request

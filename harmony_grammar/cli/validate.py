@@ -30,7 +30,7 @@ from ..format.codes import CATALOGUE
 from ..format.model import Diagnostic, Severity
 from ..format.options import ParseOptions
 from ..format.stripped import stripped_evidence
-from ..tools.arguments import tool_schemas
+from ..tools.parameters import checked_tools
 from ..validation.batch import BatchOptions
 from ..validation.record import validate_record
 from ..validation.results import ItemResult
@@ -45,7 +45,7 @@ __all__ = ["register"]
 
 def _tool_schemas(path: str) -> dict[str, Any]:
     try:
-        return tool_schemas(read_tools(path))
+        return checked_tools(read_tools(path)).schemas
     except ValueError as exc:
         raise CliError(f"{path}: {exc}") from None
 
@@ -247,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
         check_readable(paths)
     parse = ParseOptions(
         start="completion" if args.completion else "conversation",
-        strict=not args.lenient,
+        lenient=args.lenient,
         tools=_tool_schemas(args.tools) if args.tools else None,
     )
     options = BatchOptions(

@@ -98,7 +98,7 @@ def harmony_grammar_adapter(source: str = "text") -> Adapter:
         options: dict[str, Any] = {
             "start": request["mode"],
             "role": request.get("role", "assistant"),
-            "strict": request["strict"],
+            "lenient": not request["strict"],  # the protocol says strict (as openai-harmony)
             "tools": request.get("tools"),
         }
         if source == "stream":

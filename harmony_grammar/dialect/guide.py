@@ -12,9 +12,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..declarations.spec import ToolSpec
 from ..safety.escaping import escape_control_tokens_in_json
-from ..tools.arguments import tool_schemas
-from ..tools.spec import ToolSpec
+from ..tools.parameters import checked_tools
 
 __all__ = ["FORMAT_RULES", "dialect_prompt", "tool_catalogue"]
 
@@ -58,7 +58,7 @@ def _entries(tools: Iterable[ToolSpec | Mapping[str, Any]]) -> list[dict[str, An
         description = spec.get("description", "") if isinstance(spec, Mapping) else ""
         entries.append({"name": spec.get("name"), "description": description or ""})
     # One reading of tool lists for the whole package: names and schemas checked there.
-    schemas = tool_schemas(plain)
+    schemas = checked_tools(plain).schemas
     for entry in entries:
         if not entry["description"]:
             del entry["description"]
@@ -76,7 +76,7 @@ def tool_catalogue(tools: Iterable[ToolSpec | Mapping[str, Any]]) -> str:
 def dialect_prompt(tools: Iterable[ToolSpec | Mapping[str, Any]]) -> str:
     """The format guide (the nine rules) and the tool catalogue, for a system prompt.
 
-    ``tools`` are :class:`~harmony_grammar.tools.spec.ToolSpec` s or OpenAI-style / plain
+    ``tools`` are :class:`~harmony_grammar.declarations.spec.ToolSpec` s or OpenAI-style / plain
     ``{name, description, parameters}`` dicts. Raises ``ValueError`` (one line naming the
     tool) for a malformed tool.
     """

@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..format.call_check import arguments_problem
+from ..base.deprecation import renamed_keyword
+from ..declarations.toolset import ToolsArgument
 from ..format.codes import CATALOGUE
 from ..format.diagnostics import make_diagnostic
 from ..format.events import (
@@ -42,7 +43,7 @@ from ..format.events import (
 )
 from ..format.model import Diagnostic, Message, Role
 from ..format.stream import StreamParser
-from ..tools.arguments import ToolsArgument
+from ..tools.call_check import arguments_problem
 from ..tools.json_limits import loads_bounded
 from .events import (
     Aborted,
@@ -79,7 +80,8 @@ class InbandScanner:
     """Model output in, the dialect's events out (sans-IO, like the parser beneath it).
 
     ``feed(text)`` or ``feed_tokens(ids)`` (not both), then ``close()``; each returns the
-    events that became known. ``strict=False`` (the default) repairs what real models write;
+    events that became known. ``lenient=True`` (the default) repairs what real models write
+    (``strict``, its former spelling, negated, still works for one release with a warning);
     ``tools`` checks call arguments as they stream (their diagnostics arrive as
     :class:`DiagnosticEvent`); ``call_id`` makes call ids (default ``call_1``, ``call_2``, …).
     """
@@ -87,12 +89,18 @@ class InbandScanner:
     def __init__(
         self,
         *,
-        strict: bool = False,
+        lenient: bool = True,
         tools: ToolsArgument = None,
         call_id: Callable[[], str] | None = None,
         role: str | Role = "assistant",
+        strict: bool | None = None,
     ) -> None:
-        self._parser = StreamParser(strict=strict, tools=tools, call_id=call_id, role=role)
+        if strict is not None:
+            renamed_keyword(
+                "InbandScanner", f"strict={strict!r}", f"lenient={not strict!r}", stacklevel=2
+            )
+            lenient = not strict
+        self._parser = StreamParser(lenient=lenient, tools=tools, call_id=call_id, role=role)
         self._kind: str | None = None  # call, thinking, text or skip: the open message
         self._call: ToolCallStart | None = None
         self._thinking: list[str] = []

@@ -14,12 +14,17 @@ batch front door, :class:`.stream.StreamParser` the sans-IO incremental one; the
 are equal. Both (and the engine) take one :class:`.options.ParseOptions` and its fields as
 keywords.
 
-Imports: this package may use :mod:`harmony_grammar.tools` (checking call arguments as they
-stream) and :mod:`harmony_grammar.schema`; nothing above them.
+Imports: this package may use :mod:`harmony_grammar.declarations` (the tools a call may go
+to, the names a prompt declares) and :mod:`harmony_grammar.base`; nothing else. Checking a
+call's arguments against its schema is plugged in (:class:`.options.ArgumentCheck`), never
+imported: ``import harmony_grammar.format`` loads neither jsonschema nor llguidance nor the
+schema compiler (tests/integration/test_layering.py keeps it so).
 """
 
 from __future__ import annotations
 
+from .. import declarations as _declarations
+from ..base.deprecation import moved_names
 from .accounting import conservation_problems
 from .events import (
     ContentDelta,
@@ -33,7 +38,6 @@ from .events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from .from_typescript import TypeScriptError, tools_from_typescript
 from .grammar import grammar_path, grammar_text
 from .model import (
     Accounting,
@@ -77,12 +81,19 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallEnd",
     "ToolCallStart",
-    "TypeScriptError",
     "VocabularyNotFoundError",
     "conservation_problems",
     "grammar_path",
     "grammar_text",
     "load_encoding",
     "parse",
-    "tools_from_typescript",
 ]
+
+# The TypeScript reader moved to the declarations layer (with the tools it reads back).
+__getattr__ = moved_names(
+    __name__,
+    {
+        name: (f"harmony_grammar.declarations.{name}", getattr(_declarations, name))
+        for name in ("TypeScriptError", "tools_from_typescript")
+    },
+)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from ..base.deprecation import renamed_keyword
 from .lexer import partial_spelling_length
 from .model import Accounting, Message, ParseResult, Span
 from .tokens import CONTROL_SPELLING_RE, FIRST_SPECIAL_ID, special_token_spelling
@@ -47,15 +48,23 @@ _FUNCTIONS = "functions."
 
 
 def conservation_problems(
-    source: str | Sequence[int], result: ParseResult, *, strict: bool = False
+    source: str | Sequence[int],
+    result: ParseResult,
+    *,
+    lenient: bool = True,
+    strict: bool | None = None,
 ) -> list[str]:
     """What the ledger of ``result`` (parsed from ``source``) fails to account for.
 
     An empty list means every character (or token id) of ``source`` is in a field, the
     content or the unread text of a message, in a discarded range a diagnostic names, or
-    is syntax; and (``strict=False``) only control-token debris was discarded. ``strict``
-    must say which mode produced ``result``.
+    is syntax; and (``lenient=True``) only control-token debris was discarded. ``lenient``
+    must say which mode produced ``result``; ``strict``, its former spelling (negated),
+    still works for one release with a DeprecationWarning.
     """
+    if strict is not None:
+        renamed_keyword("conservation_problems", f"strict={strict!r}", f"lenient={not strict!r}")
+        lenient = not strict
     ledger = result.accounting
     if ledger is None:
         return ["the result carries no accounting"]
@@ -73,7 +82,7 @@ def conservation_problems(
     else:
         problems += _ids_problems(list(source), result.messages, ledger)
         debris = _ids_debris
-    if not strict:
+    if lenient:
         for span in ledger.discarded:
             if not debris(source, span):
                 problems.append(f"discarded {span} is not control-token debris")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .call_check import CallCheck
+from .calls import open_call_check
 from .draft import Draft
 from .engine_view import EngineView
 from .events import HeaderComplete, MessageStart, ToolCallStart
@@ -112,7 +112,8 @@ def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
     if draft.is_tool_call:
         draft.call_id = engine.new_call_id()
         if engine.tools is not None and draft.recipient is not None:
-            engine.call_check = CallCheck.open(
+            engine.call_check = open_call_check(
+                engine.argument_check,
                 engine.tools,
                 draft.recipient,
                 engine.diagnose,

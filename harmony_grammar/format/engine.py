@@ -28,8 +28,8 @@ import reprlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..declarations.typescript import declared_names
 from .actions import ACTIONS
-from .call_check import CallCheck
 from .diagnostics import LineIndex, Overflow, make_diagnostic
 from .draft import Draft, PendingText
 from .events import (
@@ -42,7 +42,6 @@ from .events import (
     content_delta,
     tool_call_delta,
 )
-from .from_typescript import declared_names
 from .grammar import expected_description, harmony_parser, header_lexer
 from .header_reader import HEADER_TOKENS, lex_pending, lexes_as_header, read_pending
 from .lalr import LalrDriver, parse_table
@@ -56,7 +55,7 @@ from .model import (
     Terminator,
     author_text,
 )
-from .options import DEFAULT_MAX_HEADER_LENGTH, ParseKeywords, ParseOptions
+from .options import DEFAULT_MAX_HEADER_LENGTH, CallArguments, ParseKeywords, ParseOptions
 from .repairs import LENIENT, STRICT
 from .tokens import (
     FIRST_SPECIAL_ID,
@@ -119,7 +118,7 @@ class Engine:
         **keywords: Unpack[ParseKeywords],
     ) -> None:
         opts = ParseOptions.of(options, keywords)
-        start, role, strict = opts.start, opts.author, opts.strict
+        start, role, strict = opts.start, opts.author, not opts.lenient
         max_header_length, call_id, tools = opts.max_header_length, opts.call_id, opts.schemas
         stripped_dialect = opts.stripped_dialect
         if start not in _RESYNC_START:
@@ -148,7 +147,9 @@ class Engine:
         self.tools = tools
         #: The namespaces' tools by recipient (``NAMESPACE.fn``): their calls are checked too.
         self.namespaced: Mapping[str, Any] = opts.namespaced
-        self.call_check: CallCheck | None = None
+        #: How call arguments are checked (None: only that the function is declared).
+        self.argument_check = opts.argument_check
+        self.call_check: CallArguments | None = None
         self._pending = PendingText()
         self.skipping = False
         self.messages: list[Message] = []

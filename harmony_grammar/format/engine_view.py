@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from .call_check import CallCheck
 from .events import Event
+from .options import ArgumentCheck, CallArguments
 from .recoveries import Repairable
 from .repairs import RepairTable
 from .tokens import ControlToken
@@ -32,8 +32,10 @@ class EngineView(Repairable, Protocol):
     tools: Mapping[str, Any] | None
     #: The declared namespaces' tools by recipient (``NAMESPACE.fn``), checked as well.
     namespaced: Mapping[str, Any]
+    #: How call arguments are checked (None: only that the function is declared, HG181).
+    argument_check: ArgumentCheck | None
     #: The check of the call being read (None when none is open).
-    call_check: CallCheck | None
+    call_check: CallArguments | None
     #: True after an error, until the next ``<|start|>`` (strict mode).
     skipping: bool
 

@@ -25,12 +25,12 @@ def parse(
     """Parse Harmony text (control tokens spelled literally) or o200k_harmony token ids.
 
     The options are one :class:`~.options.ParseOptions` (``options``), its fields as keywords
-    beside it replacing its values (``parse(s, strict=False)`` is
-    ``parse(s, ParseOptions(strict=False))``; ``call_id`` matters only to the stream parser).
+    beside it replacing its values (``parse(s, lenient=True)`` is
+    ``parse(s, ParseOptions(lenient=True))``; ``call_id`` matters only to the stream parser).
     ``start="conversation"`` reads complete messages; ``start="completion"`` reads model
     output after a prompt that ended with ``<|start|>{role}``; ``start="prompt"`` reads a
     conversation rendered for completion, ending in ``<|start|>{role}`` (``next_turn``).
-    ``strict=False`` repairs the deviations real models produce, each reported with its own
+    ``lenient=True`` repairs the deviations real models produce, each reported with its own
     warning code. Bad input never
     raises: every problem is a :class:`~harmony_grammar.format.model.Diagnostic` in the result.
     With ``tools`` (OpenAI-style or plain ``{name, parameters}`` lists, or ``{name: schema}``),

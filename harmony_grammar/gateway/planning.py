@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..declarations.toolset import ToolSet
 from ..generation.turn_grammar import TurnGrammarError, completion_grammar
 from ..rendering.chat import ChatCompletionError, from_chat_completions
 from ..rendering.conversation import Conversation, DeveloperContent, ResponseFormat
@@ -39,7 +40,7 @@ from ..rendering.renderer import DropRule, render
 from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
-from ..tools.toolset import ToolSet
+from ..tools.parameters import checked_tools
 from .errors import GatewayError, bad_request
 from .reasoning_seal import ReasoningSeal, open_reasoning
 from .unsupported import LOGPROBS_INCLUDE
@@ -348,7 +349,7 @@ def _plan(
 ) -> Plan:
     try:
         # The one read of the request's tools (the renderer has checked their shape).
-        toolset = ToolSet.read(request.get("tools") or [], chat=api == "chat")
+        toolset = checked_tools(request.get("tools") or [], chat=api == "chat")
     except ValueError as exc:
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
     tool_choice = _tool_choice(request.get("tool_choice"))

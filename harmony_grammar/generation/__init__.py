@@ -15,8 +15,9 @@ extra's modules are imported from their own paths: :mod:`.hf` (an offline Huggin
 tokenizer checked id for id, a tiny random model) and :mod:`.sampling` (a torch-free sampling
 loop over llguidance masks).
 
-Imports: this package may use :mod:`harmony_grammar.format`, :mod:`harmony_grammar.tools` and
-:mod:`harmony_grammar.schema`; it never needs validation or rendering.
+Imports: this package may use :mod:`harmony_grammar.format`, :mod:`harmony_grammar.tools`,
+:mod:`harmony_grammar.declarations` and :mod:`harmony_grammar.schema`; it never needs
+validation or rendering.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A custom tool's grammar inside the turn grammar: the one way a client's grammar enters.
 
-A custom tool (:class:`~harmony_grammar.tools.custom.CustomBody`) constrains its call's body
+A custom tool (:class:`~harmony_grammar.declarations.custom.CustomBody`) constrains its call's body
 by a grammar the client wrote. :func:`custom_body_rules` is the single function that turns
 one into llguidance rules, so every check on client grammars lives here (and a stricter
 gate can wrap this one function):
@@ -15,8 +15,8 @@ gate can wrap this one function):
 
 from __future__ import annotations
 
+from ..declarations.custom import CustomBody
 from ..schema.matcher import byte_tokenizer
-from ..tools.custom import CustomBody
 from .options import TurnGrammarError
 
 __all__ = ["custom_body_rules"]

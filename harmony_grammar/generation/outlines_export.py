@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..declarations.toolset import ToolsArgument
 from ..format.vocabulary import load_encoding
-from ..tools.arguments import ToolsArgument
 from .options import TurnGrammarError, TurnOptions
 from .turn_grammar import completion_grammar
 

@@ -25,11 +25,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..base.errors import HarmonyGrammarError
+from ..declarations.toolset import ToolsArgument
 from ..format.tokens import FIRST_SPECIAL_ID, TERMINATORS, ControlToken
 from ..format.vocabulary import load_encoding
 from ..schema.grammar_gate import grammar_limit_problem
 from ..schema.stack import on_fresh_stack
-from ..tools.arguments import ToolsArgument
 from .options import TurnOptions
 from .outlines_export import harmony_lltokenizer as llg_tokenizer
 from .turn_grammar import completion_grammar

@@ -33,6 +33,8 @@ import functools
 import json
 import re
 
+from ..declarations.custom import CustomBody
+from ..declarations.toolset import ToolsArgument
 from ..format.tokens import FIRST_SPECIAL_ID, ControlToken
 from ..schema.emit_gbnf import gbnf_literal, gbnf_rules
 from ..schema.ir import (
@@ -49,8 +51,6 @@ from ..schema.ir import (
     repeat,
     seq,
 )
-from ..tools.arguments import ToolsArgument
-from ..tools.custom import CustomBody
 from .options import TurnGrammarError, TurnOptions
 from .turn_plan import CONTROL_TERMINALS, MessageKind, body_grammar, message_text, turn_plan
 

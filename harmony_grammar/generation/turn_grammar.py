@@ -14,8 +14,8 @@ import functools
 import json
 from typing import Any
 
-from ..tools.arguments import ToolsArgument
-from ..tools.custom import CustomBody
+from ..declarations.custom import CustomBody
+from ..declarations.toolset import ToolsArgument
 from .custom_grammar import custom_body_rules
 from .options import TurnGrammarError, TurnOptions, turn_options
 from .turn_plan import MessageKind, body_grammar, message_shape, message_text, turn_plan

@@ -23,10 +23,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..declarations.custom import FUNCTIONS, CustomBody
+from ..declarations.toolset import ToolsArgument
 from ..format.grammar import harmony_parser
 from ..format.tokens import ControlToken
-from ..tools.arguments import ToolsArgument, tool_targets
-from ..tools.custom import FUNCTIONS, CustomBody
+from ..tools.parameters import checked_tools
 from .options import TurnGrammarError, TurnOptions
 
 __all__ = [
@@ -141,7 +142,8 @@ class TurnPlan:
 
     :attr:`kinds` maps a kind's key (``analysis``, ``preamble``, ``call0_channel``, ...,
     ``final``) to it; :attr:`schemas` maps each body key (``a0_``, ``rf_``) to its JSON Schema
-    (or, for a custom tool with a grammar, its :class:`~harmony_grammar.tools.custom.CustomBody`).
+    (or, for a custom tool with a grammar, its
+    :class:`~harmony_grammar.declarations.custom.CustomBody`).
     Analysis can only come first, so it has no later form.
     """
 
@@ -226,7 +228,7 @@ def turn_plan(tools: ToolsArgument, options: TurnOptions | None = None) -> TurnP
     content_type, response_format = options.content_type, options.response_format
     allow_analysis, allow_preamble = options.allow_analysis, options.allow_preamble
     # Keyed by recipient: functions.NAME, or NAMESPACE.NAME for a namespace's tools.
-    schemas = tool_targets(tools)
+    schemas = dict(checked_tools(tools).targets)
     if tool_choice not in ("auto", "required", "none"):
         chosen = f"{FUNCTIONS}.{tool_choice}"
         chosen = chosen if chosen in schemas else tool_choice

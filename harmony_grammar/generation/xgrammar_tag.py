@@ -28,10 +28,10 @@ import functools
 import json
 from typing import Any
 
+from ..declarations.custom import CustomBody
+from ..declarations.toolset import ToolsArgument
 from ..format.tokens import FIRST_SPECIAL_ID, LAST_SPECIAL_ID, STOP_TOKENS
 from ..schema.versions import XGRAMMAR_STOP_TOKENS_IN_GRAMMAR, older_than
-from ..tools.arguments import ToolsArgument
-from ..tools.custom import CustomBody
 from .options import TurnGrammarError, TurnOptions, turn_options
 from .turn_plan import CONTROL_TERMINALS, MessageKind, TurnPlan, body_grammar, turn_plan
 

@@ -16,8 +16,8 @@ in :mod:`harmony_grammar.training`.
 ways (oss-harmony, the HF chat template, oh-my-pi; :mod:`.hf_template`, :mod:`.omp`), and
 :mod:`.diff` compares their renderings.
 
-Imports: this package may use :mod:`harmony_grammar.safety`, :mod:`harmony_grammar.format`,
-:mod:`harmony_grammar.tools` and :mod:`harmony_grammar.schema`.
+Imports: this package may use :mod:`harmony_grammar.safety`, :mod:`harmony_grammar.format`
+and :mod:`harmony_grammar.declarations`.
 """
 
 from __future__ import annotations

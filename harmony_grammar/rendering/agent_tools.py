@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..tools.custom import FUNCTIONS, CustomBody, read_custom_format
-from ..tools.spec import ToolNamespace, ToolSpec
+from ..declarations.custom import FUNCTIONS, CustomBody, read_custom_format
+from ..declarations.spec import ToolNamespace, ToolSpec
 
 __all__ = [
     "RequestTools",

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base.errors import HarmonyGrammarError
+from ..declarations.custom import chat_custom_entry, read_custom_format
+from ..declarations.spec import ToolSpec
 from ..format.model import Message
-from ..tools.custom import chat_custom_entry, read_custom_format
-from ..tools.spec import ToolSpec
 from .agent_tools import chat_recipient, custom_tool_spec, split_namespaced
 from .conversation import (
     Conversation,

@@ -1,7 +1,7 @@
 """The conversation model the renderer takes: what a host feeds gpt-oss.
 
 Names follow openai-harmony (``Conversation``, ``SystemContent``, ``DeveloperContent``; the
-tools, ``ToolSpec`` and ``ToolNamespace``, live in :mod:`harmony_grammar.tools.spec`) so code
+tools, ``ToolSpec`` and ``ToolNamespace``, live in :mod:`harmony_grammar.declarations.spec`) so code
 reads the same on both sides. Messages are :class:`harmony_grammar.format.model.Message`, the
 type the parser returns; a system or developer message whose content is structured is written as a
 :class:`SystemContent` or :class:`DeveloperContent` item in ``Conversation.messages`` instead.
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..base.enums import StrEnum
+from ..declarations.spec import ToolNamespace, ToolSpec
 from ..format.model import Message, Role
 from ..format.tokens import CHANNELS, ControlToken
-from ..tools.spec import ToolNamespace, ToolSpec
 
 __all__ = [
     "DEFAULT_CHANNELS",

@@ -33,9 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..declarations.spec import ToolNamespace, ToolSpec
 from ..format.model import Message, RecipientPosition, Role, Terminator
 from ..format.tokens import ControlToken
-from ..tools.spec import ToolNamespace, ToolSpec
 from .conversation import (
     DEFAULT_CHANNELS,
     DEFAULT_KNOWLEDGE_CUTOFF,

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..declarations.spec import ToolNamespace, ToolSpec
 from ..format.model import Message, Role
-from ..tools.spec import ToolNamespace, ToolSpec
 from .conversation import (
     Conversation,
     ConversationItem,

@@ -22,11 +22,11 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
+from ..declarations.names import MAX_HEADER_LENGTH
+from ..declarations.spec import ToolNamespace
 from ..format.model import Message, RecipientPosition, Role, Terminator
 from ..format.tokens import CONTROL_SPELLINGS, ControlToken
 from ..safety.escaping import encode_untrusted
-from ..tools.names import MAX_HEADER_LENGTH
-from ..tools.spec import ToolNamespace
 from .conversation import (
     Conversation,
     ConversationItem,

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..tools.spec import ToolNamespace, ToolSpec
+from ..declarations.spec import ToolNamespace, ToolSpec
 from .conversation import (
     ConversationItem,
     DeveloperContent,

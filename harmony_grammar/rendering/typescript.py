@@ -27,7 +27,7 @@ so renders byte for byte as openai-harmony writes it:
   as ``\\u`` escapes), and a property name that holds anything but name characters is quoted;
 * what cannot be escaped is refused with :class:`RenderError`, naming the tool and the JSON
   pointer: a ``type`` list entry that is not a type name, and a tool or namespace name that
-  fails :func:`~harmony_grammar.tools.names.name_problem` (the one name check, shared with
+  fails :func:`~harmony_grammar.declarations.names.name_problem` (the one name check, shared with
   the grammars).
 """
 
@@ -39,8 +39,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..tools.names import name_problem
-from ..tools.spec import ToolNamespace, ToolSpec
+from ..declarations.names import name_problem
+from ..declarations.spec import ToolNamespace, ToolSpec
 from .errors import RenderError
 
 __all__ = [

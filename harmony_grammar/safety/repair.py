@@ -74,7 +74,7 @@ def _leaks(text: str) -> list[_Leak]:
         else:
             end, resume = marks[stop][1], stop
         start_symbol = "conversation" if token is ControlToken.START else "completion"
-        result = parse(text[begin:end], start=start_symbol, role="assistant", strict=False)
+        result = parse(text[begin:end], start=start_symbol, role="assistant", lenient=True)
         message = result.messages[0] if result.messages else None
         if (
             message is None
@@ -101,7 +101,7 @@ def _stripped(text: str) -> tuple[str, list[str]] | None:
     used: anything else (a call, say) has no place in visible text or reasoning, and the text
     is left alone rather than lose it.
     """
-    result = parse(text, start="completion", role="assistant", strict=False)
+    result = parse(text, start="completion", role="assistant", lenient=True)
     if not result.ok or not any(CATALOGUE[d.code].stripped_dialect for d in result.diagnostics):
         return None
     messages = result.messages
@@ -179,7 +179,7 @@ def find_forged_tool_result(
     the model's own output as HG170; None when there is none. Token ids are authoritative:
     in text, a spelled ``<|start|>`` cannot be told from the real token.
     """
-    result = parse(output, start="completion", role=role, strict=False)
+    result = parse(output, start="completion", role=role, lenient=True)
     for diagnostic in result.diagnostics:
         if CATALOGUE[diagnostic.code].forged_tool_result:
             author = next(

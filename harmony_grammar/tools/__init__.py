@@ -1,33 +1,45 @@
-"""Tool declarations: what a host tells gpt-oss it may call, and checking what it called.
+"""Checking tool calls: their arguments against the declared tools' JSON Schemas.
 
 Theory of operation
 -------------------
-A tool is a name, a description and a JSON Schema (:mod:`.spec`). The model reads tools as
-TypeScript in the developer message: the renderer writes that text
-(:mod:`harmony_grammar.rendering.typescript`) and the format layer reads it back
-(:mod:`harmony_grammar.format.from_typescript`), each beside its users. :mod:`.toolset` is the
-one reader of a tools list: :meth:`ToolSet.read` reads a request's tools once, and every layer
-below takes the ``ToolSet`` it made. :mod:`.arguments` checks call arguments, as they stream
-(any JSON object) and when they end (the schema, with jsonschema). :mod:`.names` is the one
-check of a tool's name, used wherever names enter, and the one header-length limit render and
-parse share. :mod:`.custom` reads the Responses API's custom tools (raw-text bodies) and
-namespaces.
+What a host declares (a tool's name, description and parameters schema, the tools list read
+once) is the declarations layer's (:mod:`harmony_grammar.declarations`), below the Harmony
+core. Whether a call's arguments fit a declaration is this package's, above the core, because
+it takes jsonschema, llguidance and the schema compiler: :mod:`.arguments` checks arguments as
+they stream (any JSON object, llguidance) and when they end (the schema, jsonschema);
+:mod:`.parameters` judges whether a parameters schema can check anything; :mod:`.call_check` is
+the parse's argument check (:data:`~.call_check.SCHEMA_CHECK`, the
+:class:`~harmony_grammar.format.options.ArgumentCheck` the package's root installs, which every
+parse's default asks) and the one judge of a complete body
+(:func:`~.call_check.arguments_problem`); :mod:`.json_limits` reads untrusted JSON within
+limits, before Python's ``json`` does.
 
-Imports: this package may use :mod:`harmony_grammar.schema` only. It knows nothing of the
-Harmony envelope, so the format layer can use it.
+Imports: this package may use :mod:`harmony_grammar.declarations`, :mod:`harmony_grammar.schema`
+and :mod:`harmony_grammar.base`; it does not import the format layer (which calls it through
+the protocol it declares).
 """
 
 from __future__ import annotations
 
+from .. import declarations as _declarations
+from ..base.deprecation import moved_names
 from .arguments import ArgumentChecker
-from .names import MAX_HEADER_LENGTH, MAX_NAME_LENGTH, ToolNameError, check_tool_name, name_problem
-from .spec import ToolNamespace, ToolSpec
-from .toolset import ToolsArgument, ToolSet, tool_schemas
+from .call_check import SCHEMA_CHECK, arguments_problem
+from .parameters import checked_tools, schema_problem
 
 __all__ = [
+    "SCHEMA_CHECK",
+    "ArgumentChecker",
+    "arguments_problem",
+    "checked_tools",
+    "schema_problem",
+]
+
+#: The tool declarations this package held before they became a layer of their own, below the
+#: Harmony core: reading one here still works for one release, with a DeprecationWarning.
+MOVED = (
     "MAX_HEADER_LENGTH",
     "MAX_NAME_LENGTH",
-    "ArgumentChecker",
     "ToolNameError",
     "ToolNamespace",
     "ToolSet",
@@ -36,4 +48,12 @@ __all__ = [
     "check_tool_name",
     "name_problem",
     "tool_schemas",
-]
+)
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        name: (f"harmony_grammar.declarations.{name}", getattr(_declarations, name))
+        for name in MOVED
+    },
+)

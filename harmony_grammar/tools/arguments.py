@@ -18,19 +18,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.deprecation import moved_names
+from ..declarations import toolset as _toolset
+from . import parameters as _parameters
 from .json_limits import DepthTracker, JsonLimitError, json_message, loads_bounded
-from .toolset import ToolsArgument, schema_problem, tool_schemas, tool_targets
 
-# ToolsArgument, schema_problem, tool_schemas and tool_targets live in .toolset (the one reader
-# of a tools list); they are named here too because the callers of round 4 import them here.
-__all__ = [
-    "ArgumentChecker",
-    "ToolsArgument",
-    "first_schema_error",
-    "schema_problem",
-    "tool_schemas",
-    "tool_targets",
-]
+__all__ = ["ArgumentChecker", "first_schema_error"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -132,3 +125,20 @@ def first_schema_error(schema: Mapping[str, Any], document: str) -> str | None:
         f"/{str(part).replace('~', '~0').replace('/', '~1')}" for part in error.absolute_path
     )
     return f"at {pointer or '/'}: {error.message}"
+
+
+# Round 4's callers imported the tools-list readers from here; they live in the declarations
+# layer (the one reader of a tools list) and beside the argument check (the schema's judge).
+__getattr__ = moved_names(
+    __name__,
+    {
+        **{
+            name: (f"harmony_grammar.declarations.{name}", getattr(_toolset, name))
+            for name in ("ToolsArgument", "tool_schemas", "tool_targets")
+        },
+        "schema_problem": (
+            "harmony_grammar.tools.parameters.schema_problem",
+            _parameters.schema_problem,
+        ),
+    },
+)

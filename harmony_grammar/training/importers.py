@@ -166,7 +166,7 @@ def _from_messages(
 def _from_harmony(row: int, source: str | Sequence[int], lenient: bool) -> ImportResult:
     from ..format.parser import parse
 
-    result = parse(source, strict=not lenient)
+    result = parse(source, lenient=lenient)
     error = next((d for d in result.diagnostics if d.severity is Severity.ERROR), None)
     if error is not None:
         # as the Chat Completions bridge says it: "HG100 at line 1, column 5" / "at token 7"
@@ -204,7 +204,7 @@ def import_record(
     ``format="auto"`` reads a record with a ``messages`` list as OpenAI-style messages and a
     string, a list of ids, or a record with ``text`` as Harmony. ``field`` names the field
     to read instead of ``messages`` / ``text``. ``lenient`` repairs Harmony the way
-    ``parse(..., strict=False)`` does. ``system`` replaces the default system message of a
+    ``parse(..., lenient=True)`` does. ``system`` replaces the default system message of a
     message list (:func:`~.chat.from_chat_completions`). Never raises for bad input: the
     result holds an HG300 diagnostic instead.
     """

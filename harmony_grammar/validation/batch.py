@@ -23,15 +23,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.deprecation import moved_fields
+from ..base.deprecation import moved_fields, renamed_keyword
 from ..base.options import Options
 from ..format.codes import CATALOGUE
 from ..format.model import Diagnostic, Message, Severity
 from ..format.options import ParseOptions
 from ..schema.nesting import nesting_exceeds
 from ..schema.stack import on_fresh_stack
-from ..tools.arguments import tool_schemas
 from ..tools.json_limits import MAX_JSON_DEPTH, JsonLimitError, loads_bounded
+from ..tools.parameters import checked_tools
 from .record import validate_record
 
 __all__ = [
@@ -162,7 +162,7 @@ class _ToolCache:
             tools = loads_bounded(value) if isinstance(value, str) else value
             if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
                 tools = tools["tools"]
-            return tool_schemas(tools)
+            return checked_tools(tools).schemas
         except (json.JSONDecodeError, JsonLimitError, ValueError, TypeError) as exc:
             return f"the record's tools are not usable ({exc})"[:500]
 
@@ -269,16 +269,13 @@ def _options(
     tools: Any,
     tools_field: str | None,
     start: str,
-    strict: bool | None,
     lenient: bool,
 ) -> BatchOptions:
-    if strict is not None and strict == lenient:
-        raise ValueError("strict and lenient contradict each other; pass one of them")
     tools_error = None
     if tools is not None and nesting_exceeds(tools, MAX_JSON_DEPTH):
         # Deep tools are data, as a record's own are: each record says so (HG290).
         tools, tools_error = None, f"the tools nest deeper than {MAX_JSON_DEPTH}"
-    parse = ParseOptions(start=start, strict=not lenient if strict is None else strict, tools=tools)
+    parse = ParseOptions(start=start, lenient=lenient, tools=tools)
     return BatchOptions(field=field, parse=parse, tools_error=tools_error, tools_field=tools_field)
 
 
@@ -300,7 +297,8 @@ def validate_batch(
     ``tools`` (as :func:`~harmony_grammar.validate` takes them) apply to every record;
     ``tools_field`` names a column of per-record tools (a tool list, or its JSON text), which
     take precedence where a record has them. ``start`` is ``"conversation"`` or
-    ``"completion"``; ``lenient=True`` (or ``strict=False``) repairs known deviations.
+    ``"completion"``; ``lenient=True`` repairs known deviations (``strict``, its former
+    spelling, negated, still works for one release with a warning).
 
     The result columns (:data:`RESULT_COLUMNS`): ``ok``; ``errors`` and ``warnings`` counts;
     ``codes``, every diagnostic's code in position order; ``first_error`` (``code``,
@@ -314,8 +312,14 @@ def validate_batch(
     already is never changes a result into an exception.
     """
 
+    if strict is not None:
+        if strict and lenient:  # lenient=False is the default: only True can contradict
+            raise ValueError("strict and lenient contradict each other; pass lenient only")
+        renamed_keyword("validate_batch", f"strict={strict!r}", f"lenient={not strict!r}")
+        lenient = not strict
+
     def work() -> Any:
-        options = _options(field, tools, tools_field, start, strict, lenient)
+        options = _options(field, tools, tools_field, start, lenient)
         if isinstance(batch, Mapping):
             return _validate_dict(batch, options)
         return _validate_arrow(batch, options)

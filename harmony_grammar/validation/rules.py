@@ -24,14 +24,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..format.call_check import arguments_problem
+from ..declarations.names import name_problem
+from ..declarations.typescript import declared_namespaces, tools_from_typescript
 from ..format.diagnostics import LineIndex, make_diagnostic
-from ..format.from_typescript import declared_namespaces, tools_from_typescript
 from ..format.model import Diagnostic, Message, Role, Terminator
 from ..format.tokens import CONTROL_SPELLING_RE, ControlToken
 from ..rendering.conversation import DEFAULT_CHANNELS
 from ..safety.signals import SIGNAL_PATTERNS, LeakSignal
-from ..tools.names import name_problem
+from ..tools.call_check import arguments_problem
 
 __all__ = ["RULES", "Check", "Problem", "RuleContext", "run_rules"]
 
@@ -302,7 +302,7 @@ def arguments_off_schema(context: RuleContext) -> Iterator[Problem]:
         schema = _resolve(context, message.recipient or "").schema
         if schema is None:
             continue
-        # The parser's own judge of a complete body (format/call_check.py): one finding,
+        # The parser's own judge of a complete body (tools/call_check.py): one finding,
         # one code and one wording, whichever layer reports it.
         found = arguments_problem(_unfenced(message.content), schema)
         if found is not None:

@@ -26,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "harmony_grammar"
 
 #: Every options object of the library, and one field with a value other than its default.
 OPTIONS: dict[type[Options], tuple[str, Any]] = {
-    ParseOptions: ("strict", False),
+    ParseOptions: ("lenient", True),
     RenderOptions: ("next_turn", "assistant"),
     TurnOptions: ("tool_choice", "none"),
     PrepareOptions: ("max_length", 7),
@@ -112,7 +112,7 @@ def test_the_default_profile_comes_from_the_profiles():
         (PrepareOptions, "render", {"profile": "oss-harmony-0.0.11"}),
         (PrepareOptions, "render", {"auto_drop_analysis": False, "drop_rule": "every-final"}),
         (AuditOptions, "render", {"drop_rule": DropRule.EVERY_FINAL}),
-        (BatchOptions, "parse", {"start": "completion", "strict": False}),
+        (BatchOptions, "parse", {"start": "completion"}),
         (BatchOptions, "parse", {"tools": [{"name": "f", "parameters": {"type": "object"}}]}),
     ],
 )
@@ -138,6 +138,20 @@ def test_moved_fields_still_construct_and_read_with_a_warning(
         assert getattr(cls(**{into: embedded(**old)}), into) == getattr(expected, into)
     with pytest.raises(AttributeError):
         made.no_such_field  # noqa: B018
+
+
+def test_batch_options_strict_moved_and_renamed_warns_for_both():
+    """``BatchOptions(strict=...)`` moved into ``parse`` (``ParseOptions``), where ``strict``
+    is ``lenient`` now (negated): both moves are named, and the value lands as ``lenient``."""
+    with pytest.warns(DeprecationWarning) as caught:
+        made = BatchOptions(strict=False)
+    assert sorted(str(w.message) for w in caught) == [
+        "BatchOptions(strict=...) moved to BatchOptions(parse=...(strict=...)) "
+        "(the old keyword goes away in the next release)",
+        "ParseOptions(strict=False) is ParseOptions(lenient=True) now "
+        "(the old keyword goes away in the next release)",
+    ]
+    assert made.parse.lenient is True and made == BatchOptions(parse=ParseOptions(lenient=True))
 
 
 def test_a_moved_field_given_beside_its_new_home_lands_in_it():

@@ -36,8 +36,22 @@ def test_the_top_level_is_small_and_every_name_in_it_is_there():
             getattr(harmony_grammar, name)
 
 
+def test_the_top_level_loads_each_name_from_the_subpackage_that_defines_it():
+    """``__all__`` is the lazily loaded names (``PUBLIC``) and the base error, nothing else."""
+    lazy = {name for names in harmony_grammar.PUBLIC.values() for name in names}
+    assert sorted(harmony_grammar.__all__) == sorted({"HarmonyGrammarError", *lazy})
+    for subpackage, names in harmony_grammar.PUBLIC.items():
+        module = importlib.import_module(f"harmony_grammar.{subpackage}")
+        for name in names:
+            assert name in module.__all__ and getattr(harmony_grammar, name) is getattr(module, name)
+
+
 def test_every_moved_name_warns_and_is_its_new_homes_object():
-    moved = [(module, name) for module, names in harmony_grammar.MOVED.items() for name in names]
+    moved = [
+        (importlib.import_module(f"harmony_grammar.{sub}"), name)
+        for sub, names in harmony_grammar.MOVED.items()
+        for name in names
+    ]
     assert moved and not {name for _, name in moved} & set(harmony_grammar.__all__)
     for module, name in moved:
         assert name in module.__all__, f"{name} is not public in {module.__name__}"

@@ -95,7 +95,7 @@ def test_lenient_whole_chat_reads_what_the_stream_reads() -> None:
     assert whole["finish_reason"] == "tool_calls"
     assert ("HG181", "error") in [(d["code"], d["severity"]) for d in whole["diagnostics"]]
     with pytest.raises(ChatCompletionError, match="HG181 at line 1"):
-        to_chat_completion(text, tools=[WEATHER], strict=True)
+        to_chat_completion(text, tools=[WEATHER], lenient=False)
 
 
 def test_streamed_diagnostics_carry_the_text_positions(tmp_path: Path, capsys: Any) -> None:

@@ -116,7 +116,7 @@ def test_real_output_repairs_to_harmony_that_parses_clean(capsys, write, record)
     start = "completion" if completion else "conversation"
     flags = ["--completion"] if completion else []
     status, out, _ = run(capsys, write("in.txt", record["text"]), *flags)
-    recovered = parse(record["text"], start=start, strict=False)
+    recovered = parse(record["text"], start=start, lenient=True)
     assert status == (1 if recovered.diagnostics else 0)
     clean = parse(out, start=start)
     assert clean.diagnostics == ()

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harmony_grammar.declarations.spec import ToolSpec
 from harmony_grammar.dialect import (
     FORMAT_RULES,
     Aborted,
@@ -32,7 +33,6 @@ from harmony_grammar.dialect import (
 )
 from harmony_grammar.format.vocabulary import load_encoding
 from harmony_grammar.safety.escaping import unescape_control_tokens
-from harmony_grammar.tools.spec import ToolSpec
 
 WEATHER = {
     "type": "function",

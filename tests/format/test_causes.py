@@ -47,7 +47,7 @@ def test_stripped_stop_token_names_the_fix_at_the_source():
 
 
 def test_validation_report_names_the_causes_of_what_it_found():
-    report = validate("<|start|>assistant<|channel|>final<|message|>cut", strict=False)
+    report = validate("<|start|>assistant<|channel|>final<|message|>cut", lenient=True)
     assert [d.code for d in report.diagnostics] == ["HG159"]
     assert report.causes() == [(("HG159",), CAUSES["HG159"])]
     clean = validate("<|start|>assistant<|channel|>final<|message|>ok<|end|>")

@@ -57,12 +57,12 @@ def _sources(pieces: list[Piece]) -> list[str | list[int]]:
 
 
 def _check_conservation(source: str | list[int], start: str) -> None:
-    lenient = parse(source, start=start, strict=False)
+    lenient = parse(source, start=start, lenient=True)
     assert conservation_problems(source, lenient) == [], source
     check = field_check(source, lenient)
     assert check.ok, (source, check.problems(), [m.to_dict() for m in lenient.messages])
     strict = parse(source, start=start)
-    assert conservation_problems(source, strict, strict=True) == [], source
+    assert conservation_problems(source, strict, lenient=False) == [], source
 
 
 # ---------------------------------------------------------------------------- (a)
@@ -93,7 +93,7 @@ def _chunks(sequence, cuts):  # type: ignore[no-untyped-def]
 
 
 def _streamed(source, start, chunks):  # type: ignore[no-untyped-def]
-    parser = StreamParser(start=start, strict=False)
+    parser = StreamParser(start=start, lenient=True)
     for chunk in chunks:
         if isinstance(source, str):
             parser.feed(chunk)
@@ -104,7 +104,7 @@ def _streamed(source, start, chunks):  # type: ignore[no-untyped-def]
 
 
 def _assert_stream_equals_batch(source, start, chunks) -> None:  # type: ignore[no-untyped-def]
-    batch = parse(source, start=start, strict=False)
+    batch = parse(source, start=start, lenient=True)
     stream = _streamed(source, start, chunks)
     assert stream.result() == batch, (source, chunks)
     assert stream.result().accounting == batch.accounting, (source, chunks)
@@ -137,13 +137,13 @@ def test_issue_examples_read_alike_at_every_split(text, start):
 
 # ---------------------------------------------------------------------------- (d)
 def _contents(text: str, start: str) -> str:
-    return "".join(m.content for m in parse(text, start=start, strict=False).messages)
+    return "".join(m.content for m in parse(text, start=start, lenient=True).messages)
 
 
 def _check_repair(text: str, start: str, *, one_reading: bool) -> None:
     completion = start == "completion"
-    once = repaired_text(parse(text, start=start, strict=False).messages, completion=completion)
-    twice = repaired_text(parse(once, start=start, strict=False).messages, completion=completion)
+    once = repaired_text(parse(text, start=start, lenient=True).messages, completion=completion)
+    twice = repaired_text(parse(once, start=start, lenient=True).messages, completion=completion)
     assert twice == once, (text, once, twice)
     assert _contents(once, start) == _contents(text, start), (text, once)
     if one_reading:  # elsewhere what was read may itself be no valid turn (a user message
@@ -171,7 +171,7 @@ def test_shape_repair_is_idempotent_and_keeps_content(seed, kind, conversation):
 def test_shapes_read_back_where_one_reading_is_left(seed, kind, conversation):
     """(b) on the shapes: every field the shape leaves one reading of is read back."""
     mangled = _shaped(seed, kind, conversation)
-    result = parse(mangled.text, start=mangled.sample.start, strict=False)
+    result = parse(mangled.text, start=mangled.sample.start, lenient=True)
     got = [comparable(m) for m in result.messages]
     assert recovered(mangled, result.messages), (mangled.text, got, expected(mangled))
 
@@ -201,7 +201,7 @@ def test_repair_writes_an_unwritable_channel_on_one_it_accepts():
         "<|start|>user<|message|>Hi<|end|><|start|>assistant<|channel|>ünïcode<|message|>x<|end|>"
     )
     notes: list[str] = []
-    out = repaired_text(parse(text, strict=False).messages, completion=False, notes=notes)
+    out = repaired_text(parse(text, lenient=True).messages, completion=False, notes=notes)
     assert [(m.channel, m.content) for m in parse(out).messages] == [
         (None, "Hi"),
         ("analysis", "x"),
@@ -222,7 +222,7 @@ def test_repair_is_idempotent_where_the_fuzzer_found_it_was_not(text: str, name:
     A name the completion cannot hold is not dropped silently: the note quotes it."""
     _check_repair(text, "completion", one_reading=False)
     notes: list[str] = []
-    messages = parse(text, start="completion", strict=False).messages
+    messages = parse(text, start="completion", lenient=True).messages
     repaired_text(messages, completion=True, notes=notes)
     assert notes == ([] if name is None else [_NAME_NOTE.format(name=name)])
 

@@ -46,7 +46,7 @@ CLOSERS = st.sampled_from(["<|message|>x<|end|>", "<|end|>", "<|message|>", ""])
 
 
 def _conserved(text: str, start: str) -> ParseResult:
-    result = parse(text, start=start, strict=False)
+    result = parse(text, start=start, lenient=True)
     assert conservation_problems(text, result) == [], text
     check = field_check(text, result)
     assert check.ok, (text, check.problems(), [m.to_dict() for m in result.messages])

@@ -43,8 +43,8 @@ def test_conservation(seed, kind, conversation, strict):
     mangled = _mangled(seed, kind, conversation)
     start = mangled.sample.start
     for source in (mangled.text, encode_harmony(mangled.text)):
-        result = parse(source, start=start, strict=strict)
-        assert conservation_problems(source, result, strict=strict) == [], mangled.text
+        result = parse(source, start=start, lenient=not strict)
+        assert conservation_problems(source, result, lenient=not strict) == [], mangled.text
         if not strict:  # a second check, independent of the ledger: no character goes missing
             assert not field_check(source, result).missing, mangled.text
 
@@ -52,7 +52,7 @@ def test_conservation(seed, kind, conversation, strict):
 @given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans())
 def test_exact_recovery_where_one_reading(seed, kind, conversation):
     mangled = _mangled(seed, kind, conversation)
-    result = parse(mangled.text, start=mangled.sample.start, strict=False)
+    result = parse(mangled.text, start=mangled.sample.start, lenient=True)
     got = [comparable(m) for m in result.messages]
     assert recovered(mangled, result.messages) is not False, (
         mangled.text,
@@ -72,26 +72,26 @@ def test_stream_equals_batch(seed, kind, conversation, cuts):
     mangled = _mangled(seed, kind, conversation)
     text, start = mangled.text, mangled.sample.start
     points = sorted({c % (len(text) + 1) for c in cuts})
-    parser = StreamParser(start=start, strict=False)
+    parser = StreamParser(start=start, lenient=True)
     for a, b in zip([0, *points], [*points, len(text)], strict=True):
         parser.feed(text[a:b])
     parser.close()
-    batch = parse(text, start=start, strict=False)
+    batch = parse(text, start=start, lenient=True)
     assert parser.result() == batch
     assert parser.result().accounting == batch.accounting
     ids = encode_harmony(text)
-    stream = StreamParser(start=start, strict=False)
+    stream = StreamParser(start=start, lenient=True)
     points = sorted({c % (len(ids) + 1) for c in cuts})
     for a, b in zip([0, *points], [*points, len(ids)], strict=True):
         stream.feed_tokens(ids[a:b])
     stream.close()
-    batch = parse(ids, start=start, strict=False)
+    batch = parse(ids, start=start, lenient=True)
     assert stream.result() == batch
     assert stream.result().accounting == batch.accounting
 
 
 def _contents(text: str, start: str) -> str:
-    return "".join(m.content for m in parse(text, start=start, strict=False).messages)
+    return "".join(m.content for m in parse(text, start=start, lenient=True).messages)
 
 
 @given(st.integers(0, 2**32), st.sampled_from(KINDS), st.booleans())
@@ -100,9 +100,9 @@ def test_repair_is_lossless_idempotent_and_valid(seed, kind, conversation):
     start = mangled.sample.start
     completion = start == "completion"
     once = repaired_text(
-        parse(mangled.text, start=start, strict=False).messages, completion=completion
+        parse(mangled.text, start=start, lenient=True).messages, completion=completion
     )
-    twice = repaired_text(parse(once, start=start, strict=False).messages, completion=completion)
+    twice = repaired_text(parse(once, start=start, lenient=True).messages, completion=completion)
     assert twice == once
     assert _contents(once, start) == _contents(mangled.text, start)
     # The output is well-formed Harmony: it parses strictly with no error at all.
@@ -155,7 +155,7 @@ def test_split_utf8_in_a_real_completion_keeps_every_other_byte():
     broken = data[:2] + data[3:9] + data[10:]  # a byte lost from ü and from 東
     ids = encode_harmony("<|channel|>final<|message|>") + [BYTE_IDS[b] for b in broken]
     ids += encode_harmony("<|return|>")
-    result = parse(ids, start="completion", strict=False)
+    result = parse(ids, start="completion", lenient=True)
     assert result.messages[0].content == broken.decode("utf-8", errors="replace")
     assert conservation_problems(ids, result) == []
     assert parse(text, start="completion").messages[0].content == "Zürich 東京"
@@ -163,7 +163,7 @@ def test_split_utf8_in_a_real_completion_keeps_every_other_byte():
 
 # ---------------------------------------------------------------------------- the shapes
 def _read(text: str, **options):
-    result = parse(text, start="completion", strict=False, **options)
+    result = parse(text, start="completion", lenient=True, **options)
     assert conservation_problems(text, result) == [], text
     return [(m.channel, m.recipient, m.content_type, m.content) for m in result.messages]
 
@@ -193,7 +193,7 @@ def test_words_before_the_first_channel_in_the_chat_bridge():
     from harmony_grammar import to_chat_completion
 
     response = to_chat_completion(
-        "I will check<|channel|>final<|message|>Done.<|return|>", strict=False
+        "I will check<|channel|>final<|message|>Done.<|return|>", lenient=True
     )
     assert response["message"]["content"] == "Done."
     assert response["message"]["reasoning_content"] == "I will check"
@@ -253,7 +253,7 @@ def test_a_doubled_leading_channel_keeps_both_messages():
 
 def test_repair_of_nothing_is_nothing():
     assert (
-        repaired_text(parse("", start="completion", strict=False).messages, completion=True) == ""
+        repaired_text(parse("", start="completion", lenient=True).messages, completion=True) == ""
     )
 
 
@@ -262,7 +262,7 @@ def test_text_outside_messages_is_kept(mode):
     text = "<|start|>user<|message|>a<|end|>junk<|start|>user<|message|>b<|end|>tail"
     if mode == "completion":
         text = "<|channel|>analysis<|message|>a<|end|>junk<|start|>assistant<|channel|>final<|message|>b<|return|>tail"
-    result = parse(text, start=mode, strict=False)
+    result = parse(text, start=mode, lenient=True)
     assert [m.content for m in result.messages] == ["a", "junk", "b", "tail"]
     assert conservation_problems(text, result) == []
 
@@ -271,7 +271,7 @@ def test_strict_mode_accounts_for_what_it_skips():
     text = "<|start|>user<|message|>a<|end|>junk<|start|>user<|message|>b<|end|>"
     result = parse(text)
     assert not result.ok
-    assert conservation_problems(text, result, strict=True) == []
+    assert conservation_problems(text, result, lenient=False) == []
     assert [(s.start, s.end) for s in result.accounting.discarded] == [(32, 36)]
 
 
@@ -314,7 +314,7 @@ def test_bridges_never_make_a_call_of_ordinary_ids():
 )
 def test_lost_header_tokens_in_a_header_position(text, want, ids):
     source = encode_harmony(text) if ids else text
-    result = parse(source, start="completion", strict=False)
+    result = parse(source, start="completion", lenient=True)
     assert conservation_problems(source, result) == []
     assert [(m.channel, m.recipient, m.content_type, m.content) for m in result.messages] == want
 
@@ -337,7 +337,7 @@ def test_header_complete_rows_need_a_recipient_or_a_content_type(role, channel):
     from harmony_grammar.format.model import Role
     from harmony_grammar.format.repairs import LENIENT
 
-    engine = Engine(start="conversation", strict=False)
+    engine = Engine(start="conversation", lenient=True)
     for repair in LENIENT.header_complete:
         draft = Draft(start=0, role=Role(role), channel=channel, name="functions.f" if role == "tool" else None)
         before = repr(draft)
@@ -350,7 +350,7 @@ def _both(text: str, **options):
     """The lenient parse of ``text`` and of its token ids, each conserved field by field."""
     results = []
     for source in (text, encode_harmony(text)):
-        result = parse(source, start=options.pop("start", "completion"), strict=False, **options)
+        result = parse(source, start=options.pop("start", "completion"), lenient=True, **options)
         assert conservation_problems(source, result) == [], text
         results.append(result)
     assert results[0].messages == results[1].messages
@@ -373,7 +373,7 @@ def test_prose_then_whitespace_before_the_first_header_keeps_the_call(gap):
         ("assistant", "analysis", None, None, "Let me check."),
         ("assistant", "commentary", "functions.lookup", "<|constrain|>json", '{"q":"tides"}'),
     ]
-    message = to_chat_completion(text, strict=False)["message"]
+    message = to_chat_completion(text, lenient=True)["message"]
     assert [c["function"]["arguments"] for c in message["tool_calls"]] == ['{"q":"tides"}']
     assert '{"q":"tides"}' not in (message["content"] or "")
 
@@ -448,7 +448,7 @@ def test_a_second_recipient_is_content_never_a_discarded_range():
 def test_token_ids_read_in_the_stripped_dialect_are_conserved():
     text = 'analysisOk.assistantcommentary to=functions.f json{"a":1}'
     ids = encode_harmony(text)
-    result = parse(ids, start="completion", strict=False, stripped_dialect=True)
+    result = parse(ids, start="completion", lenient=True, stripped_dialect=True)
     assert [m.recipient for m in result.messages] == [None, "functions.f"]
     assert conservation_problems(ids, result) == []
     assert all(s.end > s.start for spans in result.accounting.content for s in spans)
@@ -467,5 +467,5 @@ def test_every_field_of_a_well_formed_parse_is_its_slice_of_the_input():
         [("author", "assistant"), ("channel", "commentary"), ("recipient", "functions.f"),
          ("content_type", "json")],
     ]
-    assert conservation_problems(text, result, strict=True) == []
+    assert conservation_problems(text, result, lenient=False) == []
     assert result.messages[0].to_dict()["unread"] == ""

@@ -290,12 +290,12 @@ def test_lenient_recoveries_and_strict_errors(case):
     text, strict_codes, lenient_codes, expected = LENIENT_CASES[case]
     strict = parse(text)
     assert not strict.ok and codes(strict) == strict_codes
-    lenient = parse(text, strict=False)
+    lenient = parse(text, lenient=True)
     assert lenient.ok and codes(lenient) == lenient_codes
     assert all(d.severity is Severity.WARNING for d in lenient.diagnostics)
     got = [(m.channel, m.content, m.terminator and m.terminator.value) for m in lenient.messages]
     assert got == expected
-    assert parse(encode_harmony(text), strict=False).messages == lenient.messages
+    assert parse(encode_harmony(text), lenient=True).messages == lenient.messages
 
 
 def test_duplicate_recipient():
@@ -304,7 +304,7 @@ def test_duplicate_recipient():
         " <|constrain|>json<|message|>{}<|call|>"
     )
     assert codes(parse(text)) == ["HG101"]
-    lenient = parse(text, strict=False)
+    lenient = parse(text, lenient=True)
     assert codes(lenient) == ["HG158"]  # a second, different recipient: content, not hidden
     (message,) = lenient.messages
     assert (message.recipient, message.content_type) == ("functions.f", "<|constrain|>json")
@@ -316,7 +316,7 @@ def test_duplicate_recipient_in_the_role_section():
         "<|start|>assistant to=functions.a to=functions.b<|channel|>commentary<|message|>{}<|call|>"
     )
     assert codes(parse(text)) == ["HG101"]
-    lenient = parse(text, strict=False)
+    lenient = parse(text, lenient=True)
     assert codes(lenient) == ["HG158"] and lenient.messages[0].recipient == "functions.a"
     assert lenient.messages[0].content == "to=functions.b{}"
 
@@ -325,7 +325,7 @@ def test_glued_and_upper_case_content_types():
     glued = '<|channel|>commentary to=functions.shelljson<|message|>{"cmd": "ls"}<|call|>'
     strict = parse(glued, start="completion")
     assert strict.ok and strict.messages[0].recipient == "functions.shelljson"
-    lenient = parse(glued, start="completion", strict=False)
+    lenient = parse(glued, start="completion", lenient=True)
     assert codes(lenient) == ["HG154"]
     assert (lenient.messages[0].recipient, lenient.messages[0].content_type) == (
         "functions.shell",
@@ -333,14 +333,14 @@ def test_glued_and_upper_case_content_types():
     )
     # a real name ending in _json is left alone
     assert (
-        parse(glued.replace("shelljson", "to_json"), start="completion", strict=False)
+        parse(glued.replace("shelljson", "to_json"), start="completion", lenient=True)
         .messages[0]
         .recipient
         == "functions.to_json"
     )
     upper = "<|channel|>commentary to=functions.f <|constrain|>JSON<|message|>{}<|call|>"
     assert parse(upper, start="completion").messages[0].content_type == "<|constrain|>JSON"
-    lenient_upper = parse(upper, start="completion", strict=False)
+    lenient_upper = parse(upper, start="completion", lenient=True)
     assert codes(lenient_upper) == ["HG155"]
     # the field is the input's slice (issue 30); HG155 says it is not in lower case
     assert lenient_upper.messages[0].content_type == "<|constrain|>JSON"

@@ -145,7 +145,7 @@ def test_a_token_cut_short_at_close_is_debris_never_content():
     """Output cut inside a stop token's spelling (issue 30): in lenient mode the held-back
     ``<|ret`` is discarded with a diagnostic at close, in the stream as in ``parse``; strict
     mode repairs nothing (issue 39): the grammar reads it as text; a lone ``<`` is text."""
-    parser = StreamParser(strict=False)
+    parser = StreamParser(lenient=True)
     parser.feed("<|channel|>final<|message|>a <|ret")
     events = parser.close()
     assert [e.text for e in events if isinstance(e, ContentDelta)] == []

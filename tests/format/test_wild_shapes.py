@@ -56,7 +56,7 @@ PUNCTUATION = st.text(alphabet="?!.,;", min_size=1, max_size=3)
 
 
 def _conserved(text: str, start: str = "completion", **options: object) -> ParseResult:
-    result = parse(text, start=start, strict=False, **options)  # type: ignore[arg-type]
+    result = parse(text, start=start, lenient=True, **options)  # type: ignore[arg-type]
     assert conservation_problems(text, result) == [], text
     check = field_check(text, result)
     assert check.ok, (text, check.problems(), [m.to_dict() for m in result.messages])
@@ -218,7 +218,7 @@ def test_a_declared_name_with_spaces_is_the_recipient(
     assert message.recipient == f"functions.{name}"  # the longest declared name wins
     assert message.content == args
     assert message.content_type == (ctype or None)
-    undeclared = parse(text, start="completion", strict=False)
+    undeclared = parse(text, start="completion", lenient=True)
     assert undeclared.messages[0].recipient != f"functions.{name}"
 
 

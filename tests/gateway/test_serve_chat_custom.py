@@ -2,7 +2,7 @@
 one parse, read back with the openai SDK's Chat custom-tool types.
 
 A Chat custom tool (``{"type": "custom", "custom": {...}}``) is the Responses custom tool
-in another shape (tools/custom.py ``chat_custom_entry``): the prompt the two APIs render for
+in another shape (declarations/custom.py ``chat_custom_entry``): the prompt the two APIs render for
 the same tool and the same history is the same text, and a replayed custom call comes back
 as ``{"type": "custom", "custom": {"name", "input"}}`` in Chat and as a ``custom_tool_call``
 with the same input in Responses.

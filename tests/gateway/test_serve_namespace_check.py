@@ -1,7 +1,7 @@
 """A call into a namespace is checked against its tool's schema, as a ``functions.*`` call is.
 
 The turn grammar already holds the engine to the schema; the parser's check (HG180 / HG181,
-format/call_check.py) is what tells the client when an engine did not follow the grammar.
+tools/call_check.py) is what tells the client when an engine did not follow the grammar.
 The replay backend cannot play such a call (it checks each line against the turn's grammar
 and refuses it with a 502), so the engine here is the fake vLLM of tests/support/serve_peers.py,
 which sends whatever ids it is given.
@@ -62,16 +62,16 @@ def _call(recipient: str, arguments: str) -> str:
 
 @pytest.mark.parametrize(("recipient", "arguments", "codes"), CASES)
 def test_parse_checks_namespaced_calls(recipient: str, arguments: str, codes: list[str]) -> None:
-    result = parse(_call(recipient, arguments), start="completion", strict=False, tools=[NAMESPACE])
+    result = parse(_call(recipient, arguments), start="completion", lenient=True, tools=[NAMESPACE])
     assert [d.code for d in result.diagnostics] == codes
     # A function of the same name in the functions namespace is checked the same way.
     as_function = {"type": "function", "name": "close", "parameters": OBJECT}
     function_call = _call("functions." + recipient.split(".")[1], arguments)
-    result = parse(function_call, start="completion", strict=False, tools=[as_function])
+    result = parse(function_call, start="completion", lenient=True, tools=[as_function])
     assert [d.code for d in result.diagnostics] == codes
     # A built-in tool's namespace is no declared namespace: nothing to check.
     builtin = _call("browser." + recipient.split(".")[1], arguments)
-    assert not parse(builtin, start="completion", strict=False, tools=[NAMESPACE]).diagnostics
+    assert not parse(builtin, start="completion", lenient=True, tools=[NAMESPACE]).diagnostics
 
 
 def _codes(diagnostics: list[dict[str, Any]]) -> list[str]:

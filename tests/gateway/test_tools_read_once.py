@@ -20,8 +20,8 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("cryptography")
 httpx2 = pytest.importorskip("httpx2")
 
+from harmony_grammar.declarations.toolset import ToolSet  # noqa: E402
 from harmony_grammar.gateway import ReplayBackend, serving  # noqa: E402
-from harmony_grammar.tools.toolset import ToolSet  # noqa: E402
 
 from ..support.serve_peers import CALL_TEXT, TOOLS, WEATHER, deadline  # noqa: E402
 from .test_serve_agents import CODEX_BODY, NAMESPACED  # noqa: E402

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from harmony_grammar import parse
+from harmony_grammar.declarations.toolset import tool_schemas
 from harmony_grammar.format import ControlToken, Terminator
 from harmony_grammar.format.tokens import CONTROL_SPELLING_RE, FIRST_SPECIAL_ID
 from harmony_grammar.format.vocabulary import load_encoding
-from harmony_grammar.tools.arguments import tool_schemas
 
 pytest.importorskip("llguidance", reason="the generate extra is not installed")
 
@@ -147,9 +147,9 @@ def check_completion(
             run.append(token)
     assert ids[-1] in _STOP_IDS, f"does not end with a stop token: {encoding.decode(ids[-5:])!r}"
 
-    result = parse(ids, start="completion", strict=True, tools=tools)
+    result = parse(ids, start="completion", lenient=False, tools=tools)
     assert result.ok and not result.diagnostics, result.diagnostics
-    report = validate(ids, tools=tools, start="completion", strict=True)
+    report = validate(ids, tools=tools, start="completion", lenient=False)
     assert report.ok and not report.diagnostics, report.diagnostics
     messages = result.messages
     assert messages

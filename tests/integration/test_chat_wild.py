@@ -20,11 +20,11 @@ def _ids(n: int) -> str:
 
 def test_an_empty_recovered_message_adds_no_blank_line() -> None:
     text = "<|channel|>final<|end|><|start|>assistant<|channel|>final<|message|>x"
-    response = to_chat_completion(text, strict=False)
+    response = to_chat_completion(text, lenient=True)
     assert response["message"]["content"] == "x"
     assert [d["code"] for d in response["diagnostics"]] == ["HG150"]
     with pytest.raises(ChatCompletionError, match="HG100"):
-        to_chat_completion(text, strict=True)  # strict: the deviation stays an error
+        to_chat_completion(text, lenient=False)  # strict: the deviation stays an error
 
 
 def test_empty_messages_are_left_out_of_both_texts() -> None:
@@ -48,7 +48,7 @@ def test_only_empty_messages_give_null_texts() -> None:
 
 @pytest.mark.parametrize("ending", ["", "<|end|>", "<|return|>"])
 def test_a_call_whose_call_token_was_lost_is_still_a_tool_call(ending: str) -> None:
-    response = to_chat_completion(CALL_NO_STOP + ending, strict=False, id_factory=_ids)
+    response = to_chat_completion(CALL_NO_STOP + ending, lenient=True, id_factory=_ids)
     calls = response["message"]["tool_calls"]
     assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
         ("call_0", "get_weather", "{}")
@@ -64,8 +64,8 @@ def test_the_recovery_is_the_lenient_parse() -> None:
         "<|channel|>commentary<|message|>Looking it up.<|end|>"
         "<|start|>assistant<|channel|>commentary to=functions.f json<|message|>{}"
     )
-    messages = parse(text, start="completion", strict=False).messages
-    response = to_chat_completion(text, strict=False)
+    messages = parse(text, start="completion", lenient=True).messages
+    response = to_chat_completion(text, lenient=True)
     message = response["message"]
     assert message["reasoning_content"] == messages[0].content
     assert message["content"] == messages[1].content
@@ -86,7 +86,7 @@ def test_real_output_misplaces_nothing(record: dict) -> None:
     Output the lenient parser cannot recover raises (a named error, never a silent loss).
     """
     try:
-        response = to_chat_completion(record["text"], strict=False)
+        response = to_chat_completion(record["text"], lenient=True)
     except ChatCompletionError as exc:
         assert re.match(r"HG\d{3} at ", str(exc))
         return
@@ -110,7 +110,7 @@ def test_real_output_misplaces_nothing(record: dict) -> None:
 def test_stripped_control_tokens_are_read_and_stop() -> None:
     """With every stop token stripped, a missing terminator is no sign of a cut."""
     text = "analysisThe user wants a word. Answer four.assistantfinalfour"
-    response = to_chat_completion(text, strict=False)
+    response = to_chat_completion(text, lenient=True)
     assert response["message"]["content"] == "four"
     assert response["message"]["reasoning_content"] == "The user wants a word. Answer four."
     assert response["finish_reason"] == "stop"
@@ -119,6 +119,6 @@ def test_stripped_control_tokens_are_read_and_stop() -> None:
 
 def test_prose_is_not_recovered_as_reasoning() -> None:
     text = "Analysis of the data shows growth."
-    response = to_chat_completion(text, strict=False)
+    response = to_chat_completion(text, lenient=True)
     assert response["message"]["content"] == text
     assert response["message"]["reasoning_content"] is None

@@ -150,9 +150,9 @@ MISTAKES = [
     (["to-chat", "{empty}"], {"empty": ""}, ["empty", "reads a completion"]),
     (["to-chat", "{lead}"], {"lead": "<|start|>assistant" + COMPLETION}, ["--lenient"]),
     (
-        ["to-responses", "--strict", "{lead}"],
+        ["to-responses", "--no-lenient", "{lead}"],
         {"lead": "<|start|>assistant" + COMPLETION},
-        ["drop --strict"],
+        ["drop --no-lenient"],
     ),
     (["to-chat", "{req}"], {"req": REQUEST}, ["request body", "harmony-grammar render"]),
     (["to-responses", "{data}"], {"data": CHATS}, ["JSON Lines", "reads a completion"]),

@@ -83,7 +83,7 @@ def test_arguments_beyond_the_limits_are_diagnostics_everywhere(case):
     result = stream.result()
     assert result == parse(conversation_call(body), tools=TOOLS)
     with pytest.raises(ChatCompletionError, match=code):
-        to_chat_completion(completion_call(body), tools=TOOLS, strict=True)
+        to_chat_completion(completion_call(body), tools=TOOLS, lenient=False)
 
 
 def test_arguments_within_the_limits_are_read():

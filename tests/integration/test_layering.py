@@ -30,6 +30,9 @@ What is an edge, as Python executes it:
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -55,13 +58,17 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
         "JSON Schema to IR to lark, llguidance, gbnf",
         frozenset({"base"}),
     ),
-    "tools": (
-        "tool spec, names, argument checks, JSON limits",
-        frozenset({"schema", "base"}),
+    "declarations": (
+        "tool specs, the tools-list reader, names, TypeScript read back",
+        frozenset({"base"}),
     ),
     "format": (
-        "tokens, vocabulary, grammar, lexers, engine, parse, stream, TypeScript read back",
-        frozenset({"tools", "base"}),
+        "tokens, vocabulary, grammar, lexers, engine, parse, stream; the argument-check protocol",
+        frozenset({"declarations", "base"}),
+    ),
+    "tools": (
+        "argument checks (plugged into format), parameters schemas, JSON limits",
+        frozenset({"declarations", "schema", "base"}),
     ),
     "safety": (
         "escaping, leaks, repair",
@@ -69,15 +76,15 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
     ),
     "rendering": (
         "conversation, renderer, TypeScript, profiles, request bodies in, openai-harmony",
-        frozenset({"safety", "format", "tools", "base"}),
+        frozenset({"safety", "format", "declarations", "base"}),
     ),
     "bridges": (
         "completions out: Chat Completions, Responses (whole = stream)",
-        frozenset({"rendering", "format", "tools"}),
+        frozenset({"rendering", "format", "declarations"}),
     ),
     "dialect": (
         "the in-band dialect: format guide, agent-side event view",
-        frozenset({"safety", "format", "tools", "base"}),
+        frozenset({"safety", "format", "tools", "declarations", "base"}),
     ),
     "data": (
         "datasets: pieces, records, one process pool, one Ray engine",
@@ -85,11 +92,13 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
     ),
     "validation": (
         "rule table, validate, the validation batch function",
-        frozenset({"data", "rendering", "safety", "format", "tools", "schema", "base"}),
+        frozenset(
+            {"data", "rendering", "safety", "format", "tools", "declarations", "schema", "base"}
+        ),
     ),
     "generation": (
         "turn grammar, outlines export, hf, sampling",
-        frozenset({"format", "tools", "schema", "base"}),
+        frozenset({"format", "tools", "declarations", "schema", "base"}),
     ),
     "training": (
         "importers, training render, the prepare batch function, writers",
@@ -101,7 +110,18 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
     ),
     "gateway": (
         "serve: request planning, backends, the embedded engine, the ASGI app",
-        frozenset({"generation", "bridges", "rendering", "format", "tools", "schema", "base"}),
+        frozenset(
+            {
+                "generation",
+                "bridges",
+                "rendering",
+                "format",
+                "tools",
+                "declarations",
+                "schema",
+                "base",
+            }
+        ),
     ),
     "conformance": (
         "cases, adapters, openai-harmony oracle, scorecard",
@@ -751,6 +771,77 @@ def test_checker_reports_a_skipped_edge_that_is_not_listed(toy: Path):
         f"pkg.high.top (high) imports pkg.low.b (low): high -> low is not an allowed edge "
         f"(high may import mid): {where}",
     ]
+
+
+# ------------------------------------------------- what importing the core loads at run time
+
+#: What the Harmony core must not load: the schema compiler and the checkers it would need.
+NOT_IN_THE_CORE = ("jsonschema", "llguidance", "xgrammar", f"{PACKAGE}.schema")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        f"import {PACKAGE}.format",
+        f"from {PACKAGE}.format.parser import parse",
+        f"from {PACKAGE}.format.stream import StreamParser",
+        f"import {PACKAGE}.declarations",
+    ],
+)
+def test_importing_the_core_loads_no_schema_compiler(statement: str):
+    """In a fresh interpreter, the core's import (the package root with it: it wires the
+    argument check in) loads neither jsonschema nor llguidance nor the schema compiler; and
+    a parse without tools (the core's own work) loads none of them either."""
+    program = (
+        "import sys\n"
+        f"{statement}\n"
+        f"from {PACKAGE}.format import parse\n"
+        "parse('<|start|>assistant<|channel|>final<|message|>hi<|return|>', start='conversation')\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {NOT_IN_THE_CORE!r}"
+        f" or m == {PACKAGE + '.schema'!r} or m.startswith({PACKAGE + '.schema.'!r}))\n"
+        "print(','.join(bad))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=PACKAGE_ROOT.parent,
+        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT.parent)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"{statement} loaded {done.stdout.strip()}"
+
+
+def test_a_parse_with_tools_checks_arguments_only_when_asked():
+    """The check is plugged in, not imported: the package's default checks a call's
+    arguments against its schema (HG180); ``argument_check=None`` reads the declarations only
+    (HG181 for an undeclared function, nothing for bad arguments)."""
+    from harmony_grammar import parse
+    from harmony_grammar.format.options import (
+        INSTALLED_CHECK,
+        ParseOptions,
+        installed_argument_check,
+    )
+    from harmony_grammar.tools.call_check import SCHEMA_CHECK
+
+    tools = [{"name": "get", "parameters": {"type": "object", "required": ["id"]}}]
+    call = (
+        "<|start|>assistant<|channel|>commentary to=functions.{} <|constrain|>json<|message|>"
+        "{{}}<|call|>"
+    )
+    assert installed_argument_check() is SCHEMA_CHECK
+    assert ParseOptions().argument_check is INSTALLED_CHECK
+    checked = parse(call.format("get"), tools=tools)
+    assert [d.code for d in checked.diagnostics] == ["HG180"]
+    unchecked = parse(call.format("get"), tools=tools, argument_check=None)
+    assert not unchecked.diagnostics and unchecked.messages == checked.messages
+    unknown = parse(call.format("gone"), tools=tools, argument_check=None)
+    assert [d.code for d in unknown.diagnostics] == ["HG181"]
+    with pytest.raises(ValueError, match="'get': the parameters schema is invalid"):
+        ParseOptions(tools=[{"name": "get", "parameters": {"type": "bogus"}}])
+    ParseOptions(tools=[{"name": "get", "parameters": {"type": "bogus"}}], argument_check=None)
 
 
 if __name__ == "__main__":

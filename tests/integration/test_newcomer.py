@@ -105,7 +105,7 @@ def test_error_messages_say_where_once(source):
     (diagnostic,) = import_record(record, format="harmony").diagnostics[:1]
     assert " at " in diagnostic.message and not _DOUBLED.search(diagnostic.message)
     with pytest.raises(ChatCompletionError) as caught:
-        to_chat_completion(source, strict=True)
+        to_chat_completion(source, lenient=False)
     assert not _DOUBLED.search(str(caught.value)), str(caught.value)
 
 

@@ -29,7 +29,7 @@ def _exact_share(path: Path) -> tuple[float, list[str]]:
     failures = []
     for record in records:
         result = parse(
-            record["text"], start=record["mode"], strict=False, tools=record.get("tools")
+            record["text"], start=record["mode"], lenient=True, tools=record.get("tools")
         )
         verdict = match(record["intended"], result.messages)
         if verdict != "exact":
@@ -62,7 +62,7 @@ def test_collected_corpus_recovered():
 def test_no_analysis_in_final_and_no_lost_call():
     """Across the corpus: analysis text never lands in a final message; every call is kept."""
     for record in load_records([COLLECTED]):
-        result = parse(record["text"], start=record["mode"], strict=False)
+        result = parse(record["text"], start=record["mode"], lenient=True)
         finals = "".join(m.content for m in result.messages if m.channel == "final")
         for want in record["intended"]:
             if want["channel"] == "analysis" and want["content"] and finals:
@@ -76,11 +76,11 @@ def test_no_analysis_in_final_and_no_lost_call():
 def test_corpus_streamed_equals_batch(chunk):
     for record in load_records([COLLECTED]):
         text, start = record["text"], record["mode"]
-        parser = StreamParser(start=start, strict=False)
+        parser = StreamParser(start=start, lenient=True)
         for at in range(0, len(text), chunk):
             parser.feed(text[at : at + chunk])
         parser.close()
-        assert parser.result() == parse(text, start=start, strict=False), record["id"]
+        assert parser.result() == parse(text, start=start, lenient=True), record["id"]
 
 
 def _negatives() -> list[tuple[str, str]]:
@@ -104,7 +104,7 @@ def test_negatives_are_many():
 def test_ordinary_answers_are_not_recovered():
     wrong = []
     for name, text in NEGATIVES:
-        result = parse(text, start="completion", strict=False)
+        result = parse(text, start="completion", lenient=True)
         codes = {d.code for d in result.diagnostics}
         if "HG160" in codes:
             wrong.append(f"{name}: read as stripped Harmony")
@@ -124,5 +124,5 @@ def test_well_formed_output_needs_no_repair(start):
     )
     if start == "conversation":
         text = "<|start|>assistant" + text
-    result = parse(text, start=start, strict=False)
+    result = parse(text, start=start, lenient=True)
     assert result.diagnostics == () and len(result.messages) == 2

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 
 from harmony_grammar.bridges.chat import ChatCompletionStream
 from harmony_grammar.bridges.responses import ResponsesStream, to_responses
+from harmony_grammar.declarations.custom import CustomBody
+from harmony_grammar.declarations.toolset import tool_schemas, tool_targets
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.tokens import ControlToken
 from harmony_grammar.generation.custom_grammar import custom_body_rules
@@ -27,8 +29,6 @@ from harmony_grammar.generation.turn_grammar import completion_grammar
 from harmony_grammar.rendering.chat import from_chat_completions
 from harmony_grammar.rendering.renderer import render
 from harmony_grammar.rendering.responses import ResponsesError, from_responses
-from harmony_grammar.tools.arguments import tool_schemas, tool_targets
-from harmony_grammar.tools.custom import CustomBody
 
 from ..support.openai_sdk import check_chunk, check_event, check_response
 

@@ -280,7 +280,7 @@ def test_builtin_tool_calls_are_reasoning() -> None:
 def test_completion_errors() -> None:
     other = [{"type": "function", "function": {"name": "other"}}]
     with pytest.raises(ChatCompletionError, match="HG181"):
-        to_chat_completion(CALLS, tools=other, strict=True)
+        to_chat_completion(CALLS, tools=other, lenient=False)
     # Lenient (the default, as for the stream): the error is reported, the turn is read.
     lenient = to_chat_completion(CALLS, tools=other, id_factory=_ids)
     assert lenient["message"] == to_chat_completion(CALLS, id_factory=_ids)["message"]

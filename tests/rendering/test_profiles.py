@@ -371,8 +371,8 @@ def test_random_histories_render_as_the_template_writes_them_or_are_refused() ->
     import random
 
     from harmony_grammar.conformance.references import hf_template_text
+    from harmony_grammar.declarations.spec import ToolSpec
     from harmony_grammar.rendering.conversation import DeveloperContent
-    from harmony_grammar.tools.spec import ToolSpec
 
     _reference(HF)
     rng = random.Random(26)

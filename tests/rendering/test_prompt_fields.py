@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harmony_grammar.declarations.spec import ToolNamespace, ToolSpec
 from harmony_grammar.rendering.conversation import (
     Conversation,
     DeveloperContent,
@@ -32,7 +33,6 @@ from harmony_grammar.rendering.conversation import (
 )
 from harmony_grammar.rendering.renderer import RenderError, render
 from harmony_grammar.rendering.responses import from_responses
-from harmony_grammar.tools.spec import ToolNamespace, ToolSpec
 from harmony_grammar.validation.validator import validate
 
 from ..safety.test_injection import _declared, _positions

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harmony_grammar.format.from_typescript import tools_from_typescript
+from harmony_grammar.declarations.names import name_problem
+from harmony_grammar.declarations.typescript import tools_from_typescript
 from harmony_grammar.format.model import Message, RecipientPosition, Role
 from harmony_grammar.format.parser import parse
 from harmony_grammar.format.tokens import CONTROL_SPELLING_RE
@@ -36,7 +37,6 @@ from harmony_grammar.rendering.renderer import (
     render,
     rendered_messages,
 )
-from harmony_grammar.tools.names import name_problem
 
 openai_harmony = pytest.importorskip("openai_harmony")
 
@@ -371,7 +371,7 @@ def _assert_unreadable(error: str, conversation: Conversation, oracle_text: str)
     field = match.group(2)
     value = getattr(item, field)
     assert isinstance(value, str)
-    parsed = parse(oracle_text, start="prompt", strict=True).messages
+    parsed = parse(oracle_text, start="prompt", lenient=False).messages
     assert all(getattr(m, field) != value for m in parsed)
 
 

@@ -170,12 +170,10 @@ def test_records_it_cannot_read_are_hg290_rows_never_exceptions():
 def test_lenient_records_carry_their_recovered_messages():
     text = "<|start|>assistant<|channel|>final<|message|>Hi.<|end|>trailing<|start|>user"
     out = validate_batch({"text": [text]}, field="text", lenient=True)
-    report = validate(text, strict=False)
+    report = validate(text, lenient=True)
     assert out["recovered"] == [json.dumps([m.to_dict() for m in report.messages])]
-    strict = validate_batch({"text": [text]}, field="text", strict=True)
+    strict = validate_batch({"text": [text]}, field="text")
     assert strict["recovered"] == [None]
-    with pytest.raises(ValueError):
-        validate_batch({"text": [text]}, field="text", strict=True, lenient=True)
 
 
 # ---------------------------------------------------------------------------------- inputs

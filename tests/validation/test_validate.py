@@ -40,7 +40,7 @@ def test_the_report_includes_the_parsers_diagnostics():
 def test_lenient_repairs_are_warnings_and_rules_still_run():
     text = "<|start|>assistant<|channel|>bogus<|message|>x<|end|>junk"
     strict = validate(text)
-    lenient = validate(text, strict=False)
+    lenient = validate(text, lenient=True)
     assert "HG201" in [d.code for d in strict.diagnostics]
     assert [d.code for d in lenient.diagnostics] == ["HG201", "HG152"]
     assert lenient.diagnostics[1].severity is Severity.WARNING

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harmony_grammar.format.from_typescript import (
+from harmony_grammar.declarations.typescript import (
     TypeScriptError,
     declared_namespaces,
     schema_from_typescript,

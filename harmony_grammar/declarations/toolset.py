@@ -6,24 +6,27 @@ checks, the turn grammar, the bridges' namespaces and custom tools), so no layer
 list again. :func:`tool_schemas` and :func:`tool_targets` are its two views for callers that
 hold a plain list (``parse(tools=...)``, ``validate --tools``).
 
-A tool's parameters must be a JSON Schema that can check something (:func:`schema_problem`);
-its name passes the one name check (:mod:`.names`).
+A tool's name passes the one name check (:mod:`.names`). Whether its parameters are a JSON
+Schema that can check arguments is not this layer's question (it would need jsonschema): the
+argument check answers it (:meth:`ToolSet.check`, given
+:func:`harmony_grammar.tools.parameters.schema_problem` or a parse's
+:attr:`~harmony_grammar.format.options.ParseOptions.argument_check`).
 """
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
 
 from .custom import FUNCTIONS, CustomBody, chat_custom_entry, entry_body, namespace_entries
-from .json_limits import JsonLimitError, loads_bounded
 from .names import check_tool_name
 
-__all__ = ["ToolSet", "ToolsArgument", "schema_problem", "tool_schemas", "tool_targets"]
+__all__ = ["SchemaProblem", "ToolSet", "ToolsArgument", "tool_schemas", "tool_targets"]
+
+#: Why a parameters schema cannot check a call's arguments (one line), or None when it can.
+SchemaProblem = Callable[[Any], "str | None"]
 
 #: The tool kinds a model can call; any other Responses tool type is hosted.
 CALLABLE_KINDS = ("function", "custom", "namespace")
@@ -45,6 +48,9 @@ class ToolSet:
     callables: tuple[Mapping[str, Any], ...] = ()
     targets: Mapping[str, Any] = field(default_factory=dict)
     hosted: tuple[str, ...] = ()
+    #: The judges :meth:`check` asked that found nothing wrong: a set is read once and handed
+    #: on (every parse option made from it asks again), so the same judge is asked once.
+    _passed: list[SchemaProblem] = field(default_factory=list, init=False, repr=False)
 
     @classmethod
     def read(cls, tools: ToolsArgument, *, chat: bool = False, reading: bool = False) -> ToolSet:
@@ -56,13 +62,12 @@ class ToolSet:
         reads a Chat custom tool (``{"type": "custom", "custom": {...}}``) as the Responses
         API's entry (:func:`~.custom.chat_custom_entry`), and a Chat tool named
         ``NAMESPACE.fn`` as ``fn`` of the namespace ``NAMESPACE``, as the renderer declares
-        it. Raises ``ValueError`` with one line
-        naming the tool for a malformed list, a name that fails the name check
-        (:class:`~.names.ToolNameError`), a parameters schema that cannot check anything
-        (:func:`schema_problem`), or two tools with one recipient. ``reading=True`` (the
-        parser's ``tools=``) also takes a function name that rendering refuses but a model's
-        output may call (``Web Search``: LM Studio's names hold spaces), never one that
-        spells a control token or breaks a line.
+        it. Raises ``ValueError`` with one line naming the tool for a malformed list, a name
+        that fails the name check (:class:`~.names.ToolNameError`), or two tools with one
+        recipient. The parameters are not judged here: :meth:`check` does that.
+        ``reading=True`` (the parser's ``tools=``) also takes a function name that rendering
+        refuses but a model's output may call (``Web Search``: LM Studio's names hold spaces),
+        never one that spells a control token or breaks a line.
         """
         if isinstance(tools, ToolSet):
             return tools
@@ -100,15 +105,25 @@ class ToolSet:
                 continue
             for recipient, entry in found:
                 body = entry_body(entry)
-                problem = None if isinstance(body, CustomBody) else schema_problem(body)
-                if problem is not None:
-                    raise ValueError(f"tool {_shown(recipient)!r}: the parameters {problem}")
                 if recipient in functions or recipient in others:
                     raise ValueError(f"two tools are called as {recipient!r}")
                 (others if kind == "namespace" else functions)[recipient] = body
             callables.append(tool)
         # The functions namespace first, as it is declared first (the grammar's order).
         return cls(tuple(callables), {**functions, **others}, tuple(hosted))
+
+    def check(self, problem: SchemaProblem) -> ToolSet:
+        """This set, once ``problem`` finds nothing wrong with any tool's parameters schema (a
+        custom tool's body is raw text, not judged); else ``ValueError`` with one line naming
+        the first tool, in declaration order."""
+        if problem in self._passed:  # a bound method equals another of its object and function
+            return self
+        for recipient, body in self.targets.items():
+            found = None if isinstance(body, CustomBody) else problem(body)
+            if found is not None:
+                raise ValueError(f"tool {_shown(recipient)!r}: the parameters {found}")
+        self._passed.append(problem)
+        return self
 
     @property
     def schemas(self) -> dict[str, Any]:
@@ -216,105 +231,6 @@ def _short(value: Any) -> str:
         return json.dumps(value)[:80]
     except (TypeError, ValueError, RecursionError):
         return type(value).__name__
-
-
-def schema_problem(schema: Any) -> str | None:
-    """Why ``schema`` cannot serve as a tool's parameters (one line), or None when it can.
-
-    It must be a JSON Schema (an object or a boolean) valid against its metaschema, within the
-    JSON limits, and every ``$ref`` must point into the schema itself: nothing is fetched.
-    """
-    if isinstance(schema, bool):
-        return None
-    if not isinstance(schema, Mapping):
-        return f"must be a JSON Schema object, not {type(schema).__name__}"
-    try:
-        text = json.dumps(schema, sort_keys=True)
-    except (TypeError, ValueError, RecursionError) as exc:
-        return f"are not JSON ({type(exc).__name__})"
-    return _schema_text_problem(text)
-
-
-@functools.lru_cache(maxsize=256)
-def _schema_text_problem(text: str) -> str | None:
-    # Cached by the schema's text: a dataset run checks the same tools for every record.
-    import jsonschema
-
-    from ..schema.check import check_schema
-    from ..schema.errors import InvalidSchemaError
-
-    try:
-        schema = loads_bounded(text)
-    except JsonLimitError as exc:
-        return f"schema is too large to check ({exc.limit.message})"
-    validator_class = jsonschema.validators.validator_for(
-        schema, default=jsonschema.Draft202012Validator
-    )
-    try:
-        # The schema compiler's own meta-schema check: one definition of a valid schema.
-        check_schema(schema, validator_class)
-    except InvalidSchemaError as exc:
-        message = " ".join(exc.reason.split())[:160]
-        return f"schema is invalid at {exc.pointer or '/'}: {message}"
-    except RecursionError:
-        return "schema nests too deep to check"
-    for ref in _refs(schema):
-        if not ref.startswith("#"):
-            return f"schema refers outside itself ($ref {ref[:80]!r}); only '#...' references"
-        if _pointer_target(schema, ref[1:]) is None:
-            return f"schema has an unresolvable $ref {ref[:80]!r}"
-    return None
-
-
-def _refs(schema: Any) -> Iterator[str]:
-    """Every ``$ref`` string in ``schema``, walked without recursion."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                yield ref
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-
-
-_MISSING = object()
-
-
-def _pointer_target(schema: Any, pointer: str) -> Any:
-    """The value a JSON pointer (``/a/b``, or ``""`` for the root) names, or None."""
-    node = schema
-    if not pointer:
-        return node
-    if not pointer.startswith("/"):
-        return _anchor(schema, pointer)
-    for raw in pointer[1:].split("/"):
-        part = unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict):
-            node = node.get(part, _MISSING)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-        if node is _MISSING:
-            return None
-    return node
-
-
-def _anchor(schema: Any, name: str) -> Any:
-    """The subschema with ``$anchor`` (or a draft-07 ``$id`` of ``#name``) ``name``, or None."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if node.get("$anchor") == name or node.get("$id") == f"#{name}":
-                return node
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return None
 
 
 def _read_name(name: str) -> str:

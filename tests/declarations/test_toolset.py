@@ -1,4 +1,4 @@
-"""The one reader of a tools list (``tools/toolset.py``): what :meth:`ToolSet.read` makes of
+"""The one reader of a tools list (``declarations/toolset.py``): what :meth:`ToolSet.read` makes of
 each kind of entry, and that a set it made is handed on, never read again."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from harmony_grammar.tools.custom import CustomBody
-from harmony_grammar.tools.toolset import ToolSet, tool_schemas, tool_targets
+from harmony_grammar.declarations.custom import CustomBody
+from harmony_grammar.declarations.toolset import ToolSet, tool_schemas, tool_targets
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}}
 RESPONSES: list[dict[str, Any]] = [
@@ -91,7 +91,6 @@ def test_sets_of_the_same_entries_are_equal_and_hash_alike() -> None:
     ("tools", "message"),
     [
         ([{"type": "function", "name": "f"}, {"type": "custom", "name": "f"}], "two tools"),
-        ([{"type": "function", "name": "f", "parameters": {"type": 3}}], "tool 'f'"),
         ([{"type": "function"}], "without a name"),
         (["f"], "must be an object"),
         ([{"type": "namespace", "name": "ns", "tools": []}], "non-empty list"),
@@ -100,3 +99,25 @@ def test_sets_of_the_same_entries_are_equal_and_hash_alike() -> None:
 def test_a_malformed_list_is_one_line_naming_the_tool(tools: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         ToolSet.read(tools)
+
+
+def test_the_parameters_are_judged_by_the_check_handed_in() -> None:
+    """The declarations layer knows no JSON Schema: ``read`` takes any parameters, and
+    ``check`` asks the judge it is given, naming the first tool it refuses (custom tools'
+    raw-text bodies are not asked about)."""
+    tools = [
+        {"type": "custom", "name": "patch"},
+        {"type": "function", "name": "f", "parameters": {"type": 3}},
+        {"type": "function", "name": "g", "parameters": {"type": "object"}},
+    ]
+    toolset = ToolSet.read(tools)
+    asked: list[Any] = []
+
+    def judge(schema: Any) -> str | None:
+        asked.append(schema)
+        return "is not a schema" if schema.get("type") == 3 else None
+
+    with pytest.raises(ValueError, match=r"^tool .f.: the parameters is not a schema$"):
+        toolset.check(judge)
+    assert asked == [{"type": 3}]
+    assert ToolSet.read(tools[::2]).check(judge) == ToolSet.read(tools[::2])

@@ -26,15 +26,13 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..base.errors import HarmonyGrammarError
-from ..tools.spec import ToolSpec
-
-if TYPE_CHECKING:
-    from .model import Message
+from .spec import ToolSpec
 
 __all__ = [
+    "Authored",
     "NamespaceDeclaration",
     "TypeScriptError",
     "declared_names",
@@ -480,11 +478,22 @@ def declared_namespaces(text: str) -> tuple[NamespaceDeclaration, ...]:
     return tuple(declarations)
 
 
-def declared_names(messages: Sequence[Message]) -> frozenset[str]:
+class Authored(Protocol):
+    """A message as :func:`declared_names` reads it (the format layer's
+    :class:`~harmony_grammar.format.model.Message` is one): its author and its text."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+
+def declared_names(messages: Sequence[Authored]) -> frozenset[str]:
     """The function names the last developer message among ``messages`` declares (none
     when there is none): what a parse knows of the tools when ``tools=`` is not given."""
     for message in reversed(messages):
-        if message.role.value == "developer":
+        if message.role == "developer":  # a Role is a str enum
             declared = tools_from_typescript(message.content)
             return frozenset(tool.name for tool in declared or ())
     return frozenset()

@@ -1,10 +1,14 @@
 """Checking one tool call's arguments while the engine parses it (``tools=`` given).
 
-The engine opens a :class:`CallCheck` when a call's header completes, feeds it each piece of
-the body, and closes it with the terminator. It reports through the engine's ``diagnose``:
-HG181 for a function that is not among the tools, HG180 at the first character after which
-no JSON object can follow, HG182-HG184 when the complete body is beyond the limits of
-:mod:`harmony_grammar.tools.json_limits`, and HG180 with the schema's complaint otherwise.
+The Harmony core declares what an argument check must do
+(:class:`~harmony_grammar.format.options.ArgumentCheck`) and never imports one:
+:data:`SCHEMA_CHECK` is the library's, which the package's root installs: the default
+``argument_check`` of every :class:`~harmony_grammar.format.options.ParseOptions` asks it. When
+a call's header completes, the engine finds the call's tool (HG181 for none,
+:mod:`harmony_grammar.format.calls`) and opens a :class:`CallCheck`, feeds it each piece of the
+body, and closes it with the terminator. It reports through the engine's ``diagnose``: HG180 at
+the first character after which no JSON object can follow, HG182-HG184 when the complete body
+is beyond the limits of :mod:`.json_limits`, and HG180 with the schema's complaint otherwise.
 
 :func:`arguments_problem` is the one judge of a complete body: the validator's HG180 rule and
 the dialect's argument reader ask it too, so the three layers report one finding alike.
@@ -16,13 +20,15 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..tools.arguments import ArgumentChecker, first_schema_error
-from ..tools.custom import CustomBody
-from ..tools.json_limits import MAX_JSON_DEPTH, json_limit, json_message, loads_bounded
+from .arguments import ArgumentChecker, first_schema_error
+from .json_limits import MAX_JSON_DEPTH, json_limit, json_message, loads_bounded
+from .parameters import schema_problem
 
-__all__ = ["CallCheck", "Diagnose", "arguments_problem"]
+__all__ = ["SCHEMA_CHECK", "CallCheck", "SchemaCheck", "arguments_problem"]
 
-#: The engine's ``diagnose(code, message, start, end)``.
+#: The engine's ``diagnose(code, message, start, end)``
+#: (:data:`harmony_grammar.format.options.Diagnose`, spelled out: this module does not import
+#: the format layer).
 Diagnose = Callable[[str, str, int, int], None]
 
 
@@ -55,46 +61,12 @@ def arguments_problem(document: str, schema: Mapping[str, Any] | None) -> tuple[
 class CallCheck:
     """The streaming check of one call's arguments against its tool's schema."""
 
-    def __init__(self, schema: Mapping[str, Any], diagnose: Diagnose, exact: bool) -> None:
+    def __init__(self, schema: Mapping[str, Any], diagnose: Diagnose, *, exact: bool) -> None:
         self._schema = schema
         self._checker = ArgumentChecker(schema)
         self._diagnose = diagnose
         self._exact = exact  # positions are character offsets (text input)
         self._chars = 0
-
-    @classmethod
-    def open(
-        cls,
-        tools: Mapping[str, Any],
-        recipient: str,
-        diagnose: Diagnose,
-        *,
-        exact: bool,
-        start: int,
-        end: int,
-        namespaced: Mapping[str, Any] | None = None,
-    ) -> CallCheck | None:
-        """A check for a call to ``recipient``, or None when there is nothing to check.
-
-        ``tools`` is the ``functions`` namespace by name; ``namespaced`` the tools of the
-        other declared namespaces by recipient (``NAMESPACE.fn``). A call into a namespace
-        neither declares (``browser.*``, ``python``: built-in tools) is not checked.
-        """
-        namespaced = namespaced or {}
-        if recipient.startswith("functions."):
-            name = recipient.removeprefix("functions.")
-        else:
-            namespace = recipient.partition(".")[0]
-            if not any(key.partition(".")[0] == namespace for key in namespaced):
-                return None  # built-in tools (browser.*, python) have no schema here
-            name, tools = recipient, namespaced
-        if name not in tools:
-            known = ", ".join(sorted(tools)) or "none"
-            diagnose("HG181", f"{name!r} is not among the tools ({known})", start, end)
-            return None
-        if isinstance(tools[name], CustomBody):
-            return None  # a custom tool's input is raw text: the turn grammar holds it
-        return cls(tools[name], diagnose, exact)
 
     def feed(self, text: str, start: int, end: int) -> None:
         """A piece of the body at ``[start, end)``."""
@@ -128,3 +100,26 @@ class CallCheck:
             found = "HG180", f"the arguments do not match the tool's schema: {problem}"
         if found is not None:
             self._diagnose(*found, start, end)
+
+
+class SchemaCheck:
+    """The library's :class:`~harmony_grammar.format.options.ArgumentCheck`: parameters
+    judged by :func:`~.parameters.schema_problem`, each call by a :class:`CallCheck`."""
+
+    def schema_problem(self, schema: Any) -> str | None:
+        """Why ``schema`` cannot check a call's arguments (:func:`~.parameters.schema_problem`)."""
+        return schema_problem(schema)
+
+    def open(self, schema: Mapping[str, Any], diagnose: Diagnose, *, exact: bool) -> CallCheck:
+        """A :class:`CallCheck` of one call's arguments against ``schema``."""
+        return CallCheck(schema, diagnose, exact=exact)
+
+    def __reduce__(self) -> str:
+        return "SCHEMA_CHECK"  # one object: options that carry it pickle by reference
+
+    def __repr__(self) -> str:
+        return "SCHEMA_CHECK"
+
+
+#: The one instance (the default argument check; harmony_grammar/__init__.py installs it).
+SCHEMA_CHECK = SchemaCheck()
