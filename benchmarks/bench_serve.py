@@ -383,8 +383,11 @@ def main() -> None:
     options = (args.shape, args.backend, args.model)
     tables: dict[str, list[dict[str, Any]]] = {}
     try:
+        # The engine's queue may hold a request longer than serve's default wait (a 504):
+        # the benchmark waits as long as its own client does.
         gateway, gateway_url = _start(
-            ["--backend", args.backend, "--upstream", direct_url, "--model", args.model]
+            ["--backend", args.backend, "--upstream", direct_url, "--model", args.model,
+             "--upstream-timeout", "300"]
         )
         # Warm every path (grammar and schema caches, connection pools) before measuring.
         asyncio.run(_level(2, args.max_tokens, direct_url, gateway_url, gateway.pid, *options,
