@@ -37,6 +37,12 @@ would send to the engine's own endpoint. ``--shape text`` asks for a free-text a
 llama.cpp, whose GBNF reader refuses the long shape's 20,000-character string); the random
 model may end it early, and the figures per token divide by the tokens each request got.
 
+``--mode whole`` sends the same requests unstreamed (``stream: false``): the figures per
+token are then each request's total time over its tokens. ``--plugin`` (vLLM only) adds a
+third side, vLLM's own ``/v1/chat/completions`` where vLLM runs with
+``VLLM_PLUGINS=harmony_grammar`` (the endpoint plugin: the gateway's code in vLLM's process,
+no second hop), on the same requests; its ratio is plugin / direct.
+
 A fourth figure isolates the gateway's own CPU per token: the parse and serialisation of one
 token (``ChatRun.feed`` and ``json.dumps``), timed in this process, p50 and p99.
 
@@ -121,15 +127,18 @@ SHAPES = ("long", "call", "text")
 LONG = {"type": "json_schema", "json_schema": {"name": "long", "schema": {"type": "string", "minLength": 20000}}}
 
 
-def _request(seed: int, max_tokens: int, shape: str = "long", model: str = "prior") -> dict[str, Any]:
+def _request(
+    seed: int, max_tokens: int, shape: str = "long", model: str = "prior", stream: bool = True
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model,
         "messages": [{"role": "user", "content": f"What is the weather in city number {seed}?"}],
         "seed": seed,
         "max_tokens": max_tokens,
-        "stream": True,
-        "stream_options": {"include_usage": True},
+        "stream": stream,
     }
+    if stream:
+        body["stream_options"] = {"include_usage": True}
     if shape == "call":
         body["tools"] = TOOLS
     elif shape == "long":
@@ -144,6 +153,19 @@ async def _stream(
     started = time.perf_counter()
     arrivals: list[float] = []
     tokens = 0
+    if not body.get("stream"):
+        # A whole answer: one arrival, its tokens from usage (ours) or the engine's record.
+        response = await client.post(path, json=body)
+        if response.status_code != 200:
+            raise SystemExit(f"{path} answered {response.status_code}: {response.text[:400]!r}")
+        record = response.json()
+        arrivals.append(time.perf_counter())
+        if gateway:
+            tokens = record["usage"]["completion_tokens"]
+        else:
+            output = engine.read(record)
+            tokens = len(output.ids) if output is not None else 0
+        return arrivals, tokens, started
     async with client.stream("POST", path, json=body) as response:
         if response.status_code != 200:
             raise SystemExit(f"{path} answered {response.status_code}: {(await response.aread())[:400]!r}")
@@ -185,20 +207,26 @@ async def _level(
     shape: str = "long",
     engine: str = "vllm",
     model: str = "prior",
+    stream: bool = True,
+    plugin: bool = False,
 ) -> dict[str, Any]:
-    bodies = [_request(1000 * clients + i, max_tokens, shape, model) for i in range(clients)]
+    bodies = [_request(1000 * clients + i, max_tokens, shape, model, stream) for i in range(clients)]
     backend = BACKENDS[engine](direct_url, model="" if model == "prior" else model)
     direct_bodies = [
-        backend.body(plan_chat(b, model=model, limits=Limits())) for b in bodies
+        {**backend.body(plan_chat(b, model=model, limits=Limits())), "stream": stream}
+        for b in bodies
     ]
     await backend.aclose()
     process = psutil.Process(gateway_pid)
     results: dict[str, Any] = {"clients": clients}
     limits = httpx2.Limits(max_connections=clients + 4)
-    for name, url, path, payloads, gateway in (
+    sides = [
         ("direct", direct_url, backend.path, direct_bodies, False),
         ("gateway", gateway_url, "/v1/chat/completions", bodies, True),
-    ):
+    ]
+    if plugin:  # vLLM's own port, its Chat route served by the endpoint plugin
+        sides.append(("plugin", direct_url, "/v1/chat/completions", bodies, True))
+    for name, url, path, payloads, gateway in sides:
         idle = process.memory_info().rss
         peak = idle
         stop = threading.Event()
@@ -212,7 +240,7 @@ async def _level(
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         cpu_before = sum(process.cpu_times()[:2])  # the gateway's user + system seconds
-        async with httpx2.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+        async with httpx2.AsyncClient(base_url=url, timeout=300, limits=limits) as client:
             began = time.perf_counter()
             runs = await asyncio.gather(
                 *(_stream(client, path, body, gateway, backend) for body in payloads)
@@ -220,13 +248,17 @@ async def _level(
             elapsed = time.perf_counter() - began
         stop.set()
         watcher.join()
-        # Only the gateway phase is charged: the gateway process is idle while direct runs.
+        # Only the gateway phase is charged: the gateway process is idle otherwise.
         cpu = sum(process.cpu_times()[:2]) - cpu_before
+        charged = name == "gateway"
         gaps = [b - a for arrivals, _, _ in runs for a, b in itertools.pairwise(arrivals)]
         tokens = sum(count for _, count, _ in runs)
-        # Per token, per request: from the first piece to the last, over the tokens after
-        # the first (time to first piece is reported apart: it holds the grammar's build).
-        per_token = [(a[-1] - a[0]) / (n - 1) for a, n, _ in runs if len(a) > 1 and n > 1]
+        if stream:
+            # Per token, per request: from the first piece to the last, over the tokens after
+            # the first (time to first piece is reported apart: it holds the grammar's build).
+            per_token = [(a[-1] - a[0]) / (n - 1) for a, n, _ in runs if len(a) > 1 and n > 1]
+        else:  # a whole answer: its total time over its tokens
+            per_token = [(a[-1] - s) / n for a, n, s in runs if a and n > 0]
         results[name] = {
             "tokens": tokens,
             "tokens_per_s": tokens / elapsed,
@@ -236,11 +268,11 @@ async def _level(
             "gap_p99_ms": 1000 * _percentile(gaps, 0.99),
             "first_p50_ms": 1000 * statistics.median(a[0] - s for a, _, s in runs if a),
             "total_p50_ms": 1000 * statistics.median(a[-1] - s for a, _, s in runs if a),
-            "memory_per_stream_kib": (peak - idle) / 1024 / clients if gateway else None,
+            "memory_per_stream_kib": (peak - idle) / 1024 / clients if charged else None,
             # The gateway process's CPU per token it sent, and so the tokens per second one
             # core of it sustains: the figure that sizes a deployment (the engine is apart).
-            "cpu_ms_per_token": 1000 * cpu / tokens if gateway and tokens else None,
-            "tokens_per_core_s": tokens / cpu if gateway and cpu > 0 else None,
+            "cpu_ms_per_token": 1000 * cpu / tokens if charged and tokens else None,
+            "tokens_per_core_s": tokens / cpu if charged and cpu > 0 else None,
         }
     return results
 
@@ -248,15 +280,19 @@ async def _level(
 def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Each figure's median over the runs of one level (the ratio too, run by run)."""
     row: dict[str, Any] = {"clients": runs[0]["clients"]}
-    for side in ("direct", "gateway"):
+    for side in ("direct", "gateway", "plugin"):
+        if side not in runs[0]:
+            continue
         row[side] = {
             key: statistics.median(r[side][key] for r in runs)
             for key in runs[0][side]
             if runs[0][side][key] is not None
         }
-    row["ratio"] = statistics.median(
-        r["gateway"]["tokens_per_s"] / r["direct"]["tokens_per_s"] for r in runs
-    )
+        if side != "direct":
+            row[f"{side}_ratio"] = statistics.median(
+                r[side]["tokens_per_s"] / r["direct"]["tokens_per_s"] for r in runs
+            )
+    row["ratio"] = row["gateway_ratio"]
     return row
 
 
@@ -280,18 +316,64 @@ def _cpu_per_token(max_tokens: int) -> tuple[float, float]:
     return 1000 * _percentile(times, 0.5), 1000 * _percentile(times, 0.99)
 
 
+def _table(rows: list[dict[str, Any]], mode: str) -> None:
+    sides = [side for side in ("gateway", "plugin") if side in rows[0]]
+    print(f"{mode}:")
+    print()
+    print("| clients | through | direct tok/s | its tok/s | ratio | per token p50 direct / it (ms) | "
+          "per token p99 direct / it (ms) | added per token p50 / p99 (ms) | "
+          "piece gap p99 direct / it (ms) | "
+          "TTFT p50 direct / it (ms) | total p50 direct / it (ms) | memory / stream (KiB) | "
+          "gateway CPU / token (ms) | tok/s per gateway core |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        d = row["direct"]
+        for side in sides:
+            g = row[side]
+            own = side == "gateway"  # the gateway process's memory and CPU are measured apart
+            print(
+                f"| {row['clients']} | {side} | {d['tokens_per_s']:.0f} | {g['tokens_per_s']:.0f} | "
+                f"{row[side + '_ratio']:.2f} | "
+                f"{d['per_token_p50_ms']:.2f} / {g['per_token_p50_ms']:.2f} | "
+                f"{d['per_token_p99_ms']:.2f} / {g['per_token_p99_ms']:.2f} | "
+                f"{g['per_token_p50_ms'] - d['per_token_p50_ms']:.2f} / "
+                f"{g['per_token_p99_ms'] - d['per_token_p99_ms']:.2f} | "
+                f"{d['gap_p99_ms']:.2f} / {g['gap_p99_ms']:.2f} | "
+                f"{d['first_p50_ms']:.0f} / {g['first_p50_ms']:.0f} | "
+                f"{d['total_p50_ms']:.0f} / {g['total_p50_ms']:.0f} | "
+                + (f"{g['memory_per_stream_kib']:.0f} | {g['cpu_ms_per_token']:.3f} | "
+                   f"{g['tokens_per_core_s']:.0f} |" if own else "- | - | - |")
+            )
+            if d["tokens"] != g["tokens"]:
+                print(f"  note: {row['clients']} clients: {d['tokens']} tokens direct, {g['tokens']} "
+                      f"through the {side} (it stops at <|call|>/<|return|>)")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default="1,8,64")
     parser.add_argument("--max-tokens", type=int, default=200)
     parser.add_argument("--shape", default="long", choices=SHAPES)
     parser.add_argument(
+        "--mode", default="streamed", help="streamed, whole, or both (streamed,whole)"
+    )
+    parser.add_argument(
         "--repeat", type=int, default=3, help="runs per level; the table shows each figure's median"
     )
     parser.add_argument("--upstream", metavar="URL", help="a running engine to measure instead")
     parser.add_argument("--backend", default="vllm", choices=sorted(BACKENDS), help="its kind")
     parser.add_argument("--model", default="prior", help="the model the engine serves")
+    parser.add_argument(
+        "--plugin", action="store_true",
+        help="also the upstream's own /v1/chat/completions (vLLM with VLLM_PLUGINS=harmony_grammar)",
+    )
     args = parser.parse_args()
+    modes = args.mode.split(",")
+    if not set(modes) <= {"streamed", "whole"}:
+        parser.error("--mode takes streamed, whole or streamed,whole")
+    if args.plugin and not (args.upstream and args.backend == "vllm"):
+        parser.error("--plugin measures a running vLLM: it needs --upstream URL --backend vllm")
     upstream = None
     if args.upstream:
         direct_url = args.upstream.rstrip("/")
@@ -299,21 +381,29 @@ def main() -> None:
         upstream, direct_url = _start(["--model", "prior", "--workers", "64"])
     gateway = None
     options = (args.shape, args.backend, args.model)
+    tables: dict[str, list[dict[str, Any]]] = {}
     try:
+        # The engine's queue may hold a request longer than serve's default wait (a 504):
+        # the benchmark waits as long as its own client does.
         gateway, gateway_url = _start(
-            ["--backend", args.backend, "--upstream", direct_url, "--model", args.model]
+            ["--backend", args.backend, "--upstream", direct_url, "--model", args.model,
+             "--upstream-timeout", "300"]
         )
-        # Warm both paths (grammar and schema caches, connection pools) before measuring.
-        asyncio.run(_level(2, args.max_tokens, direct_url, gateway_url, gateway.pid, *options))
-        rows = []
-        for n in args.clients.split(","):
-            runs = [
-                asyncio.run(
-                    _level(int(n), args.max_tokens, direct_url, gateway_url, gateway.pid, *options)
-                )
-                for _ in range(args.repeat)
-            ]
-            rows.append(_median(runs))
+        # Warm every path (grammar and schema caches, connection pools) before measuring.
+        asyncio.run(_level(2, args.max_tokens, direct_url, gateway_url, gateway.pid, *options,
+                           plugin=args.plugin))
+        for mode in modes:
+            rows = []
+            for n in args.clients.split(","):
+                runs = [
+                    asyncio.run(
+                        _level(int(n), args.max_tokens, direct_url, gateway_url, gateway.pid,
+                               *options, stream=mode == "streamed", plugin=args.plugin)
+                    )
+                    for _ in range(args.repeat)
+                ]
+                rows.append(_median(runs))
+            tables[mode] = rows
     finally:
         for process in (gateway, upstream):
             if process is not None:
@@ -323,33 +413,11 @@ def main() -> None:
     upstream_name = args.upstream or "embedded, --model prior"
     print(f"bench_serve: gateway ({args.backend} backend) vs its upstream ({upstream_name}) direct;"
           f" max_tokens {args.max_tokens}, {os.cpu_count()} cores shared by client, gateway, upstream;"
-          f" medians of {args.repeat} runs per level; requests shaped {args.shape!r}")
+          f" medians of {args.repeat} runs per level; requests shaped {args.shape!r}; load average "
+          f"{os.getloadavg()[0]:.1f} at the end")
     print()
-    print("| clients | direct tok/s | gateway tok/s | ratio | per token p50 direct / gateway (ms) | "
-          "per token p99 direct / gateway (ms) | added per token p50 / p99 (ms) | "
-          "piece gap p99 direct / gateway (ms) | "
-          "TTFT p50 direct / gateway (ms) | total p50 direct / gateway (ms) | memory / stream (KiB) | "
-          "gateway CPU / token (ms) | tok/s per gateway core |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for row in rows:
-        d, g = row["direct"], row["gateway"]
-        print(
-            f"| {row['clients']} | {d['tokens_per_s']:.0f} | {g['tokens_per_s']:.0f} | "
-            f"{row['ratio']:.2f} | "
-            f"{d['per_token_p50_ms']:.2f} / {g['per_token_p50_ms']:.2f} | "
-            f"{d['per_token_p99_ms']:.2f} / {g['per_token_p99_ms']:.2f} | "
-            f"{g['per_token_p50_ms'] - d['per_token_p50_ms']:.2f} / "
-            f"{g['per_token_p99_ms'] - d['per_token_p99_ms']:.2f} | "
-            f"{d['gap_p99_ms']:.2f} / {g['gap_p99_ms']:.2f} | "
-            f"{d['first_p50_ms']:.0f} / {g['first_p50_ms']:.0f} | "
-            f"{d['total_p50_ms']:.0f} / {g['total_p50_ms']:.0f} | "
-            f"{g['memory_per_stream_kib']:.0f} | "
-            f"{g['cpu_ms_per_token']:.3f} | {g['tokens_per_core_s']:.0f} |"
-        )
-        if d["tokens"] != g["tokens"]:
-            print(f"  note: {row['clients']} clients: {d['tokens']} tokens direct, {g['tokens']} "
-                  "through the gateway (the gateway stops at <|call|>/<|return|>)")
-    print()
+    for mode, rows in tables.items():
+        _table(rows, mode)
     print(f"gateway CPU per token (parse + map + serialise, in-process): p50 {cpu50:.3f} ms, "
           f"p99 {cpu99:.3f} ms")
 

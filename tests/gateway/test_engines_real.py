@@ -1,8 +1,13 @@
-"""The gateway in front of real engines: a stock llama-server and a CPU vLLM.
+"""The gateway in front of real engines, a stock llama-server and a CPU vLLM, and the
+gateway inside vLLM, as its endpoint plugin.
 
 Each engine is installed by its script in ``scripts/engines/`` (``.ci/run`` runs them) and
 started here with the project's tiny random gpt-oss; a test skips, naming the script, where
-its engine is not installed. The model is random, so what it writes is not checked, only
+its engine is not installed (fails in CI, which installs both). One vLLM serves the module
+(starting it takes minutes on 2 cores): it runs with ``VLLM_PLUGINS=harmony_grammar``, so
+the ``vllm`` target is the gateway in front of its ``/v1/completions`` and the
+``vllm-plugin`` target is vLLM's own port, whose Chat and Responses routes the plugin
+serves, with no gateway process. The model is random, so what it writes is not checked, only
 that every answer is well-formed whatever it wrote: a call names a tool and its arguments
 validate, a ``response_format`` answer parses and validates, a cut answer says so, no
 Harmony markup reaches the client, and a streamed answer is the whole answer in pieces.
@@ -30,7 +35,7 @@ from harmony_grammar.gateway import GatewayConfig  # noqa: E402
 from harmony_grammar.gateway.server import build_backend, serving  # noqa: E402
 
 from ..support.openai_sdk import check_chunk, check_event, check_response  # noqa: E402
-from ..support.real_engines import RealEngine, real_engine  # noqa: E402
+from ..support.real_engines import RealEngine, llama_server, vllm_server  # noqa: E402
 
 MARKERS = ("<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>", "<|constrain|>")
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
@@ -42,13 +47,33 @@ SEEDS = range(12)
 MAX_TOKENS = 48
 
 
-@pytest.fixture(scope="module", params=["llamacpp", "vllm"])
+@pytest.fixture(scope="module")
+def vllm() -> Iterator[RealEngine]:
+    """The module's one vLLM, with the endpoint plugin loaded."""
+    with vllm_server() as engine:
+        yield engine
+
+
+@pytest.fixture(scope="module", params=["llamacpp", "vllm", "vllm-plugin"])
 def gateway(request: pytest.FixtureRequest) -> Iterator[tuple[str, RealEngine]]:
-    """The gateway's URL in front of a real engine (``--model`` names the engine's model)."""
-    with real_engine(request.param) as engine:
-        backend = build_backend(engine.backend, upstream=engine.url, model=engine.model, timeout=120)
-        with serving(backend, GatewayConfig(model=engine.model)) as url:
-            yield url, engine
+    """The URL that serves the OpenAI APIs over a real engine, and the engine: the gateway
+    in front of llama-server or vLLM (``--model`` names the engine's model), or vLLM's own
+    port with the plugin."""
+    if request.param == "llamacpp":
+        with llama_server() as engine:
+            yield from _fronted(engine)
+        return
+    engine = request.getfixturevalue("vllm")
+    if request.param == "vllm":
+        yield from _fronted(engine)
+    else:
+        yield engine.url, engine
+
+
+def _fronted(engine: RealEngine) -> Iterator[tuple[str, RealEngine]]:
+    backend = build_backend(engine.backend, upstream=engine.url, model=engine.model, timeout=120)
+    with serving(backend, GatewayConfig(model=engine.model)) as url:
+        yield url, engine
 
 
 def _post(url: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -177,9 +202,12 @@ def test_responses_forced_call_whole_and_streamed(gateway: tuple[str, RealEngine
         body = {"input": "Is it ok?", "tools": RESPONSES_TOOLS, "tool_choice": "required"}
         body |= {"max_output_tokens": MAX_TOKENS, "seed": seed}
         response = check_response(_post(url, "/v1/responses", body))
-        whole_calls = [item for item in response.output if item.type == "function_call"]
+        items = [item for item in response.output if item.type == "function_call"]
+        # A call or a cut: a cut call is an incomplete item of an incomplete response.
+        whole_calls = [item for item in items if item.status == "completed"]
         assert response.status in ("completed", "incomplete")
-        assert bool(whole_calls) == (response.status == "completed")  # a call or a cut
+        assert bool(whole_calls) == (response.status == "completed")
+        assert all(item.status == "incomplete" for item in items if item not in whole_calls)
         for item in whole_calls:
             assert item.name == "check"
             jsonschema.validate(json.loads(item.arguments), SCHEMA)
@@ -190,7 +218,7 @@ def test_responses_forced_call_whole_and_streamed(gateway: tuple[str, RealEngine
         last = events[-1]
         assert last.type in ("response.completed", "response.incomplete")
         streamed_calls = [item for item in last.response.output if item.type == "function_call"]
-        assert [(c.name, c.arguments) for c in streamed_calls] == [(c.name, c.arguments) for c in whole_calls]
+        assert [(c.name, c.arguments, c.status) for c in streamed_calls] == [(c.name, c.arguments, c.status) for c in items]
     assert calls, "no seed gave a call"
 
 
@@ -231,8 +259,29 @@ def _settle(url: str, engine: RealEngine) -> None:
     """Wait until the gateway has no open stream and the engine generates nothing."""
     deadline = time.monotonic() + 300
     while True:
-        health = httpx2.get(url + "/health", timeout=10).json()
+        # vLLM's own /health (the plugin's URL) says nothing of streams: the engine does.
+        health = {"open_streams": 0} if url == engine.url else httpx2.get(url + "/health", timeout=10).json()
         if health["open_streams"] == 0 and not _engine_state(engine)[0]:
             return
         assert time.monotonic() < deadline, f"still generating: {health}"
         time.sleep(0.2)
+
+
+def test_the_plugin_replaces_vllms_routes(vllm: RealEngine) -> None:
+    """vLLM's log names each override, and its port answers as the gateway does: the
+    gateway's request id, its 400 for a forced call with no tools (vLLM's own handler
+    answers that one differently), its render twins."""
+    log = vllm.log()
+    assert "Loaded endpoint plugin harmony_grammar" in log, log[-3000:]
+    for path in ("/v1/chat/completions", "/v1/responses"):
+        assert f"Endpoint plugin overrides POST {path}\n" in log, log[-3000:]
+    answer = httpx2.post(vllm.url + "/v1/chat/completions", json={"messages": ASK, "tool_choice": "required"}, timeout=60)
+    assert answer.status_code == 400, answer.text
+    assert answer.headers["x-request-id"]
+    assert answer.json()["error"]["param"] == "tools"  # the gateway's planner: no tools to call
+    rendered = _post(vllm.url, "/v1/chat/completions/render", {"messages": ASK, "tools": TOOLS})
+    assert rendered["prompt"].startswith("<|start|>system<|message|>")
+    assert "namespace functions" in rendered["prompt"]
+    # The routes it leaves are vLLM's: /v1/completions answers as vLLM does.
+    completion = _post(vllm.url, "/v1/completions", {"model": vllm.model, "prompt": "hi", "max_tokens": 2})
+    assert completion["object"] == "text_completion"
