@@ -127,17 +127,17 @@ def constrain_token(header: HeaderText, pos: int, state: HeaderState) -> Move | 
 
 
 def author_word(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """The author where the header begins (``<|start|>`` read): the grammar's AUTHOR; a
-    word that is a role glued to text costs more (the glued row reads the role)."""
+    """The author where the header begins (``<|start|>`` read): the grammar's AUTHOR; never
+    a word that is a role glued to text (the glued row reads the role)."""
     if not state.author_open or state.author or _control(header, pos):
         return None
     match = AUTHOR.match(header.text, pos)
     if match is None:
         return None
     end = _word_end(header, pos, match.end())
-    glued = GLUED_ROLE.match(header.text, pos)
-    cost = _whole_word_cost(header.text, glued, end)
-    return Move("field", pos, end, cost, fields=(("author", header.text[pos:end], pos, end),))
+    if _glued_inside(GLUED_ROLE.match(header.text, pos), end):
+        return None
+    return Move("field", pos, end, fields=(("author", header.text[pos:end], pos, end),))
 
 
 def glued_role(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
@@ -281,17 +281,17 @@ def _spaced_name(header: HeaderText, pos: int) -> str | None:
 
 
 def channel_name(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """The channel's name after ``<|channel|>``: the grammar's CHANNEL_NAME (a known word
-    glued to text costs more: the glued row reads the word); non-ASCII letters keep the
-    word whole (HG173)."""
+    """The channel's name after ``<|channel|>``: the grammar's CHANNEL_NAME, never a known
+    word glued to text (the glued row reads the word); non-ASCII letters keep the word
+    whole (HG173)."""
     if state.expect != "channel" or _control(header, pos):
         return None
     match = _CHANNEL_NAME.match(header.text, pos)
     if match is not None:
         end = _word_end(header, pos, match.end())
-        glued = GLUED_CHANNEL.match(header.text, pos)
-        cost = _whole_word_cost(header.text, glued, end)
-        return Move("field", pos, end, cost, fields=(("channel", header.text[pos:end], pos, end),))
+        if _glued_inside(GLUED_CHANNEL.match(header.text, pos), end):
+            return None
+        return Move("field", pos, end, fields=(("channel", header.text[pos:end], pos, end),))
     word = _NON_ASCII_WORD.match(header.text, pos)
     if word is None or word.group().isascii() or GLUED_CHANNEL.match(header.text, pos):
         return None
@@ -542,13 +542,16 @@ def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     return Move("content", pos, len(text), cost, code, "header text read as content", stop=True)
 
 
-def _whole_word_cost(text: str, glued: re.Match[str] | None, end: int) -> int:
-    """What reading a word to ``end`` whole costs where a known word is glued to text in
-    it (``assistantThe``): more than the glued reading (the known word, then the text after
-    it as content), so a known word glued to text is always that word."""
-    if glued is None or glued.end() >= end:
-        return 0
-    return 1 + COSTS["glued-role"] + _content_cost(text, glued.end(), end)
+def _glued_inside(glued: re.Match[str] | None, end: int) -> bool:
+    """Whether a known word is glued to text before ``end`` (``assistantThe``,
+    ``assistantcommentary``): such a word is never read whole, whatever the rest of the
+    header costs. A price on the whole word cannot promise that: the search weighs whole
+    readings, and a header whose later fields read cheaper under a tool's author
+    (``assistantcommentary to=f json…<|channel|>commentary``) took the whole word as a
+    tool's name, which repair then wrote back as a header the reader reads otherwise
+    (not idempotent). The grammar's fast path refuses the same words (header_reader's
+    ``_holds``), so one rule reads them both ways."""
+    return glued is not None and glued.end() < end
 
 
 def _content_cost(text: str, start: int, end: int) -> int:

@@ -120,6 +120,50 @@ def test_repair_is_lossless_idempotent_and_valid(seed, kind, conversation):
         assert not errors, (mangled.text, once, errors)
 
 
+#: Header pieces a stripped or glued header may hold after its author word (issue: a call
+#: header glued to the reply header after it, ``assistantcommentary to=f json{…}f
+#: to=assistant<|channel|>commentary``).
+_HEADER_TAIL = st.lists(
+    st.sampled_from(
+        [
+            " to=functions.get_weather",
+            " json",
+            '{"query": true}',
+            "functions.get_weather",
+            " to=assistant",
+            "<|channel|>commentary",
+            "<|channel|>final",
+            "<|constrain|>json",
+            " The",
+        ]
+    ),
+    max_size=6,
+).map("".join)
+
+
+@given(
+    st.sampled_from(["assistant", "user", "system", "developer"]),
+    st.sampled_from(["analysis", "commentary", "final", "The", "OK?"]),
+    _HEADER_TAIL,
+    st.sampled_from(["<|message|>", ""]),
+    st.booleans(),
+)
+def test_a_role_glued_to_a_word_is_never_a_tools_name(role, glued, tail, opened, completion):
+    """A role glued to a channel word or to text (``assistantcommentary``,
+    ``assistantThe``) is that role, whatever the rest of the header costs: the lenient
+    reading never takes the glued word as a tool's name (which repair would write back as
+    a header read otherwise), and repair of such a header is idempotent."""
+    completion = completion and role == "assistant"  # a completion is the assistant's
+    start = "completion" if completion else "conversation"
+    source = f"{'' if completion else '<|start|>'}{role}{glued}{tail}{opened}x<|end|>"
+    messages = parse(source, start=start, lenient=True).messages
+    assert not any(m.name and m.name.startswith(role + glued) for m in messages), source
+    once = repaired_text(messages, completion=completion)
+    twice = repaired_text(parse(once, start=start, lenient=True).messages, completion=completion)
+    assert twice == once, (source, once)
+    assert parse(once, start=start).ok, once
+
+
 # ---------------------------------------------------------------------------- UTF-8
 def _byte_ids() -> dict[int, int]:
     """A single-byte token for every byte value."""
