@@ -646,7 +646,7 @@ def test_upstream_process_killed_mid_stream(tmp_path: Any) -> None:
                 pass
             assert process.poll() is None and time.monotonic() < deadline, "serve did not start"
             time.sleep(0.2)
-        with serving(build_backend("vllm", upstream=upstream, timeout=10)) as url:
+        with serving(build_backend("vllm", upstream=upstream, model="prior", timeout=10)) as url:
             body = {"messages": ASK, "max_tokens": 30000, "stream": True, "response_format": LONG}
             chunks = []
             with httpx2.stream("POST", url + "/v1/chat/completions", json=body, timeout=30) as answer:
