@@ -32,6 +32,7 @@ from ..format.tokens import CONTROL_SPELLINGS
 from ..format.vocabulary import load_encoding
 from ..generation.sampling import TokenLogprobs
 from ..schema.grammar_gate import grammar_limit_problem
+from .bounds import check_context
 from .errors import GatewayError, UpstreamError, bad_request
 from .logprobs import completion_logprobs
 from .planning import MAX_TOP_LOGPROBS, Limits, _integer, _number
@@ -126,10 +127,13 @@ def plan_completion(request: Any, *, model: str, limits: Limits) -> CompletionPl
     name = request.get("model")
     if name is not None and not isinstance(name, str):
         raise bad_request("model must be a string", "model")
+    prompt = _prompt(request.get("prompt"))
+    limit = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
+    check_context(len(prompt), limit, limits.context_tokens)  # before the grammar is read
     return CompletionPlan(
-        prompt=_prompt(request.get("prompt")),
+        prompt=prompt,
         grammar=_grammar(request),
-        max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+        max_tokens=limit,
         temperature=1.0 if temperature is None else temperature,
         seed=_integer(request, "seed", -(2**63), 2**63 - 1),
         stop_ids=frozenset(stops or ()),

@@ -40,6 +40,7 @@ from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.toolset import ToolSet
+from .bounds import MAX_TOOLS, MAX_TOOLS_BYTES, check_context, check_shape
 from .errors import GatewayError, bad_request
 from .reasoning_seal import ReasoningSeal, open_reasoning
 from .unsupported import LOGPROBS_INCLUDE
@@ -60,6 +61,9 @@ class Limits:
     max_tokens: int = 32768
     #: The prompt plus ``max_tokens`` must fit; None leaves the check to the engine.
     context_tokens: int | None = None
+    #: How many tools a request may declare, and their JSON's size in all (:mod:`.bounds`).
+    max_tools: int = MAX_TOOLS
+    max_tools_bytes: int = MAX_TOOLS_BYTES
 
 
 @dataclass(frozen=True)
@@ -351,6 +355,15 @@ def _plan(
         toolset = ToolSet.read(request.get("tools") or [], chat=api == "chat")
     except ValueError as exc:
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
+    # The prompt before the grammar: rendering is linear in the request, and a prompt past
+    # the context is refused before the grammar (seconds for many tools) is written.
+    try:
+        prompt = render(
+            conversation, next_turn="assistant", tokens=True, drop_rule=DropRule.EVERY_FINAL
+        )
+    except (RenderError, ValueError) as exc:
+        raise bad_request(f"the conversation cannot be rendered: {exc}", "messages") from None
+    check_context(len(prompt), max_tokens, limits.context_tokens)
     tool_choice = _tool_choice(request.get("tool_choice"))
     if not toolset.callables and tool_choice == "auto":
         tool_choice = "none"
@@ -376,20 +389,6 @@ def _plan(
         ) from None
     except (TurnGrammarError, UnsupportedSchemaError, ValueError) as exc:
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
-    try:
-        prompt = render(
-            conversation, next_turn="assistant", tokens=True, drop_rule=DropRule.EVERY_FINAL
-        )
-    except (RenderError, ValueError) as exc:
-        raise bad_request(f"the conversation cannot be rendered: {exc}", "messages") from None
-    if limits.context_tokens is not None and len(prompt) + max_tokens > limits.context_tokens:
-        raise GatewayError(
-            400,
-            f"the prompt is {len(prompt)} tokens and max tokens {max_tokens}: more than the "
-            f"model's context of {limits.context_tokens}; shorten the input or lower max tokens",
-            code="context_length_exceeded",
-            param="messages",
-        )
     temperature = _number(request, "temperature", 0.0, 2.0)
     stream = request.get("stream", False)
     if not isinstance(stream, bool):
@@ -467,6 +466,7 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
     check_fields(request, "chat")
+    check_shape(request, max_tools=limits.max_tools, max_tools_bytes=limits.max_tools_bytes)
     try:
         conversation = from_chat_completions(request)
     except ChatCompletionError as exc:
@@ -505,6 +505,7 @@ def plan_responses(
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
     check_fields(request, "responses")
+    check_shape(request, max_tools=limits.max_tools, max_tools_bytes=limits.max_tools_bytes)
     if request.get("previous_response_id") is not None:
         raise bad_request(
             "the gateway is stateless and stores no responses (store: true keeps nothing "
