@@ -44,7 +44,25 @@ def hosted_tools_header(plan: Plan) -> dict[str, str]:
     """``{x-hosted-tools-ignored: "web_search, file_search"}``, or nothing when none was sent."""
     if not plan.hosted_tools:
         return {}
-    return {HOSTED_TOOLS_HEADER: ", ".join(plan.hosted_tools)}
+    names = [_header_safe(name) for name in plan.hosted_tools[:MAX_HOSTED_NAMES]]
+    if len(plan.hosted_tools) > MAX_HOSTED_NAMES:
+        names.append(f"... ({len(plan.hosted_tools) - MAX_HOSTED_NAMES} more)")
+    return {HOSTED_TOOLS_HEADER: ", ".join(names)}
+
+
+#: How many hosted tools' names the header lists, and how long each may be.
+MAX_HOSTED_NAMES = 16
+MAX_HOSTED_NAME_CHARS = 64
+
+
+def _header_safe(name: str) -> str:
+    """A client's tool type as a header value can hold it: printable ASCII, escaped as a
+    Python literal otherwise (no CR, LF, NUL or non-Latin-1 reaches the header), cut short."""
+    if not (name.isascii() and name.isprintable()):
+        name = ascii(name)[1:-1]
+    if len(name) > MAX_HOSTED_NAME_CHARS:
+        name = name[:MAX_HOSTED_NAME_CHARS] + "..."
+    return name
 
 
 def _rendered(plan: Plan) -> Response:

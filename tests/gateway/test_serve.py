@@ -630,7 +630,7 @@ def test_upstream_process_killed_mid_stream(tmp_path: Any) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     process = subprocess.Popen(
         [sys.executable, "-m", "harmony_grammar", "serve", "--model", "prior", "--port", str(port),
-         "--log-level", "warning", "--max-tokens-limit", "32768"],
+         "--log-level", "warning", "--max-tokens-limit", "32768", "--context-tokens", "40000"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
