@@ -34,8 +34,11 @@ from ..generation.sampling import TokenLogprobs
 from ..schema.grammar_gate import grammar_limit_problem
 from .bounds import check_context
 from .errors import GatewayError, UpstreamError, bad_request
+from .fields import integer as _integer
+from .fields import number as _number
 from .logprobs import completion_logprobs
-from .planning import MAX_TOP_LOGPROBS, Limits, _integer, _number
+from .plan import Limits
+from .planning import MAX_TOP_LOGPROBS
 
 __all__ = [
     "CompletionPlan",
