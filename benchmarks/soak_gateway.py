@@ -501,12 +501,10 @@ def count_case(rng: random.Random) -> tuple[str, bytes]:
     return path, _json(body)
 
 
-def whitespace_case(rng: random.Random) -> tuple[str, bytes]:
-    """A run of Unicode whitespace near or past tiktoken's limit, in a message or a prompt."""
-    path = rng.choice(ROUTES)
-    run = rng.choice(SPACES) * rng.choice([400_000, 600_000, 1_100_000])
+def _user_text(path: str, text: str) -> tuple[str, bytes]:
+    """``path``'s base body with ``text`` as the user's words (a message, the input, or the
+    completion's prompt), as UTF-8 JSON."""
     body = json.loads(json.dumps(BASES[path]))
-    text = "a" + run + "b"
     if path == "/v1/completions":
         body["prompt"] = "<|start|>user<|message|>" + text + "<|end|>"
     elif path == "/v1/responses":
@@ -516,23 +514,20 @@ def whitespace_case(rng: random.Random) -> tuple[str, bytes]:
     return path, body_bytes(body)
 
 
-def body_bytes(body: Any) -> bytes:
-    """The body as UTF-8 JSON (not ASCII-escaped: a space stays one to three bytes)."""
-    return json.dumps(body, ensure_ascii=False).encode()
+def whitespace_case(rng: random.Random) -> tuple[str, bytes]:
+    """A run of Unicode whitespace near or past tiktoken's limit, in a message or a prompt."""
+    run = rng.choice(SPACES) * rng.choice([400_000, 600_000, 1_100_000])
+    return _user_text(rng.choice(ROUTES), "a" + run + "b")
 
 
 def long_prompt_case(rng: random.Random) -> tuple[str, bytes]:
     """A prompt of tens of thousands of tokens: past the embedded backend's context."""
-    path = rng.choice(ROUTES)
-    words = "word " * rng.choice([20_000, 200_000, 600_000])
-    body = json.loads(json.dumps(BASES[path]))
-    if path == "/v1/completions":
-        body["prompt"] = "<|start|>user<|message|>" + words + "<|end|>"
-    elif path == "/v1/responses":
-        body["input"] = words
-    else:
-        body["messages"] = [{"role": "user", "content": words}]
-    return path, body_bytes(body)
+    return _user_text(rng.choice(ROUTES), "word " * rng.choice([20_000, 200_000, 600_000]))
+
+
+def body_bytes(body: Any) -> bytes:
+    """The body as UTF-8 JSON (not ASCII-escaped: a space stays one to three bytes)."""
+    return json.dumps(body, ensure_ascii=False).encode()
 
 
 def _stream_ended_properly(path: str, data: bytes) -> bool:

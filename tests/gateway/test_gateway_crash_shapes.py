@@ -12,35 +12,22 @@ a 5xx for any shape, and ``/health`` answering after each request.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harmony_grammar.schema.grammar_gate import MAX_REF_CHAIN, ref_chain
 
+from ..support.soak import load_soak
+
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-_SOAK = Path(__file__).resolve().parents[2] / "benchmarks" / "soak_gateway.py"
-
-
-def _soak() -> Any:
-    spec = importlib.util.spec_from_file_location("soak_gateway", _SOAK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["soak_gateway"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-soak = _soak()
+soak = load_soak()
 ROUTES = soak.GRAMMAR_ROUTES
 #: Room for the shapes: a deep grammar is long, and its text is in the prompt too; with the
 #: default context a prompt this long is refused before its grammar is read, and the gate
