@@ -15,7 +15,20 @@ sockets (so nothing in a client library tidies them up), each one of these class
 * ``chunked``: a body sent with ``Transfer-Encoding: chunked`` in random pieces, sometimes
   with a malformed chunk size, sometimes cut off mid-body;
 * ``stream``: ``stream: true`` answers read whole (they must end properly: ``[DONE]`` or a
-  ``response.completed``/``incomplete``/``failed`` event) or dropped part-way.
+  ``response.completed``/``incomplete``/``failed`` event) or dropped part-way;
+* ``grammar``: the shapes that once crashed llguidance, on every route that reads a grammar
+  or schema (the render twins included): custom tools (Chat and Responses) whose Lark grammar
+  chains rules or terminals deep, or holds a ``%json`` block with a long ``$ref`` chain
+  (aliases, objects, cycles, ``allOf``/``anyOf``/``items`` wrappers), regexes nested deep,
+  function parameters and response formats with ``$ref`` chains, and ``/v1/completions``
+  grammars of each kind (Lark, ``%json``, the JSON form);
+* ``counts``: thousands of tools, of messages or of stop strings, and names thousands long;
+* ``whitespace``: runs of Unicode whitespace near and past tiktoken's limit (which once
+  panicked) in a message or a completion's prompt;
+* ``long_prompt``: prompts of tens of thousands to a million tokens (past the embedded
+  backend's context: once a few GB of logits each);
+* ``echo``: hosted tool types that the answer's ``x-hosted-tools-ignored`` header echoes,
+  holding CR/LF, NUL, non-Latin-1 or 70,000 characters.
 
 What must hold, and is counted: no 500 (no 5xx at all from this backend); no dead stream
 (a 200 stream read to its end that ends without its last event); ``/health`` answers 200
@@ -38,7 +51,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,15 +147,18 @@ def _free_port() -> int:
 
 
 @contextmanager
-def live_serve(workers: int = 2) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """``harmony-grammar serve`` on a free port of 127.0.0.1; stopped when the block ends."""
+def live_serve(
+    workers: int = 2, extra: Sequence[str] = ()
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """``harmony-grammar serve`` on a free port of 127.0.0.1; stopped when the block ends.
+    ``extra`` options come last, so they override the soak's (``--backend replay ...``)."""
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     command = [
         sys.executable, "-m", "harmony_grammar", "serve", "--model", "prior",
         "--host", HOST, "--port", str(port), "--workers", str(workers),
-        "--max-tokens-limit", "64", "--max-request-bytes", str(256 * 1024),
-        "--log-level", "critical",
+        "--max-tokens-limit", "64", "--max-request-bytes", str(4 * 1024 * 1024),
+        "--log-level", "critical", *extra,
     ]  # fmt: skip
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -307,7 +323,9 @@ def header_case(rng: random.Random, port: int) -> tuple[str, bytes, dict[str, by
         headers["Host"] = rng.choice([b"evil.example", b"127.0.0.1.evil", b"", b"localhost:1",
                                       b"[::1]", f"{HOST}:{port}".encode()])  # fmt: skip
     elif move == 1:
-        headers["Origin"] = rng.choice([b"https://evil.example", b"null", f"http://{HOST}:{port}".encode()])
+        headers["Origin"] = rng.choice(
+            [b"https://evil.example", b"null", f"http://{HOST}:{port}".encode()]
+        )
     elif move == 2:
         headers["Content-Type"] = rng.choice([b"text/plain", b"application/x-www-form-urlencoded",
                                               b"multipart/form-data", b"application/json; charset=utf-8",
@@ -322,6 +340,17 @@ def header_case(rng: random.Random, port: int) -> tuple[str, bytes, dict[str, by
     else:
         headers["X-Request-Id"] = rng.choice(["é".encode(), b"\x01", b"x" * 9000])
     return path, body, headers
+
+
+def echo_case(rng: random.Random) -> tuple[str, bytes]:
+    """A hosted tool whose ``type`` the answer echoes in a header: CR/LF, NUL, non-Latin-1,
+    70,000 characters, or many of them."""
+    path = rng.choice(["/v1/responses", "/v1/responses/render"])
+    kind = rng.choice(["web_search\r\nX-Evil: 1", "web\x00search", "火", "w" * 70_000, "é"])
+    tools = [{"type": kind}] * rng.choice([1, 3]) + [
+        {"type": f"h{i}"} for i in range(rng.choice([0, 40]))
+    ]
+    return path, body_bytes({**BASES["/v1/responses"], "tools": tools})
 
 
 def chunked_case(rng: random.Random) -> tuple[str, list[bytes], bool]:
@@ -347,12 +376,167 @@ def chunked_case(rng: random.Random) -> tuple[str, list[bytes], bool]:
     return path, chunks, move == 2
 
 
+# -- the classes that once took the server down (issue 40) ---------------------------------
+
+#: Every route that reads a client's grammar or schema, the render twins included.
+GRAMMAR_ROUTES = (
+    "/v1/chat/completions", "/v1/responses", "/v1/chat/completions/render",
+    "/v1/responses/render", "/v1/completions",
+)  # fmt: skip
+#: Shapes of ``$ref`` chains: each level holds the next by reference.
+REF_SHAPES = ("alias", "object", "cycle", "all_of", "any_of", "items")
+#: Unicode's spaces (tiktoken's ``\s``), whose long runs made tiktoken panic.
+SPACES = " \t\xa0\u1680\u2003\u202f\u205f\u3000"
+
+
+def lark_chain(rng: random.Random, depth: int) -> str:
+    """A Lark grammar whose rules (or terminals) chain ``depth`` deep, with some noise."""
+    name = rng.choice(["r", "T"])
+    noise = rng.choice(["", ' "x"', " /[a-z]/", ' "a: b"'])
+    lines = [f"start: {name}0"] + [f"{name}{i}: {name}{i + 1}{noise}" for i in range(depth)]
+    return "\n".join([*lines, f'{name}{depth}: "end"']) + "\n"
+
+
+def ref_schema(rng: random.Random, levels: int, kind: str | None = None) -> dict[str, Any]:
+    """A JSON schema whose ``$ref`` s chain ``levels`` deep, in one of :data:`REF_SHAPES`
+    (``kind``, or one drawn)."""
+    kind = kind or rng.choice(REF_SHAPES)
+
+    def at(i: int) -> dict[str, str]:
+        return {"$ref": f"#/$defs/d{i % levels if kind == 'cycle' else i}"}
+
+    wrap = {
+        "alias": lambda i: at(i + 1),
+        "object": lambda i: {"type": "object", "properties": {"a": at(i + 1)}},
+        "cycle": lambda i: {"type": "object", "properties": {"a": at(i + 1)}},
+        "all_of": lambda i: {"allOf": [at(i + 1)]},
+        "any_of": lambda i: {"anyOf": [at(i + 1), {"type": "null"}]},
+        "items": lambda i: {"type": "array", "items": at(i + 1)},
+    }[kind]
+    defs: dict[str, Any] = {f"d{i}": wrap(i) for i in range(levels)}
+    defs[f"d{levels}"] = {"type": "string"}
+    return {"$ref": "#/$defs/d0", "$defs": defs}
+
+
+def client_grammar(rng: random.Random) -> tuple[str, str]:
+    """(syntax, definition) of a custom tool's grammar: deep, or within the limits."""
+    depth = rng.choice([50, 1800, 2600, 6000, 15000])
+    shape = rng.randrange(4)
+    if shape == 0:
+        return "lark", lark_chain(rng, depth)
+    if shape == 1:
+        return "lark", f"start: %json {json.dumps(ref_schema(rng, depth))}\n"
+    if shape == 2:
+        return "lark", 'start: "<" body ">"\nbody: %json ' + json.dumps(
+            ref_schema(rng, depth)
+        ) + "\n"
+    return "regex", rng.choice(
+        ["(" * depth + "a" + ")" * depth, "|".join("ab" for _ in range(depth))]
+    )
+
+
+def _custom_tool(path: str, syntax: str, definition: str) -> dict[str, Any]:
+    if path.startswith("/v1/chat"):
+        fmt = {"type": "grammar", "grammar": {"syntax": syntax, "definition": definition}}
+        return {"type": "custom", "custom": {"name": "edit", "format": fmt}}
+    return {"type": "custom", "name": "edit", "format": {"type": "grammar", "syntax": syntax,
+                                                          "definition": definition}}  # fmt: skip
+
+
+def grammar_case(rng: random.Random) -> tuple[str, bytes]:
+    """A client grammar or schema of a shape that once crashed llguidance, on any route."""
+    path = rng.choice(GRAMMAR_ROUTES)
+    if path == "/v1/completions":
+        body = json.loads(json.dumps(BASES[path]))
+        depth = rng.choice([1800, 2600, 6000])
+        body["structured_outputs"] = {"grammar": rng.choice([
+            "%llguidance {}\n" + lark_chain(rng, depth),
+            f"%llguidance {{}}\nstart: %json {json.dumps(ref_schema(rng, depth))}\n",
+            json.dumps({"grammars": [{"json_schema": ref_schema(rng, depth)}]}),
+            json.dumps({"grammars": [{"lark_grammar": lark_chain(rng, depth)}]}),
+        ])}  # fmt: skip
+        return path, _json(body)
+    chat = path.startswith("/v1/chat")
+    body = json.loads(json.dumps(BASES["/v1/chat/completions" if chat else "/v1/responses"]))
+    move = rng.randrange(3)
+    if move == 0:
+        body["tools"] = [_custom_tool(path, *client_grammar(rng))]
+    elif move == 1:
+        schema = {"type": "object", "properties": {"x": ref_schema(rng, rng.choice([300, 3000]))}}
+        function = {"name": "f", "parameters": schema}
+        body["tools"] = [{"type": "function", "function": function} if chat else
+                         {"type": "function", **function}]  # fmt: skip
+    else:
+        schema = ref_schema(rng, rng.choice([300, 3000]))
+        if chat:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "r", "schema": schema},
+            }
+        else:
+            body["text"] = {"format": {"type": "json_schema", "name": "r", "schema": schema}}
+    return path, _json(body)
+
+
+def count_case(rng: random.Random) -> tuple[str, bytes]:
+    """Large counts: many tools, many messages, many stop strings, long names."""
+    path = rng.choice(ROUTES[:2])
+    body = json.loads(json.dumps(BASES[path]))
+    many = rng.choice([129, 1000, 5000])
+    move = rng.randrange(4)
+    if move == 0:
+        tools = [{**TOOL, "function": {**TOOL["function"], "name": f"t{i}"}} for i in range(many)]
+        body["tools"] = tools if path.startswith("/v1/chat") else [
+            {"type": "function", **t["function"]} for t in tools]  # fmt: skip
+    elif move == 1:
+        turns = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}] * many
+        if path.startswith("/v1/chat"):
+            body["messages"] = [*turns, {"role": "user", "content": "go"}]
+        else:
+            body["input"] = [*turns, {"role": "user", "content": "go"}]
+    elif move == 2:
+        body["stop"] = ["x"] * many
+    else:
+        body["tools"] = [{**TOOL, "function": {**TOOL["function"], "name": "n" * many}}]
+    return path, _json(body)
+
+
+def _user_text(path: str, text: str) -> tuple[str, bytes]:
+    """``path``'s base body with ``text`` as the user's words (a message, the input, or the
+    completion's prompt), as UTF-8 JSON."""
+    body = json.loads(json.dumps(BASES[path]))
+    if path == "/v1/completions":
+        body["prompt"] = "<|start|>user<|message|>" + text + "<|end|>"
+    elif path == "/v1/responses":
+        body["input"] = text
+    else:
+        body["messages"] = [{"role": "user", "content": text}]
+    return path, body_bytes(body)
+
+
+def whitespace_case(rng: random.Random) -> tuple[str, bytes]:
+    """A run of Unicode whitespace near or past tiktoken's limit, in a message or a prompt."""
+    run = rng.choice(SPACES) * rng.choice([400_000, 600_000, 1_100_000])
+    return _user_text(rng.choice(ROUTES), "a" + run + "b")
+
+
+def long_prompt_case(rng: random.Random) -> tuple[str, bytes]:
+    """A prompt of tens of thousands of tokens: past the embedded backend's context."""
+    return _user_text(rng.choice(ROUTES), "word " * rng.choice([20_000, 200_000, 600_000]))
+
+
+def body_bytes(body: Any) -> bytes:
+    """The body as UTF-8 JSON (not ASCII-escaped: a space stays one to three bytes)."""
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
 def _stream_ended_properly(path: str, data: bytes) -> bool:
     text = data.decode("utf-8", errors="replace")
     if path == "/v1/responses":
-        return any(
-            f'"type":"response.{end}"' in text for end in ("completed", "incomplete", "failed")
-        ) or '"type":"error"' in text
+        return (
+            any(f'"type":"response.{end}"' in text for end in ("completed", "incomplete", "failed"))
+            or '"type":"error"' in text
+        )
     return text.rstrip().endswith("data: [DONE]")
 
 
@@ -382,15 +566,29 @@ def _rss_mib(process: subprocess.Popen[bytes]) -> float:
     return 0.0
 
 
+#: The classes of bodies, each a function of the random source.
+BODY_CLASSES = {
+    "body": body_case,
+    "grammar": grammar_case,
+    "counts": count_case,
+    "whitespace": whitespace_case,
+    "long_prompt": long_prompt_case,
+    "echo": echo_case,
+}
+#: How often each class is drawn (bodies twice as often as the rest).
+CLASSES = ["body", "body", "grammar", "grammar", "counts", "whitespace", "long_prompt",
+           "echo", "headers", "chunked", "stream"]  # fmt: skip
+
+
 def _one(rng: random.Random, port: int, counts: Counts) -> None:
-    kind = rng.choice(["body", "body", "headers", "chunked", "stream"])
+    kind = rng.choice(CLASSES)
     counts.requests[kind] += 1
     headers = {"Content-Type": b"application/json"}
     chunks = None
     read_limit = None
     cut = False
-    if kind == "body":
-        path, body = body_case(rng)
+    if kind in BODY_CLASSES:
+        path, body = BODY_CLASSES[kind](rng)
     elif kind == "headers":
         path, body, headers = header_case(rng, port)
         announced = headers.get("Content-Length")
@@ -408,7 +606,14 @@ def _one(rng: random.Random, port: int, counts: Counts) -> None:
             read_limit = rng.randrange(1, 2000)
     try:
         status, data, complete, content_type = _request(
-            port, "POST", path, body, headers, chunks=chunks, read_limit=read_limit, cut=cut,
+            port,
+            "POST",
+            path,
+            body,
+            headers,
+            chunks=chunks,
+            read_limit=read_limit,
+            cut=cut,
             timeout=60,
         )
     except (OSError, http.client.HTTPException) as exc:

@@ -10,12 +10,22 @@ from typing import Any
 
 from .errors import CliError
 
-__all__ = ["EMBEDDED_MAX_TOKENS", "ENGINE_MAX_TOKENS", "register"]
+__all__ = [
+    "EMBEDDED_CONTEXT_TOKENS",
+    "EMBEDDED_MAX_TOKENS",
+    "ENGINE_CONTEXT_TOKENS",
+    "ENGINE_MAX_TOKENS",
+    "register",
+]
 
 #: ``--max-tokens-limit``'s defaults: the in-process engine runs on this machine's CPU, so a
 #: request may hold a worker for at most this many tokens; an engine's own context bounds it.
 EMBEDDED_MAX_TOKENS = 4096
 ENGINE_MAX_TOKENS = 32768
+#: ``--context-tokens``' defaults: the embedded model feeds a prompt of this many ids in
+#: seconds and a bounded memory; an engine's is gpt-oss's context (131,072).
+EMBEDDED_CONTEXT_TOKENS = 8192
+ENGINE_CONTEXT_TOKENS = 131072
 
 
 def register(subparsers: Any) -> None:
@@ -40,7 +50,7 @@ def register(subparsers: Any) -> None:
         "--replay",
         metavar="FILE",
         help="replay: a JSON Lines file, one completion a line (Harmony text after "
-        "<|start|>assistant as a JSON string, or {\"text\": ...}); the n-th request plays "
+        '<|start|>assistant as a JSON string, or {"text": ...}); the n-th request plays '
         "the n-th line, cycling, checked against the request's turn grammar",
     )
     parser.add_argument("--upstream", metavar="URL", help="the engine's base URL")
@@ -128,7 +138,9 @@ def register(subparsers: Any) -> None:
         "--context-tokens",
         type=int,
         metavar="N",
-        help="reject prompts whose tokens plus max_tokens exceed N (default: no check)",
+        help="reject prompts whose tokens plus max_tokens exceed N, before any grammar is "
+        f"written (default: {EMBEDDED_CONTEXT_TOKENS} for the embedded backend, whose CPU "
+        f"model this fits; {ENGINE_CONTEXT_TOKENS}, gpt-oss's context, for the others)",
     )
     parser.add_argument(
         "--workers", type=int, default=4, metavar="N", help="embedded: generations at once"
@@ -190,6 +202,11 @@ def run(args: argparse.Namespace) -> int:
     if limit is None:
         limit = EMBEDDED_MAX_TOKENS if args.backend == "embedded" else ENGINE_MAX_TOKENS
     default = min(1024, limit) if args.max_tokens is None else args.max_tokens
+    context = args.context_tokens
+    if context is None:
+        context = EMBEDDED_CONTEXT_TOKENS if args.backend == "embedded" else ENGINE_CONTEXT_TOKENS
+    if context < 1:
+        raise CliError("--context-tokens must be positive")
     if args.max_request_bytes < 1 or default < 1 or limit < 1:
         raise CliError("--max-request-bytes, --max-tokens and --max-tokens-limit must be positive")
     if default > limit:
@@ -242,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
         limits=Limits(
             default_max_tokens=default,
             max_tokens=limit,
-            context_tokens=args.context_tokens,
+            context_tokens=context,
         ),
         max_queue=args.max_queue,
         reasoning_seal=seal,
@@ -276,10 +293,7 @@ def _url_host(host: str) -> str:
 
 def _bind_problem(host: str, port: int, exc: OSError) -> str:
     if exc.errno == errno.EADDRINUSE:
-        return (
-            f"{host}:{port} is already in use: stop what listens there, or pick another "
-            "--port"
-        )
+        return f"{host}:{port} is already in use: stop what listens there, or pick another --port"
     if exc.errno == errno.EACCES:
         return f"{host}:{port}: permission denied (ports below 1024 need root): pick another --port"
     return f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc})"

@@ -16,6 +16,14 @@ pieces one by one gives exactly the ids of encoding the whole:
 
 One pre-tokenizer match longer than :data:`MAX_MATCH_CHARS` cannot be cut without changing
 its ids; :class:`EncodeLimitError` says where it is.
+
+tiktoken has a limit of its own: its regex engine backtracks through a run of whitespace
+(``\\s+(?!\\S)``) on a bounded stack, and panics (``PanicException``, a ``BaseException``)
+on a run of about a million spaces, tabs, NBSPs or ideographic spaces, well below
+:data:`MAX_MATCH_CHARS`. So a run of Unicode whitespace longer than
+:data:`MAX_WHITESPACE_RUN` is an :class:`EncodeLimitError` too, found before tiktoken sees
+the text (:func:`check_whitespace_runs`), in every function here and in
+:func:`encode_bounded`, the one way this package hands text to tiktoken.
 """
 
 from __future__ import annotations
@@ -29,8 +37,11 @@ from ..base.errors import HarmonyGrammarError
 
 __all__ = [
     "MAX_MATCH_CHARS",
+    "MAX_WHITESPACE_RUN",
     "PIECE_CHARS",
     "EncodeLimitError",
+    "check_whitespace_runs",
+    "encode_bounded",
     "encode_ordinary_pieces",
     "safe_cuts",
 ]
@@ -39,20 +50,55 @@ __all__ = [
 PIECE_CHARS = 1 << 16
 #: The longest single pre-tokenizer match encoded (about 60 MB of tiktoken's memory).
 MAX_MATCH_CHARS = 1 << 20
+#: The longest run of whitespace encoded: tiktoken panics near a million (measured with
+#: tiktoken 0.14: 900,000 spaces encode, 1,000,000 do not; 700,000 alternating spaces and
+#: tabs do not either), so half a million leaves it a margin.
+MAX_WHITESPACE_RUN = 1 << 19
 
 _NEWLINE_CUT = re.compile(r"[\r\n](?=[^\s/])")
 
 
 class EncodeLimitError(HarmonyGrammarError, ValueError):
-    """Text holding one pre-tokenizer match longer than :data:`MAX_MATCH_CHARS`."""
+    """Text holding one pre-tokenizer match longer than :data:`MAX_MATCH_CHARS`, or a run
+    of whitespace longer than :data:`MAX_WHITESPACE_RUN` (``whitespace`` is then true)."""
 
-    def __init__(self, offset: int, length: int) -> None:
-        super().__init__(
-            f"{length} characters at character {offset} form one pre-tokenizer match (at most"
-            f" {MAX_MATCH_CHARS}): tiktoken would need memory for all of them at once"
-        )
+    def __init__(self, offset: int, length: int, *, whitespace: bool = False) -> None:
+        if whitespace:
+            message = (
+                f"{length} whitespace characters in a row at character {offset} (at most "
+                f"{MAX_WHITESPACE_RUN}): tiktoken cannot encode so long a run; shorten it"
+            )
+        else:
+            message = (
+                f"{length} characters at character {offset} form one pre-tokenizer match (at "
+                f"most {MAX_MATCH_CHARS}): tiktoken would need memory for all of them at once"
+            )
+        super().__init__(message)
         self.offset = offset
         self.length = length
+        self.whitespace = whitespace
+
+
+def check_whitespace_runs(text: str) -> None:
+    """:class:`EncodeLimitError` for the first run of Unicode whitespace (the ``\\s`` of
+    tiktoken's pattern) longer than :data:`MAX_WHITESPACE_RUN`; linear in the text."""
+    if len(text) <= MAX_WHITESPACE_RUN:
+        return
+    for match in _pattern(r"\s+").finditer(text):
+        if match.end() - match.start() > MAX_WHITESPACE_RUN:
+            raise EncodeLimitError(match.start(), match.end() - match.start(), whitespace=True)
+
+
+def encode_bounded(
+    encoding: Any, text: str, *, allowed_special: Any = frozenset(), ordinary: bool = False
+) -> list[int]:
+    """``encoding.encode(text, allowed_special=..., disallowed_special=())`` (or
+    ``encode_ordinary`` with ``ordinary``), after :func:`check_whitespace_runs`: the one
+    call into tiktoken for text this package did not write."""
+    check_whitespace_runs(text)
+    if ordinary:  # in bounded pieces: tiktoken's memory follows its longest input
+        return [i for part in encode_ordinary_pieces(encoding, text) for i in part]
+    return list(encoding.encode(text, allowed_special=allowed_special, disallowed_special=()))
 
 
 @functools.lru_cache(maxsize=4)
@@ -66,8 +112,10 @@ def safe_cuts(text: str, pattern_text: str, piece: int = PIECE_CHARS) -> Iterato
     """Offsets that cut ``text`` into pieces of about ``piece`` characters, each where the
     pre-tokenizer ``pattern_text`` cuts anyway; the last offset is ``len(text)``.
 
-    Raises :class:`EncodeLimitError` where one match is longer than :data:`MAX_MATCH_CHARS`.
+    Raises :class:`EncodeLimitError` where one match is longer than :data:`MAX_MATCH_CHARS`,
+    or a run of whitespace longer than :data:`MAX_WHITESPACE_RUN`.
     """
+    check_whitespace_runs(text)
     start, size = 0, len(text)
     while size - start > piece:
         newline = _NEWLINE_CUT.search(text, start + piece // 2, start + piece)

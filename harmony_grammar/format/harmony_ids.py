@@ -41,7 +41,8 @@ def encode_plan(text: str) -> EncodePlan:
         try:
             plan.extend((None, start + cut) for cut in safe_cuts(piece, pattern))
         except EncodeLimitError as exc:
-            raise EncodeLimitError(start + exc.offset, exc.length) from None
+            offset = start + exc.offset
+            raise EncodeLimitError(offset, exc.length, whitespace=exc.whitespace) from None
     return plan
 
 

@@ -2,13 +2,17 @@
 
 Theory of operation
 -------------------
-A request is planned once (:mod:`.planning`: the bridges read the body into a conversation,
-the renderer makes the prompt's token ids, the generation layer writes the turn's grammar),
+A request is read and bounded first (:mod:`.intake`: the key, the body, the model;
+:mod:`.bounds`: tool count and size, the prompt against the context), then planned once, in a
+worker thread (:mod:`.planning` makes a :class:`~.plan.Plan`: the bridges read the body into a
+conversation, the renderer makes the prompt's token ids, the generation layer writes the
+turn's grammar; :mod:`.fields` reads the sampling fields), then goes through one lifecycle
+for every API (:mod:`.lifecycle`: admission, the first piece, the payloads, the metrics),
 handed to a backend (:mod:`.backend`: the in-process :mod:`.embedded` engine, an engine over
 HTTP, :mod:`.engines`, or recorded completions, :mod:`.replay`), and the output is read back
-through the stream bridges (:mod:`.runs`), whole or streamed, by the Starlette app
-(:mod:`.app`) that :mod:`.server` runs on uvicorn. The embedded and replay servers also
-answer a vLLM-style ``/v1/completions`` (:mod:`.completions`). Errors are OpenAI error
+through the stream bridges (:mod:`.runs`), whole or streamed (:mod:`.sse`), by the
+Starlette app (:mod:`.app`) that :mod:`.server` runs on uvicorn. The embedded and replay
+servers also answer a vLLM-style ``/v1/completions`` (:mod:`.completions`). Errors are OpenAI error
 objects (:mod:`.errors`). Responses reasoning is sealed for stateless round trips
 (:mod:`.reasoning_seal`), and ``/render`` twins of both APIs show the prompt without
 generating (:mod:`.render_endpoints`).

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..generation.sampling import TokenLogprobs
 from .planning import Plan
 
-__all__ = ["Backend", "Output", "TokenSource"]
+__all__ = ["Backend", "Output", "ScoredTokenSource", "TokenSource"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +60,15 @@ class Backend(Protocol):
         ...
 
 
+@runtime_checkable
 class TokenSource(Protocol):
-    """A backend that draws ids itself (embedded, replay): it can serve ``/v1/completions``."""
+    """A backend that draws ids itself (embedded, replay): it can serve ``/v1/completions``
+    (the app registers that route where ``isinstance(backend, TokenSource)``)."""
+
+    @property
+    def name(self) -> str:
+        """The backend's name."""
+        ...
 
     def tokens(
         self,
@@ -74,4 +81,24 @@ class TokenSource(Protocol):
         stop_ids: frozenset[int] = frozenset(),
     ) -> AsyncGenerator[int, None]:
         """Ids after ``prompt`` under the llguidance ``grammar``, each as it comes."""
+        ...
+
+
+@runtime_checkable
+class ScoredTokenSource(TokenSource, Protocol):
+    """A token source that also scores each id: ``/v1/completions`` gives ``logprobs``."""
+
+    def draws(
+        self,
+        prompt: Sequence[int],
+        grammar: str,
+        *,
+        max_tokens: int,
+        temperature: float = 1.0,
+        seed: int | None = None,
+        stop_ids: frozenset[int] = frozenset(),
+        logprobs: int | None = None,
+    ) -> AsyncGenerator[tuple[int, TokenLogprobs | None], None]:
+        """Ids after ``prompt`` under ``grammar``, each with its log-probabilities where
+        ``logprobs`` (the number of alternatives) is given."""
         ...

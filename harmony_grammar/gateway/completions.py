@@ -14,31 +14,36 @@ log-probability in the legacy shape (``tokens``, ``token_logprobs``, ``top_logpr
 The request is read once, here (:func:`plan_completion`), with the planner's field readers
 and limits: ``max_tokens`` is capped by ``--max-tokens-limit``, and the client's grammar
 passes the grammar gate (:mod:`~harmony_grammar.schema.grammar_gate`: depth, size and rule
-count) before llguidance sees it. The route itself is ``Gateway.completions`` (:mod:`.app`),
-which streams these payloads with the same SSE writer as Chat Completions and cancels the
-generation when the client leaves, whole or streamed.
+count) before llguidance sees it. The route itself is ``Gateway.completions`` (:mod:`.app`):
+the same lifecycle as Chat Completions (:mod:`.lifecycle`: the model check, ``--max-queue``,
+the metrics, the engine closed when the client leaves) and the same SSE writer.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..format.bounded_encode import EncodeLimitError, encode_bounded
 from ..format.tokens import CONTROL_SPELLINGS
 from ..format.vocabulary import load_encoding
 from ..generation.sampling import TokenLogprobs
 from ..schema.grammar_gate import grammar_limit_problem
-from .errors import GatewayError, bad_request
+from .bounds import check_context
+from .errors import GatewayError, UpstreamError, bad_request
+from .fields import integer as _integer
+from .fields import number as _number
 from .logprobs import completion_logprobs
-from .planning import MAX_TOP_LOGPROBS, Limits, _integer, _number
+from .plan import Limits
+from .planning import MAX_TOP_LOGPROBS
 
 __all__ = [
     "CompletionPlan",
+    "CompletionRun",
     "Draw",
-    "completion_payloads",
     "fold_completion",
     "plan_completion",
     "unscored",
@@ -69,7 +74,10 @@ class CompletionPlan:
 
 def _prompt(value: Any) -> list[int]:
     if isinstance(value, str):
-        return load_encoding().encode(value, allowed_special=CONTROL_SPELLINGS)
+        try:
+            return encode_bounded(load_encoding(), value, allowed_special=CONTROL_SPELLINGS)
+        except EncodeLimitError as exc:
+            raise bad_request(f"the prompt cannot be encoded: {exc}", "prompt") from None
     if isinstance(value, list) and all(
         isinstance(i, int) and not isinstance(i, bool) and 0 <= i < load_encoding().n_vocab
         for i in value
@@ -122,10 +130,13 @@ def plan_completion(request: Any, *, model: str, limits: Limits) -> CompletionPl
     name = request.get("model")
     if name is not None and not isinstance(name, str):
         raise bad_request("model must be a string", "model")
+    prompt = _prompt(request.get("prompt"))
+    limit = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
+    check_context(len(prompt), limit, limits.context_tokens)  # before the grammar is read
     return CompletionPlan(
-        prompt=_prompt(request.get("prompt")),
+        prompt=prompt,
         grammar=_grammar(request),
-        max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+        max_tokens=limit,
         temperature=1.0 if temperature is None else temperature,
         seed=_integer(request, "seed", -(2**63), 2**63 - 1),
         stop_ids=frozenset(stops or ()),
@@ -149,28 +160,40 @@ async def unscored(tokens: AsyncGenerator[int, None]) -> AsyncGenerator[Draw, No
         await tokens.aclose()
 
 
-async def completion_payloads(
-    plan: CompletionPlan, tokens: AsyncIterator[Draw], first: Draw | None
-) -> AsyncGenerator[dict[str, Any], None]:
-    """The ``text_completion`` chunks: one per id, the finish chunk, usage when asked."""
-    base = {
-        "id": f"cmpl-{secrets.token_hex(12)}",
-        "object": "text_completion",
-        "created": int(time.time()),
-        "model": plan.model,
-    }
-    encoding = load_encoding()
+class CompletionRun:
+    """The ``text_completion`` chunks of one completion: one per id, the finish chunk, usage
+    when asked (a :class:`~.lifecycle.Run`: the generation's lifecycle feeds it)."""
 
-    offset = 0  # characters of text so far: each id's text_offset
+    def __init__(self, plan: CompletionPlan) -> None:
+        self.plan = plan
+        self.prompt_tokens = len(plan.prompt)
+        self._base = {
+            "id": f"cmpl-{secrets.token_hex(12)}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": plan.model,
+        }
+        self._count = 0
+        self._last: int | None = None
+        self._offset = 0  # characters of text so far: each id's text_offset
 
-    def choice(draw: Draw | None, finish: str | None) -> dict[str, Any]:
-        nonlocal offset
+    @property
+    def should_stop(self) -> bool:
+        """Never before the backend's own end (its stop ids and ``max_tokens``)."""
+        return False
+
+    @property
+    def output_tokens(self) -> int:
+        """The ids written so far."""
+        return self._count
+
+    def _choice(self, draw: Draw | None, finish: str | None) -> dict[str, Any]:
         ids = [] if draw is None else [draw[0]]
-        text = encoding.decode(ids)
+        text = load_encoding().decode(ids)
         scores = None
-        if plan.logprobs is not None:
-            scores = completion_logprobs([draw[1]] if draw and draw[1] else [], offset)
-        offset += len(text)
+        if self.plan.logprobs is not None:
+            scores = completion_logprobs([draw[1]] if draw and draw[1] else [], self._offset)
+        self._offset += len(text)
         return {
             "index": 0,
             "text": text,
@@ -179,35 +202,41 @@ async def completion_payloads(
             "logprobs": scores,
         }
 
-    count = 0
-    last = None if first is None else first[0]
-    if first is not None:
-        yield {**base, "choices": [choice(first, None)], "prompt_token_ids": plan.prompt}
-        count = 1
-        async for draw in tokens:
-            yield {**base, "choices": [choice(draw, None)]}
-            count += 1
-            last = draw[0]
-    # vLLM's words, honestly: "stop" at a stop id (or a grammar that ended, when none were
-    # given), "length" at the limit, "abort" for output that just ended.
-    if last is not None and last in plan.stop_ids:
-        finish = "stop"
-    elif count >= plan.max_tokens:
-        finish = "length"
-    else:
-        finish = "abort" if plan.stop_ids else "stop"
-    yield {**base, "choices": [choice(None, finish)]}
-    if plan.include_usage:
-        usage = {
-            "prompt_tokens": len(plan.prompt),
-            "completion_tokens": count,
-            "total_tokens": len(plan.prompt) + count,
-        }
-        yield {**base, "choices": [], "usage": usage}
+    def feed(self, draw: Draw) -> list[dict[str, Any]]:
+        """One id's chunk (the first also carries ``prompt_token_ids``)."""
+        chunk = {**self._base, "choices": [self._choice(draw, None)]}
+        if self._count == 0:
+            chunk["prompt_token_ids"] = self.plan.prompt
+        self._count += 1
+        self._last = draw[0]
+        return [chunk]
+
+    def close(self, fault: UpstreamError | None = None) -> list[dict[str, Any]]:
+        """The finish chunk and usage; after a fault, the error (a stream's last event)."""
+        if fault is not None:
+            return [{"error": fault.body()["error"]}]
+        plan = self.plan
+        # vLLM's words, honestly: "stop" at a stop id (or a grammar that ended, when none
+        # were given), "length" at the limit, "abort" for output that just ended.
+        if self._last is not None and self._last in plan.stop_ids:
+            finish = "stop"
+        elif self._count >= plan.max_tokens:
+            finish = "length"
+        else:
+            finish = "abort" if plan.stop_ids else "stop"
+        out = [{**self._base, "choices": [self._choice(None, finish)]}]
+        if plan.include_usage:
+            usage = {
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self._count,
+                "total_tokens": self.prompt_tokens + self._count,
+            }
+            out.append({**self._base, "choices": [], "usage": usage})
+        return out
 
 
 def fold_completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:
-    """The whole ``text_completion`` that the chunks of :func:`completion_payloads` add up to."""
+    """The whole ``text_completion`` that the chunks of :class:`CompletionRun` add up to."""
     ids = [i for chunk in chunks for c in chunk["choices"] for i in c["token_ids"]]
     finish = [c["finish_reason"] for chunk in chunks for c in chunk["choices"]][-1]
     usage = next((chunk["usage"] for chunk in chunks if "usage" in chunk), None)

@@ -27,9 +27,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
 from ..declarations.toolset import ToolSet
 from ..generation.turn_grammar import TurnGrammarError, completion_grammar
@@ -41,181 +40,19 @@ from ..rendering.responses import from_responses
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.parameters import checked_tools
+from .bounds import check_context, check_shape
 from .errors import GatewayError, bad_request
+from .fields import given as _given
+from .fields import integer as _integer
+from .fields import max_tokens as _max_tokens
+from .fields import number as _number
+from .fields import stop as _stop
+from .plan import Api, Limits, Plan
 from .reasoning_seal import ReasoningSeal, open_reasoning
 from .unsupported import LOGPROBS_INCLUDE
 from .validation import check_fields
 
 __all__ = ["REASONING_SHARE", "Limits", "Plan", "plan_chat", "plan_responses", "reasoning_budget"]
-
-Api = Literal["chat", "responses"]
-#: OpenAI allows up to four stop sequences.
-MAX_STOP = 4
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What the gateway accepts: the defaults a request may narrow, and hard caps."""
-
-    default_max_tokens: int = 1024
-    max_tokens: int = 32768
-    #: The prompt plus ``max_tokens`` must fit; None leaves the check to the engine.
-    context_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A request ready for a backend (see the module docstring)."""
-
-    api: Api
-    request: Mapping[str, Any]
-    model: str
-    prompt_ids: tuple[int, ...]
-    #: The turn's llguidance grammar (``%llguidance {}``).
-    grammar: str
-    #: The request's function tools as ``{name: schema}``: the parser checks calls against them.
-    tools: Mapping[str, Any]
-    tool_choice: str
-    response_format: Mapping[str, Any] | None
-    max_tokens: int
-    temperature: float
-    top_p: float | None
-    seed: int | None
-    stop: tuple[str, ...]
-    stream: bool
-    include_usage: bool
-    _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-    #: The tools the turn may call, as OpenAI-style entries (``function``, ``custom``,
-    #: ``namespace``): what the turn grammar is written from.
-    callables: tuple[Mapping[str, Any], ...] = ()
-    #: Namespaces besides ``functions`` (their calls are tool calls, ``to=NAMESPACE.fn``).
-    namespaces: tuple[str, ...] = ()
-    #: Hosted tools the gateway cannot run, left out of the prompt (reported in a header).
-    hosted_tools: tuple[str, ...] = ()
-    #: The request's tools, read once (:meth:`ToolSet.read`): ``tools``, ``callables``,
-    #: ``namespaces`` and ``hosted_tools`` are its views, and the bridges take it as it is.
-    toolset: ToolSet = field(default_factory=ToolSet)
-    #: Chat's sampling penalties (-2 to 2) and ``logit_bias`` as ``(id, bias)`` pairs, for
-    #: the engines that apply them (``unsupported.HONOURED``); None / empty: not set.
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
-    logit_bias: tuple[tuple[int, float], ...] = ()
-    #: Log-probabilities asked for: how many alternatives per position (0: none); None: not
-    #: asked (Chat ``logprobs``/``top_logprobs``, Responses ``include``/``top_logprobs``).
-    logprobs: int | None = None
-
-    @property
-    def prompt_text(self) -> str:
-        """The prompt as Harmony text (control tokens spelled), for text-only engines."""
-        if "text" not in self._cache:
-            from ..format.vocabulary import load_encoding
-
-            self._cache["text"] = load_encoding().decode(list(self.prompt_ids))
-        return self._cache["text"]
-
-    @property
-    def structural_tag(self) -> str:
-        """The same turn as an xgrammar structural tag (JSON text), compiled on first use."""
-        return self.structural_tag_for(None)
-
-    def structural_tag_for(self, target_version: str | None) -> str:
-        """The structural tag for the xgrammar of ``target_version`` (None: 0.2.9 or later:
-        :func:`~harmony_grammar.generation.xgrammar_structural_tag`), compiled once each."""
-        key = f"tag:{target_version}"
-        if key not in self._cache:
-            try:
-                self._cache[key] = completion_grammar(
-                    self._grammar_tools,
-                    target="xgrammar",
-                    target_version=target_version,
-                    tool_choice=self.tool_choice,
-                    response_format=self.response_format,
-                    allow_preamble=self.response_format is None,
-                )
-            except TurnGrammarError as exc:  # what the tag cannot say (a Lark custom tool)
-                raise bad_request(
-                    f"the turn's structural tag cannot be built: {exc}", "tools"
-                ) from None
-        return self._cache[key]
-
-    @property
-    def gbnf(self) -> str:
-        """The same turn as llama.cpp GBNF (control tokens by id, ending before the stop
-        token: ``generation/turn_gbnf.py``), compiled on first use; 400 where GBNF cannot
-        express a schema or a tool."""
-        if "gbnf" not in self._cache:
-            try:
-                self._cache["gbnf"] = completion_grammar(
-                    self._grammar_tools,
-                    target="gbnf",
-                    tool_choice=self.tool_choice,
-                    response_format=self.response_format,
-                )
-            except (TurnGrammarError, UnsupportedSchemaError) as exc:
-                raise bad_request(f"the turn's GBNF cannot be built: {exc}", "tools") from None
-        return self._cache["gbnf"]
-
-    @property
-    def banned_ids(self) -> tuple[int, ...]:
-        """The special ids the turn never writes (``turn_gbnf.banned_ids``): an engine that
-        ends generation on any such id wherever its grammar may end must never sample them."""
-        from ..generation.turn_gbnf import banned_ids
-        from ..generation.turn_grammar import TurnOptions
-
-        options = TurnOptions(tool_choice=self.tool_choice, response_format=self.response_format)
-        return banned_ids(self._grammar_tools, options)
-
-    @property
-    def _grammar_tools(self) -> Any:
-        """What the turn grammars are written from: the tools read, none for ``none``."""
-        return self.toolset if self.tool_choice != "none" else ToolSet()
-
-
-# -- reading the sampling fields -----------------------------------------------------------
-
-
-def _number(request: Mapping[str, Any], key: str, low: float, high: float) -> float | None:
-    value = request.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise bad_request(f"{key} must be a number from {low} to {high}", key)
-    return float(value)
-
-
-def _integer(request: Mapping[str, Any], key: str, low: int, high: int) -> int | None:
-    value = request.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise bad_request(f"{key} must be an integer from {low} to {high}", key)
-    return value
-
-
-def _max_tokens(request: Mapping[str, Any], keys: Sequence[str], limits: Limits) -> int:
-    for key in keys:
-        value = _integer(request, key, 1, limits.max_tokens)
-        if value is not None:
-            return value
-    return limits.default_max_tokens
-
-
-def _given(request: Mapping[str, Any], *keys: str) -> bool:
-    return any(request.get(key) is not None for key in keys)
-
-
-def _stop(request: Mapping[str, Any]) -> tuple[str, ...]:
-    stop = request.get("stop")
-    if stop is None:
-        return ()
-    stops = [stop] if isinstance(stop, str) else stop
-    if (
-        not isinstance(stops, list)
-        or len(stops) > MAX_STOP
-        or not all(isinstance(s, str) and s for s in stops)
-    ):
-        raise bad_request(f"stop must be a non-empty string or a list of up to {MAX_STOP}", "stop")
-    return tuple(stops)
 
 
 def _tool_choice(choice: Any) -> str:
@@ -352,6 +189,15 @@ def _plan(
         toolset = checked_tools(request.get("tools") or [], chat=api == "chat")
     except ValueError as exc:
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
+    # The prompt before the grammar: rendering is linear in the request, and a prompt past
+    # the context is refused before the grammar (seconds for many tools) is written.
+    try:
+        prompt = render(
+            conversation, next_turn="assistant", tokens=True, drop_rule=DropRule.EVERY_FINAL
+        )
+    except (RenderError, ValueError) as exc:
+        raise bad_request(f"the conversation cannot be rendered: {exc}", "messages") from None
+    check_context(len(prompt), max_tokens, limits.context_tokens)
     tool_choice = _tool_choice(request.get("tool_choice"))
     if not toolset.callables and tool_choice == "auto":
         tool_choice = "none"
@@ -377,20 +223,6 @@ def _plan(
         ) from None
     except (TurnGrammarError, UnsupportedSchemaError, ValueError) as exc:
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
-    try:
-        prompt = render(
-            conversation, next_turn="assistant", tokens=True, drop_rule=DropRule.EVERY_FINAL
-        )
-    except (RenderError, ValueError) as exc:
-        raise bad_request(f"the conversation cannot be rendered: {exc}", "messages") from None
-    if limits.context_tokens is not None and len(prompt) + max_tokens > limits.context_tokens:
-        raise GatewayError(
-            400,
-            f"the prompt is {len(prompt)} tokens and max tokens {max_tokens}: more than the "
-            f"model's context of {limits.context_tokens}; shorten the input or lower max tokens",
-            code="context_length_exceeded",
-            param="messages",
-        )
     temperature = _number(request, "temperature", 0.0, 2.0)
     stream = request.get("stream", False)
     if not isinstance(stream, bool):
@@ -468,6 +300,7 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
     check_fields(request, "chat")
+    check_shape(request, max_tools=limits.max_tools, max_tools_bytes=limits.max_tools_bytes)
     try:
         conversation = from_chat_completions(request)
     except ChatCompletionError as exc:
@@ -506,6 +339,7 @@ def plan_responses(
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
     check_fields(request, "responses")
+    check_shape(request, max_tools=limits.max_tools, max_tools_bytes=limits.max_tools_bytes)
     if request.get("previous_response_id") is not None:
         raise bad_request(
             "the gateway is stateless and stores no responses (store: true keeps nothing "

@@ -13,7 +13,6 @@ the prompt, and every Responses answer that left any out names them, once each, 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from starlette.requests import Request
@@ -27,26 +26,43 @@ __all__ = ["HOSTED_TOOLS_HEADER", "hosted_tools_header", "render_routes"]
 #: The response header naming the hosted tools a request sent and the prompt left out.
 HOSTED_TOOLS_HEADER = "x-hosted-tools-ignored"
 
-Handler = Callable[[Request], Awaitable[Response]]
-
 
 class Planner(Protocol):
-    """What the render endpoints need of the gateway: the key check, the body, the plans."""
+    """What the render endpoints need of the gateway: the key check, the body, the plans
+    (made in a worker thread, as a generation's are)."""
 
     def check_key(self, request: Request) -> None: ...
 
     async def body(self, request: Request) -> Any: ...
 
-    def plan_chat(self, body: Any) -> Plan: ...
+    async def plan_chat(self, body: Any) -> Plan: ...
 
-    def plan_responses(self, body: Any) -> Plan: ...
+    async def plan_responses(self, body: Any) -> Plan: ...
 
 
 def hosted_tools_header(plan: Plan) -> dict[str, str]:
     """``{x-hosted-tools-ignored: "web_search, file_search"}``, or nothing when none was sent."""
     if not plan.hosted_tools:
         return {}
-    return {HOSTED_TOOLS_HEADER: ", ".join(plan.hosted_tools)}
+    names = [_header_safe(name) for name in plan.hosted_tools[:MAX_HOSTED_NAMES]]
+    if len(plan.hosted_tools) > MAX_HOSTED_NAMES:
+        names.append(f"... ({len(plan.hosted_tools) - MAX_HOSTED_NAMES} more)")
+    return {HOSTED_TOOLS_HEADER: ", ".join(names)}
+
+
+#: How many hosted tools' names the header lists, and how long each may be.
+MAX_HOSTED_NAMES = 16
+MAX_HOSTED_NAME_CHARS = 64
+
+
+def _header_safe(name: str) -> str:
+    """A client's tool type as a header value can hold it: printable ASCII, escaped as a
+    Python literal otherwise (no CR, LF, NUL or non-Latin-1 reaches the header), cut short."""
+    if not (name.isascii() and name.isprintable()):
+        name = ascii(name)[1:-1]
+    if len(name) > MAX_HOSTED_NAME_CHARS:
+        name = name[:MAX_HOSTED_NAME_CHARS] + "..."
+    return name
 
 
 def _rendered(plan: Plan) -> Response:
@@ -54,18 +70,18 @@ def _rendered(plan: Plan) -> Response:
     return JSONResponse(body, headers=hosted_tools_header(plan))
 
 
-def render_routes(gateway: Planner, errors: Callable[[Handler], Handler]) -> list[Route]:
-    """The two render routes over ``gateway``, each wrapped by ``errors`` (OpenAI errors)."""
+def render_routes(gateway: Planner) -> list[Route]:
+    """The two render routes over ``gateway`` (its errors are the app's to answer)."""
 
     async def chat(request: Request) -> Response:
         gateway.check_key(request)
-        return _rendered(gateway.plan_chat(await gateway.body(request)))
+        return _rendered(await gateway.plan_chat(await gateway.body(request)))
 
     async def responses(request: Request) -> Response:
         gateway.check_key(request)
-        return _rendered(gateway.plan_responses(await gateway.body(request)))
+        return _rendered(await gateway.plan_responses(await gateway.body(request)))
 
     return [
-        Route("/v1/chat/completions/render", errors(chat), methods=["POST"]),
-        Route("/v1/responses/render", errors(responses), methods=["POST"]),
+        Route("/v1/chat/completions/render", chat, methods=["POST"]),
+        Route("/v1/responses/render", responses, methods=["POST"]),
     ]

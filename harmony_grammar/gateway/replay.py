@@ -22,11 +22,14 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from pathlib import Path
 
+import anyio
+
 from ..base.errors import HarmonyGrammarError
 from ..format.bounded_encode import EncodeLimitError
 from ..format.harmony_ids import encode_harmony
 from ..format.vocabulary import load_encoding
 from ..generation.sampling import llg_tokenizer
+from ..schema.grammar_gate import GrammarLimitError, build_matcher
 from .backend import Output
 from .errors import GatewayError, UpstreamError
 from .planning import Plan
@@ -99,7 +102,7 @@ class ReplayBackend:
         return self._outputs(self._next_line(), plan.grammar, plan.max_tokens)
 
     async def _outputs(self, line: int, grammar: str, max_tokens: int) -> AsyncIterator[Output]:
-        for token in self._checked(line, grammar, max_tokens):
+        for token in await self._checked(line, grammar, max_tokens):
             yield Output(ids=(token,))
 
     async def tokens(
@@ -118,7 +121,7 @@ class ReplayBackend:
         end, at ``max_tokens``, or after an id in ``stop_ids``; ``prompt``, ``temperature``
         and ``seed`` do not change a recorded line.
         """
-        for token in self._checked(self._next_line(), grammar, max_tokens):
+        for token in await self._checked(self._next_line(), grammar, max_tokens):
             yield token
             if token in stop_ids:
                 return
@@ -130,16 +133,20 @@ class ReplayBackend:
         self.played += 1
         return line
 
-    def _checked(self, line: int, grammar: str, max_tokens: int) -> tuple[int, ...]:
-        """The line's ids up to ``max_tokens``, all checked before any is played."""
-        import llguidance
-
+    async def _checked(self, line: int, grammar: str, max_tokens: int) -> tuple[int, ...]:
+        """The line's ids up to ``max_tokens``, all checked before any is played: in a worker
+        thread (a large grammar takes seconds to build), behind the grammar gate."""
         ids = self.lines[line][1][:max_tokens]
-        tokenizer = llg_tokenizer()
-        error = llguidance.LLMatcher.validate_grammar(grammar, tokenizer)
-        if error:
-            raise GatewayError(400, f"llguidance rejects the grammar: {error}")
-        matcher = llguidance.LLMatcher(tokenizer, grammar, log_level=0)
+        try:
+            matcher = await anyio.to_thread.run_sync(build_matcher, grammar, llg_tokenizer())
+        except GrammarLimitError as exc:
+            raise GatewayError(
+                400,
+                f"the grammar is past the gateway's {exc.limit} limit: {exc}",
+                code=f"grammar_{exc.limit}_exceeded",
+            ) from None
+        except ValueError as exc:
+            raise GatewayError(400, f"llguidance rejects the grammar: {exc}") from None
         accepted = matcher.validate_tokens(list(ids))
         if accepted < len(ids):
             raise UpstreamError(self._refusal(line, ids, accepted))

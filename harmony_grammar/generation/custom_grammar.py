@@ -11,11 +11,18 @@ gate can wrap this one function):
   rule names, so it can neither see nor redefine the turn's rules. Before that it must
   compile alone, and it may not name a token (``<|call|>``, ``<[200012]>``) or set
   llguidance options: a body is text, and text never holds a control token.
+
+Every text here passes the grammar gate (:mod:`~harmony_grammar.schema.grammar_gate`:
+rule chains, nesting, ``$ref`` chains, size) before llguidance reads it, and llguidance
+reads it on a stack of its own (:func:`~harmony_grammar.schema.grammar_gate.validate_llguidance`):
+a grammar llguidance would recurse through until it crashed is a
+:class:`~harmony_grammar.schema.grammar_gate.GrammarLimitError` naming the limit.
 """
 
 from __future__ import annotations
 
 from ..declarations.custom import CustomBody
+from ..schema.grammar_gate import check_grammar, validate_llguidance
 from ..schema.matcher import byte_tokenizer
 from .options import TurnGrammarError
 
@@ -26,10 +33,12 @@ def custom_body_rules(body: CustomBody, prefix: str) -> tuple[str, list[str]]:
     """The start rule and the llguidance rule lines holding a call's body to ``body``.
 
     Rule names begin with ``prefix`` (``a0_``). Raises :class:`TurnGrammarError` naming
-    the problem for a grammar llguidance refuses or one that reaches outside its body.
+    the problem for a grammar llguidance refuses or one that reaches outside its body, and
+    :class:`~harmony_grammar.schema.grammar_gate.GrammarLimitError` for one past the gate.
     """
     import llguidance
 
+    check_grammar(body.definition)  # the size limit, before even the regex is translated
     if body.syntax == "regex":
         terminal = f"{prefix.upper()}RE"
         try:
@@ -44,7 +53,7 @@ def custom_body_rules(body: CustomBody, prefix: str) -> tuple[str, list[str]]:
     problem = _outside_text(body.definition)
     if problem is not None:
         raise TurnGrammarError(f"the custom tool's Lark grammar {problem}")
-    alone = llguidance.LLMatcher.validate_grammar(body.definition, byte_tokenizer())
+    alone = validate_llguidance(body.definition, byte_tokenizer())
     if alone:
         raise TurnGrammarError(f"llguidance rejects the custom tool's Lark grammar: {alone}")
     rules = [f"{prefix}: %lark {{\n{body.definition}\n}}"]
@@ -54,10 +63,8 @@ def custom_body_rules(body: CustomBody, prefix: str) -> tuple[str, list[str]]:
 
 def _check(rules: list[str], start: str, what: str) -> None:
     """The rules compile as a grammar of their own (a problem is the client's, said so)."""
-    import llguidance
-
     grammar = "\n".join(["%llguidance {}", f"start: {start}", *rules]) + "\n"
-    problem = llguidance.LLMatcher.validate_grammar(grammar, byte_tokenizer())
+    problem = validate_llguidance(grammar, byte_tokenizer())
     if problem:
         raise TurnGrammarError(f"llguidance rejects the custom tool's {what}: {problem}")
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..declarations.toolset import ToolsArgument
 from ..format.vocabulary import load_encoding
+from ..schema.grammar_gate import validate_llguidance
 from .options import TurnGrammarError, TurnOptions
 from .turn_grammar import completion_grammar
 
@@ -31,11 +32,10 @@ def harmony_lltokenizer() -> Any:
 def validated_grammar(
     tools: ToolsArgument, options: TurnOptions | None = None, **changes: Any
 ) -> str:
-    """:func:`~.turn_grammar.completion_grammar` (llguidance), checked by llguidance."""
-    import llguidance
-
+    """:func:`~.turn_grammar.completion_grammar` (llguidance), checked by the grammar gate
+    and llguidance (:func:`~harmony_grammar.schema.grammar_gate.validate_llguidance`)."""
     grammar = completion_grammar(tools, options, **changes)
-    problem = llguidance.LLMatcher.validate_grammar(grammar, harmony_lltokenizer())
+    problem = validate_llguidance(grammar, harmony_lltokenizer())
     if problem:
         raise TurnGrammarError(f"llguidance rejected the turn grammar: {problem}")
     return grammar

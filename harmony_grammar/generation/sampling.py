@@ -28,8 +28,7 @@ from ..base.errors import HarmonyGrammarError
 from ..declarations.toolset import ToolsArgument
 from ..format.tokens import FIRST_SPECIAL_ID, TERMINATORS, ControlToken
 from ..format.vocabulary import load_encoding
-from ..schema.grammar_gate import grammar_limit_problem
-from ..schema.stack import on_fresh_stack
+from ..schema.grammar_gate import COMPILE_STACK_BYTES, GrammarLimitError, build_matcher
 from .options import TurnOptions
 from .outlines_export import harmony_lltokenizer as llg_tokenizer
 from .turn_grammar import completion_grammar
@@ -62,12 +61,6 @@ _CLOSERS = frozenset(b'"}]')
 _REJECTION_TRIES = 32
 
 LogitsFunction = Callable[[Sequence[int]], npt.NDArray[np.floating[Any]]]
-
-
-#: The stack llguidance builds a grammar on: the gate (:mod:`~harmony_grammar.schema.grammar_gate`)
-#: keeps chains under 2,000 rules, which need well under 8 MiB; this leaves a tenfold margin
-#: (a 10,000-rule chain builds in it). Address space only: pages are touched as used.
-COMPILE_STACK_BYTES = 256 * 1024 * 1024
 
 
 class GrammarError(HarmonyGrammarError, ValueError):
@@ -145,22 +138,15 @@ class Sampler:
     def __init__(self, grammar: str, *, max_tokens: int = 512) -> None:
         import llguidance
 
-        problem = grammar_limit_problem(grammar)
-        if problem is not None:
-            raise GrammarError(str(problem), limit=problem.limit)
         tokenizer = llg_tokenizer()
-
-        def build() -> llguidance.LLMatcher:
-            error = llguidance.LLMatcher.validate_grammar(grammar, tokenizer)
-            if error:
-                raise GrammarError(error)
-            return llguidance.LLMatcher(tokenizer, grammar, log_level=0)
-
-        # Each run starts from a copy of the fresh matcher: llguidance cannot roll back
-        # (reset) a matcher whose grammar bounds a lexeme with max_tokens.
-        self._fresh = on_fresh_stack(
-            build, stack_bytes=COMPILE_STACK_BYTES, name="harmony-grammar-compile"
-        )
+        try:
+            # Each run starts from a copy of the fresh matcher: llguidance cannot roll back
+            # (reset) a matcher whose grammar bounds a lexeme with max_tokens.
+            self._fresh: llguidance.LLMatcher = build_matcher(grammar, tokenizer)
+        except GrammarLimitError as exc:
+            raise GrammarError(str(exc), limit=exc.limit) from None
+        except ValueError as exc:  # llguidance's own refusal
+            raise GrammarError(str(exc)) from None
         self._matcher = self._fresh
         self._eos = int(tokenizer.eos_token)
         self._vocab = int(tokenizer.vocab_size)

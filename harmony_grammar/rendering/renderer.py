@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 from ..declarations.names import MAX_HEADER_LENGTH
 from ..declarations.spec import ToolNamespace
+from ..format.bounded_encode import encode_bounded
 from ..format.model import Message, RecipientPosition, Role, Terminator
 from ..format.tokens import CONTROL_SPELLINGS, ControlToken
 from ..safety.escaping import encode_untrusted
@@ -80,7 +81,7 @@ def encode_text(encoding: tiktoken.Encoding, text: str, *, trusted: bool = False
     their special ids.
     """
     if trusted:
-        return encoding.encode(text, allowed_special=CONTROL_SPELLINGS, disallowed_special=())
+        return encode_bounded(encoding, text, allowed_special=CONTROL_SPELLINGS)
     return encode_untrusted(text, encoding)
 
 

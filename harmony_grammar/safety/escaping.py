@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import tiktoken
 
+from ..format.bounded_encode import encode_bounded
 from ..format.tokens import FIRST_SPECIAL_ID, LAST_SPECIAL_ID, ControlToken, special_token_spelling
 from ..format.vocabulary import load_encoding
 
@@ -153,5 +154,8 @@ def encode_untrusted(text: str, encoding: tiktoken.Encoding | None = None) -> li
     Reserved spellings in ``text`` become ordinary BPE tokens, exactly as openai-harmony
     encodes message content; ``encoding.decode`` of the result gives ``text`` back. The
     default encoding is :func:`~harmony_grammar.format.vocabulary.load_encoding`'s o200k_harmony.
+    Raises :class:`~harmony_grammar.format.bounded_encode.EncodeLimitError` (a ``ValueError``)
+    for text past tiktoken's limits (a whitespace run too long for it).
     """
-    return (encoding if encoding is not None else load_encoding()).encode_ordinary(text)
+    chosen = encoding if encoding is not None else load_encoding()
+    return encode_bounded(chosen, text, ordinary=True)

@@ -19,6 +19,19 @@ a reference, rules and terminals alike (llguidance inlines terminals into one an
 that recursion overflows the stack too). Bracket nesting, inside a rule or an embedded
 ``%json {...}`` schema, is bounded as well. llguidance's JSON form (text starting with
 ``{``) is checked by its nesting, then each ``lark_grammar`` in it as text.
+
+A JSON schema (a ``%json`` block, or a ``json_schema`` of the JSON form) is short in text
+and deep in llguidance: it follows each ``$ref`` recursively, so a chain of 3,000 aliases,
+or 900 objects each holding the next by reference, cycles included, crashes an 8 MiB
+stack. :func:`ref_chain` bounds the depth llguidance can reach through a schema (the
+schema's own nesting plus, for every distinct ``$ref`` target, one level and that target's
+nesting: no simple path through the references is longer) by :data:`MAX_REF_CHAIN`.
+
+Every native build of a client's grammar goes through :func:`validate_llguidance` and
+:func:`build_matcher`: the gate first, then llguidance on a thread with a stack of
+:data:`COMPILE_STACK_BYTES`, 32 times the 8 MiB the limits were measured on, so a grammar
+within them cannot overflow it (``tests/schema/test_grammar_gate_crash.py`` builds each
+crashing shape at the limits).
 """
 
 from __future__ import annotations
@@ -27,19 +40,26 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote
 
 from ..base.errors import HarmonyGrammarError
 from .emit_common import chain_depth
 from .nesting import nesting_exceeds
+from .stack import on_fresh_stack
 
 __all__ = [
+    "COMPILE_STACK_BYTES",
     "MAX_GRAMMAR_CHARS",
     "MAX_GRAMMAR_NESTING",
     "MAX_GRAMMAR_RULES",
+    "MAX_REF_CHAIN",
     "MAX_RULE_DEPTH",
     "GrammarLimitError",
+    "build_matcher",
     "check_grammar",
     "grammar_limit_problem",
+    "ref_chain",
+    "validate_llguidance",
 ]
 
 #: The deepest chain of rule (and terminal) references: llguidance crashes past about 2,500.
@@ -52,6 +72,14 @@ MAX_GRAMMAR_CHARS = 4 * 1024 * 1024
 #: The deepest nesting of brackets in the text (groups, ``%json`` schemas, the JSON form):
 #: the schema compiler's :data:`~.api.MAX_SCHEMA_DEPTH` levels, with room for the envelope.
 MAX_GRAMMAR_NESTING = 256
+#: The deepest a JSON schema may take llguidance through its ``$ref`` s (:func:`ref_chain`):
+#: 900 referenced objects (3,600 levels) already crash an 8 MiB stack, 90,000 levels a
+#: :data:`COMPILE_STACK_BYTES` one; this keeps a twentyfold margin on the latter.
+MAX_REF_CHAIN = 4096
+#: The stack llguidance builds a grammar on: the gate keeps chains under 2,000 rules and
+#: 4,096 schema levels, which need well under 8 MiB; this leaves a thirtyfold margin.
+#: Address space only: pages are touched as used.
+COMPILE_STACK_BYTES = 256 * 1024 * 1024
 
 
 class GrammarLimitError(HarmonyGrammarError, ValueError):
@@ -107,10 +135,12 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
     pos = 0
     nesting = 0
     directive = False
+    directive_kind = "skip"
     while pos < len(text):
         if directive and text[pos] == "{":
             end, deepest = _json_span(text, pos)
-            yield "skip", "", nesting + deepest
+            # A %json block's text goes on to the $ref count; %regex/%llguidance skip.
+            yield directive_kind, text[pos:end], nesting + deepest
             pos, directive = end, False
             continue
         match = _TOKEN.match(text, pos)
@@ -124,6 +154,7 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
             name = _TOKEN.match(text, pos)
             directive = name is not None and name.group() in ("json", "regex", "llguidance")
             if directive and name is not None:
+                directive_kind = "json" if name.group() == "json" else "skip"
                 pos = name.end()
             continue
         if kind == "other" and value in _OPEN:
@@ -142,20 +173,23 @@ def _head(line: list[tuple[str, str]]) -> tuple[str | None, int]:
         if kind == "other" and value == ":":
             names = [v for k, v in line[:i] if k == "name"]
             return (names[0], i + 1) if names else (None, 0)
-        if kind == "name" or kind == "skip" or (kind == "other" and value in _HEAD):
+        if kind in ("name", "skip", "json") or (kind == "other" and value in _HEAD):
             continue
         return None, 0
     return None, 0
 
 
-def _definitions(text: str) -> tuple[dict[str, list[str]], int]:
-    """Each definition's references, and the deepest bracket nesting."""
+def _definitions(text: str) -> tuple[dict[str, list[str]], int, list[str]]:
+    """Each definition's references, the deepest bracket nesting, and the ``%json`` blocks."""
     rules: dict[str, list[str]] = {}
     current: list[str] = []  # names before any definition refer to nothing that matters
     deepest = 0
+    schemas: list[str] = []
     lines: list[list[tuple[str, str]]] = [[]]
     for kind, value, nesting in _tokens(text):
         deepest = max(deepest, nesting)
+        if kind == "json":
+            schemas.append(value)
         if kind == "newline":
             lines.append([])
         else:
@@ -165,16 +199,43 @@ def _definitions(text: str) -> tuple[dict[str, list[str]], int]:
         if head is not None:
             current = rules.setdefault(head, [])
         current.extend(v for k, v in line[body:] if k == "name")
-    return rules, deepest
+    return rules, deepest, schemas
 
 
-def _lark_problem(text: str) -> GrammarLimitError | None:
-    rules, nesting = _definitions(text)
+def _nesting_problem(nesting: int) -> GrammarLimitError | None:
     if nesting > MAX_GRAMMAR_NESTING:
         return GrammarLimitError(
             "nesting",
             f"the grammar nests brackets {nesting} deep; the limit is {MAX_GRAMMAR_NESTING}",
         )
+    return None
+
+
+def _schema_problem(schema: Any) -> GrammarLimitError | None:
+    """The ``$ref`` limit of one JSON schema (its nesting is checked on the text)."""
+    depth = ref_chain(schema)
+    if depth > MAX_REF_CHAIN:
+        return GrammarLimitError(
+            "ref_chain",
+            f"a JSON schema of the grammar reaches {depth} levels deep through its $refs; "
+            f"the limit is {MAX_REF_CHAIN} (llguidance follows each $ref recursively)",
+        )
+    return None
+
+
+def _lark_problem(text: str) -> GrammarLimitError | None:
+    rules, nesting, schemas = _definitions(text)
+    problem = _nesting_problem(nesting)
+    if problem is not None:
+        return problem
+    for block in schemas:
+        try:
+            schema: Any = json.loads(block)
+        except ValueError:
+            continue  # not JSON: llguidance reports the syntax error itself
+        problem = _schema_problem(schema)
+        if problem is not None:
+            return problem
     if len(rules) > MAX_GRAMMAR_RULES:
         return GrammarLimitError(
             "rule_count",
@@ -194,23 +255,23 @@ def _lark_problem(text: str) -> GrammarLimitError | None:
 
 
 def _json_form_problem(text: str) -> GrammarLimitError | None:
-    nesting = _json_span(text, text.index("{"))[1]
-    if nesting > MAX_GRAMMAR_NESTING:
-        return GrammarLimitError(
-            "nesting",
-            f"the grammar nests brackets {nesting} deep; the limit is {MAX_GRAMMAR_NESTING}",
-        )
+    problem = _nesting_problem(_json_span(text, text.index("{"))[1])
+    if problem is not None:
+        return problem
     try:
         value: Any = json.loads(text)
     except ValueError:
         return None  # not JSON: llguidance reports the syntax error itself
     grammars = value.get("grammars") if isinstance(value, dict) else None
     for grammar in grammars if isinstance(grammars, list) else []:
-        lark = grammar.get("lark_grammar") if isinstance(grammar, dict) else None
-        if isinstance(lark, str):
-            problem = _lark_problem(lark)
-            if problem is not None:
-                return problem
+        if not isinstance(grammar, dict):
+            continue
+        lark = grammar.get("lark_grammar")
+        problem = _lark_problem(lark) if isinstance(lark, str) else None
+        if problem is None and "json_schema" in grammar:
+            problem = _schema_problem(grammar["json_schema"])
+        if problem is not None:
+            return problem
     if nesting_exceeds(value, MAX_GRAMMAR_NESTING):  # pragma: no cover - checked on the text
         return GrammarLimitError("nesting", "the grammar nests too deeply")
     return None
@@ -235,3 +296,121 @@ def check_grammar(text: str) -> str:
     if problem is not None:
         raise problem
     return text
+
+
+# -- JSON schemas: how deep their $refs can take llguidance --------------------------------
+
+
+def _depths(schema: Any) -> dict[int, int]:
+    """Every container's nesting depth (a container of scalars is 1), by ``id``.
+    Iterative, post-order: linear in the schema, whatever its depth."""
+    depths: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(schema, False)]
+    while stack:
+        node, done = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if done:
+            below = [depths[id(c)] for c in children if isinstance(c, (dict, list))]
+            depths[id(node)] = 1 + max(below, default=0)
+            continue
+        if id(node) in depths:
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if isinstance(c, (dict, list)))
+    return depths
+
+
+def _refs(schema: Any) -> set[str]:
+    """Every ``$ref`` string in ``schema``, at any depth."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                found.add(ref)
+            stack.extend(c for c in node.values() if isinstance(c, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend(c for c in node if isinstance(c, (dict, list)))
+    return found
+
+
+def _resolve(schema: Any, ref: str) -> Any:
+    """The node a local JSON-pointer ``$ref`` names, or None (anchors, other documents,
+    pointers that lead nowhere)."""
+    if not ref.startswith("#"):
+        return None
+    node = schema
+    pointer = unquote(ref[1:])
+    if not pointer:
+        return node
+    if not pointer.startswith("/"):
+        return None  # an anchor: any subschema, counted as the whole
+    for part in pointer[1:].split("/"):
+        key = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return None
+    return node
+
+
+def ref_chain(schema: Any) -> int:
+    """An upper bound on how many levels deep llguidance recurses into ``schema``.
+
+    The schema's own nesting, plus for each distinct target of its ``$ref`` s one level and
+    the target's nesting (a reference it cannot resolve counts as the whole schema again):
+    a path through the references enters each target at most once before llguidance sees
+    the cycle, so no path is longer. Linear in the schema; never recursive.
+    """
+    if not isinstance(schema, (dict, list)):
+        return 0
+    depths = _depths(schema)
+    whole = depths[id(schema)]
+    total = whole
+    seen: set[int] = set()
+    for ref in _refs(schema):
+        target = _resolve(schema, ref)
+        if target is None:
+            total += 1 + whole
+        elif id(target) not in seen:
+            seen.add(id(target))
+            total += 1 + depths.get(id(target), 0)
+    return total
+
+
+# -- llguidance, behind the gate and on a stack of its own ---------------------------------
+
+
+def validate_llguidance(grammar: str, tokenizer: Any) -> str:
+    """llguidance's own check of ``grammar`` (its message; empty when it compiles), after
+    the gate (:class:`GrammarLimitError` past a limit), on a :data:`COMPILE_STACK_BYTES`
+    stack. The one way a client's grammar reaches ``LLMatcher.validate_grammar``."""
+    import llguidance
+
+    check_grammar(grammar)
+    return on_fresh_stack(
+        lambda: str(llguidance.LLMatcher.validate_grammar(grammar, tokenizer)),
+        stack_bytes=COMPILE_STACK_BYTES,
+        name="harmony-grammar-compile",
+    )
+
+
+def build_matcher(grammar: str, tokenizer: Any) -> Any:
+    """An ``llguidance.LLMatcher`` of ``grammar``, after the gate and llguidance's check
+    (:class:`ValueError` with llguidance's message when it refuses), built on a
+    :data:`COMPILE_STACK_BYTES` stack."""
+    import llguidance
+
+    check_grammar(grammar)
+
+    def build() -> Any:
+        error = llguidance.LLMatcher.validate_grammar(grammar, tokenizer)
+        if error:
+            raise ValueError(error)
+        return llguidance.LLMatcher(tokenizer, grammar, log_level=0)
+
+    return on_fresh_stack(build, stack_bytes=COMPILE_STACK_BYTES, name="harmony-grammar-compile")

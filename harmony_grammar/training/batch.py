@@ -14,6 +14,7 @@ from typing import Any
 
 from ..base.deprecation import moved_fields, moved_names
 from ..base.options import Options
+from ..format.bounded_encode import EncodeLimitError
 from ..format.diagnostics import make_diagnostic
 from ..format.model import Diagnostic, Severity
 from ..rendering.errors import RenderError
@@ -131,7 +132,8 @@ def _example(
             drop_scope=options.drop_scope,
             encoding=encoding,
         )
-    except (RenderError, UnicodeEncodeError) as exc:
+    except (RenderError, UnicodeEncodeError, EncodeLimitError) as exc:
+        # EncodeLimitError: text past tiktoken's limits (a whitespace run too long for it).
         out.problems.append(_problem("HG304", str(exc)[:500]))
         return
     limit = options.max_length

@@ -630,7 +630,7 @@ def test_upstream_process_killed_mid_stream(tmp_path: Any) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     process = subprocess.Popen(
         [sys.executable, "-m", "harmony_grammar", "serve", "--model", "prior", "--port", str(port),
-         "--log-level", "warning", "--max-tokens-limit", "32768"],
+         "--log-level", "warning", "--max-tokens-limit", "32768", "--context-tokens", "40000"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -646,7 +646,7 @@ def test_upstream_process_killed_mid_stream(tmp_path: Any) -> None:
                 pass
             assert process.poll() is None and time.monotonic() < deadline, "serve did not start"
             time.sleep(0.2)
-        with serving(build_backend("vllm", upstream=upstream, timeout=10)) as url:
+        with serving(build_backend("vllm", upstream=upstream, model="prior", timeout=10)) as url:
             body = {"messages": ASK, "max_tokens": 30000, "stream": True, "response_format": LONG}
             chunks = []
             with httpx2.stream("POST", url + "/v1/chat/completions", json=body, timeout=30) as answer:
