@@ -30,9 +30,15 @@ httpx2 = pytest.importorskip("httpx2")
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from harmony_grammar.gateway import GatewayConfig, Output, serving  # noqa: E402
+from harmony_grammar.gateway import (  # noqa: E402
+    GatewayConfig,
+    Output,
+    planning,
+    serving,
+)
 from harmony_grammar.gateway.backend import TokenSource  # noqa: E402
 from harmony_grammar.gateway.bounds import MAX_TOOLS, MAX_TOOLS_BYTES  # noqa: E402
+from harmony_grammar.gateway.errors import GatewayError  # noqa: E402
 from harmony_grammar.gateway.planning import Limits, Plan  # noqa: E402
 
 from ..support.serve_peers import deadline  # noqa: E402
@@ -170,7 +176,7 @@ def _largest_admitted() -> list[dict[str, Any]]:
     return [_tool(i, fields) for i in range(MAX_TOOLS)]
 
 
-def test_the_cheap_bounds_answer_in_milliseconds() -> None:
+def test_the_cheap_bounds_answer_before_any_grammar_is_written(monkeypatch) -> None:
     limits = Limits(context_tokens=4096)
     tools = _largest_admitted()
     with serving(_Slow(), GatewayConfig(model="m", limits=limits)) as url:
@@ -185,16 +191,24 @@ def test_the_cheap_bounds_answer_in_milliseconds() -> None:
             },
         }
         for code, body in cases.items():
-            began = time.monotonic()
             answer = httpx2.post(url + "/v1/chat/completions", json=body, timeout=60)
-            spent = time.monotonic() - began
             assert answer.status_code == 400 and answer.json()["error"]["code"] == code, answer.text
-            assert spent < 2.0, (code, spent)  # rendering 5,000 words: well under a second
+
+    # The same refusals come before the grammar is written (not a time budget: the planner is
+    # asked in-process with the grammar's writer replaced by one that fails the test).
+    def no_grammar(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a grammar was written for a request its bounds refuse")
+
+    monkeypatch.setattr(planning, "completion_grammar", no_grammar)
+    for code, body in cases.items():
+        with pytest.raises(GatewayError) as refused:
+            planning.plan_chat(body, model="m", limits=limits)
+        assert refused.value.code == code
 
 
 def test_health_answers_while_the_largest_request_is_planned() -> None:
-    """/health's latency stays under 0.5 s while a plan of the largest request the bounds
-    admit runs (seconds: at least four times that bound here)."""
+    """/health keeps answering while a plan of the largest request the bounds admit runs:
+    each answer takes a small part of the plan's time."""
     tools = _largest_admitted()
     with serving(_Slow(), GatewayConfig(model="m")) as url:
         httpx2.get(url + "/health", timeout=10)  # a warm connection path
@@ -220,8 +234,12 @@ def test_health_answers_while_the_largest_request_is_planned() -> None:
             time.sleep(0.05)
         worker.join()
     assert result["status"] == 200
-    assert result["seconds"] > 2.0, result  # the plan was heavy enough to measure with
-    assert len(latencies) >= 10 and max(latencies) < 0.5, (max(latencies), result)
+    # Relative, not a timing budget: had the plan run on the event loop, /health could not
+    # have answered before it ended, so one answer would take about the plan's whole time.
+    # Answered from another thread, /health answers many times while the plan runs, each in
+    # a small part of it, however fast or loaded the machine is.
+    assert len(latencies) >= 5, (latencies, result)
+    assert max(latencies) < result["seconds"] / 4, (max(latencies), result)
 
 
 _MEMORY = textwrap.dedent(
