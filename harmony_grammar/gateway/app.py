@@ -62,6 +62,7 @@ from .replay import ReplayBackend
 from .runs import ChatRun, ResponsesRun, chat_completion
 from .security import RequestGuard, cors_middleware
 from .unsupported import check_honoured
+from .validation import grammar_field
 
 __all__ = ["GatewayConfig", "create_app"]
 
@@ -225,6 +226,8 @@ class Gateway:
             return outputs, None
         except GatewayError as exc:
             self.held -= 1
+            if exc.status == 400 and exc.param is None:  # the engine refused the grammar
+                exc.param = grammar_field(plan.api, plan.response_format is not None)
             if isinstance(exc, UpstreamError):
                 self.metrics.upstream_errors.labels(exc.code or "upstream_error").inc()
             await _close(outputs)
@@ -380,6 +383,11 @@ class Gateway:
             first: Draw | None = await anext(tokens)
         except StopAsyncIteration:
             first = None
+        except GatewayError as exc:
+            await tokens.aclose()
+            if exc.status == 400 and exc.param is None:
+                exc.param = "structured_outputs.grammar"  # the one thing a draw refuses
+            raise
         except BaseException:
             await tokens.aclose()
             raise

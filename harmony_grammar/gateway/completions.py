@@ -68,14 +68,24 @@ class CompletionPlan:
 
 
 def _prompt(value: Any) -> list[int]:
+    ids: list[int] | None = None
     if isinstance(value, str):
-        return load_encoding().encode(value, allowed_special=CONTROL_SPELLINGS)
-    if isinstance(value, list) and all(
+        # Control-token spellings are their ids; any other special spelling
+        # (``<|endoftext|>``) is text, as tiktoken would otherwise refuse it.
+        ids = load_encoding().encode(
+            value, allowed_special=CONTROL_SPELLINGS, disallowed_special=()
+        )
+    elif isinstance(value, list) and all(
         isinstance(i, int) and not isinstance(i, bool) and 0 <= i < load_encoding().n_vocab
         for i in value
     ):
-        return list(value)
-    raise bad_request("prompt must be a string or a list of o200k_harmony token ids", "prompt")
+        ids = list(value)
+    if not ids:  # an empty prompt gives a model nothing to continue: never the engine's 502
+        raise bad_request(
+            "prompt must be a non-empty string or a non-empty list of o200k_harmony token ids",
+            "prompt",
+        )
+    return ids
 
 
 def _grammar(request: Mapping[str, Any]) -> str:
