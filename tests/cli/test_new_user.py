@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -26,6 +28,8 @@ from harmony_grammar.cli.errors import missing_extra
 from harmony_grammar.cli.main import build_parser
 from harmony_grammar.cli.parse import print_result
 from harmony_grammar.format.model import Message, ParseResult, Role
+from harmony_grammar.rendering.chat import ChatCompletionError, from_chat_completions
+from harmony_grammar.rendering.responses import from_responses
 
 from ..support.cli_helpers import run_cli
 
@@ -230,3 +234,42 @@ def test_every_header_field_parse_prints_is_escaped(
     for line in out.getvalue().splitlines():
         assert line.isprintable(), repr(line)
     assert out.getvalue().count("\n") == 2  # the message's line and the summary
+
+
+# -- a call id of the wrong type ----------------------------------------------------------
+
+_NOT_STRINGS = [[], ["x"], {}, {"a": 1}, 1, True, 1.5]
+
+
+@pytest.mark.parametrize("value", _NOT_STRINGS)
+def test_a_call_id_that_is_not_a_string_is_a_request_error_not_a_type_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: Any
+) -> None:
+    """The library raised ``TypeError`` (an unhashable id looked up among the calls) and the
+    CLI said "internal error"; now the bridge's error names the field, and ``render`` prints
+    it as one line (exit 2)."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    chat = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": value, "content": "r"},
+        ]
+    }
+    responses = {
+        "input": [
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": value, "output": "r"},
+        ]
+    }
+    for body, read, field in (
+        (chat, from_chat_completions, "messages[2].tool_call_id"),
+        (responses, from_responses, "input[1].call_id"),
+    ):
+        with pytest.raises(ChatCompletionError) as refused:
+            read(body)
+        assert refused.value.path == field
+        path = tmp_path / "request.json"
+        path.write_text(json.dumps(body), encoding="utf-8")
+        status, _, err = run_cli(capsys, "render", str(path))
+        assert status == 2 and field in err and "internal error" not in err, err
