@@ -366,7 +366,8 @@ class _Client:
         self.app = create_app(self.backend, config)
 
     async def _post(self, route: str, body: Any) -> Any:
-        transport = httpx2.ASGITransport(app=self.app)
+        # A crash comes back as the 500 a client would get, and is counted with the rest.
+        transport = httpx2.ASGITransport(app=self.app, raise_app_exceptions=False)
         async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
             return await c.post(route, json=body, timeout=60)
 
