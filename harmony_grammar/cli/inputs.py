@@ -48,9 +48,35 @@ def check_readable(paths: list[str]) -> None:
         if path == "-":
             continue
         if Path(path).is_dir():
-            raise CliError(f"{path}: is a directory")
+            raise _directory(path)
         if not os.path.exists(path):
             raise CliError(f"{path}: no such file")
+
+
+#: What an input file is usually called: a directory's example file is one of these first.
+_INPUT_SUFFIXES = (".harmony", ".jsonl", ".txt", ".parquet", ".json")
+
+
+def _suffix_rank(name: str) -> int:
+    ranks = [i for i, suffix in enumerate(_INPUT_SUFFIXES) if name.endswith(suffix)]
+    return ranks[0] if ranks else len(_INPUT_SUFFIXES)
+
+
+def _directory(path: str) -> CliError:
+    """A directory where a file goes: say what to give instead, with a file of it as the
+    example when it has one (``examples/chat.jsonl``)."""
+    example = f"{path.rstrip(os.sep) or os.sep}{os.sep}FILE"
+    try:
+        with os.scandir(path) as entries:
+            names = sorted(
+                (e.name for _, e in zip(range(1000), entries, strict=False) if e.is_file()),
+                key=lambda name: (_suffix_rank(name), name),
+            )
+        if names:
+            example = os.path.join(path, names[0])
+    except OSError:
+        pass  # unreadable: the placeholder says the same
+    return CliError(f"{path}: is a directory; give a file in it ({example}), or - for stdin")
 
 
 def open_binary(path: str, stack: ExitStack) -> IO[bytes]:
@@ -62,7 +88,7 @@ def open_binary(path: str, stack: ExitStack) -> IO[bytes]:
     except FileNotFoundError:
         raise CliError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise CliError(f"{path}: is a directory") from None
+        raise _directory(path) from None
     except OSError as exc:
         raise CliError(f"{path}: {exc.strerror or exc}") from None
 
@@ -77,7 +103,7 @@ def read_bytes(path: str, limit: int | None = None) -> bytes:
     except FileNotFoundError:
         raise CliError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise CliError(f"{path}: is a directory") from None
+        raise _directory(path) from None
     except OSError as exc:
         raise CliError(f"{path}: {exc.strerror or exc}") from None
     if limit is not None and len(data) > limit:

@@ -16,11 +16,11 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ..format.vocabulary import VocabularyNotFoundError
 from .display import shown
-from .errors import NO_VOCABULARY, CliError
+from .errors import NO_VOCABULARY, CliError, needs_extra
 
 __all__ = ["main"]
 
@@ -54,7 +54,16 @@ def package_version() -> str:
 
 class _OneLineParser(argparse.ArgumentParser):
     """argparse's parser with its usage errors as one line naming the help (exit 2), like
-    every other usage error of this CLI; ``--help`` prints the whole usage as before."""
+    every other usage error of this CLI; ``--help`` prints the whole usage as before.
+
+    No option is abbreviated: argparse's prefix matching read ``validate --json FILE`` as
+    ``--jsonl FILE``, another command than the one asked for; an unknown option is an error
+    that names the option meant where one takes the word as a value (``--format json``).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {shown(message)} (see {self.prog} --help)\n")
@@ -92,7 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 1 input has errors, 2 usage or I/O error)."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # as parse_args would, with the option meant where one is clear
+            meant = _meant(parser, args.command, unknown)
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}{meant}")
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     try:
@@ -109,6 +121,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _discard_stdout()
         return 0
     except Exception as exc:  # a bug of ours: still one line, never a traceback
+        if isinstance(exc, ModuleNotFoundError) and not _ours(exc.name):
+            # An optional dependency this command needs: the extra to install, whichever
+            # command imports it (serve, prepare, validate and audit-masks on Parquet...).
+            print(f"harmony-grammar: error: {needs_extra(args.command, exc)}", file=sys.stderr)
+            return 2
         print(
             f"harmony-grammar: internal error: {type(exc).__name__}: {shown(str(exc))}"
             " (please report it with the input)",
@@ -116,6 +133,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     return status
+
+
+def _meant(parser: argparse.ArgumentParser, command: str, unknown: Sequence[str]) -> str:
+    """``; did you mean --format json?`` for an unknown ``--json`` that is a value of one of
+    the command's options; empty when none takes it."""
+    commands = next(
+        (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None
+    )
+    sub = commands.choices.get(command) if commands is not None else None
+    if sub is None:
+        return ""
+    for word in unknown:
+        value = word[2:] if word.startswith("--") else None
+        for action in sub._actions:
+            if value and action.option_strings and value in (action.choices or ()):
+                return f"; did you mean {action.option_strings[-1]} {value}?"
+    return ""
+
+
+def _ours(module: str | None) -> bool:
+    return module is None or module.split(".")[0] == "harmony_grammar"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import Any
 
+from ..format.diagnostics import LineIndex
 from ..format.model import Message, ParseResult
 from ..format.parser import parse
-from .display import shown_path
+from ..validation.validator import no_messages
+from .display import shown, shown_path
 from .input_kind import check_harmony
 from .inputs import add_input_options, read_text, read_token_ids
 
@@ -41,6 +44,13 @@ def run(args: argparse.Namespace) -> int:
         start="completion" if args.completion else "conversation",
         lenient=args.lenient,
     )
+    if not result.messages and result.ok:  # an empty input is not "ok: 0 messages"
+        lines = None
+        if isinstance(source, str):
+            lines = LineIndex()
+            lines.add(source, 0)
+        empty = no_messages(lines)
+        result = dataclasses.replace(result, diagnostics=(*result.diagnostics, empty))
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
@@ -49,13 +59,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _describe(message: Message) -> str:
-    parts = [message.author]
+    # Every header field escaped as the content is (cli/display.shown): an author or a
+    # recipient holding ESC or BEL must not write to the terminal (clipboard, hidden text).
+    parts = [shown(message.author)]
     if message.recipient:
-        parts.append(f"to={message.recipient}")
+        parts.append(f"to={shown(message.recipient)}")
     if message.channel:
-        parts.append(f"[{message.channel}]")
+        parts.append(f"[{shown(message.channel)}]")
     if message.content_type:
-        parts.append(message.content_type)
+        parts.append(shown(message.content_type))
     end = message.terminator.value if message.terminator else "open"
     preview = message.content if len(message.content) <= 60 else message.content[:57] + "..."
     return f"{' '.join(parts)} ({end}): {json.dumps(preview, ensure_ascii=False)}"

@@ -21,7 +21,7 @@ from ..training.prepare import DEFAULT_BATCH_SIZE, ENGINES, prepare
 from ..training.render import DropScope, TrainOn
 from ..training.writers import OUTPUT_FORMATS
 from .display import shown_path
-from .errors import CliError
+from .errors import CliError, needs_extra
 from .input_kind import check_dataset
 from .inputs import note_skipped
 
@@ -172,7 +172,9 @@ def run(args: argparse.Namespace) -> int:
     except DataSourceError as exc:
         raise CliError(str(exc)) from None
     except ImportError as exc:
-        raise CliError(f"{exc} (install harmony-grammar[scale])") from None
+        # The extra to install (cli/errors.needs_extra); an ImportError of our own making
+        # (the ray engine's, no module name) already says which.
+        raise (needs_extra("prepare", exc) if exc.name else CliError(str(exc))) from None
     except OSError as exc:
         raise CliError(f"{args.output}: {exc.strerror or exc}") from None
     rate = report.records / report.seconds if report.seconds else 0.0

@@ -182,22 +182,17 @@ def _key(variable: str | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the port, build the backend and serve until interrupted."""
-    try:
-        from ..gateway.app import GatewayConfig
-        from ..gateway.errors import GatewayError
-        from ..gateway.planning import Limits
-        from ..gateway.reasoning_seal import ReasoningSeal
-        from ..gateway.server import (
-            backend_options_problem,
-            build_backend,
-            listening_socket,
-            serve,
-        )
-    except ImportError as exc:
-        raise CliError(
-            f"serve needs the serve extra ({exc.name} is missing): "
-            "pip install 'harmony-grammar[serve]'"
-        ) from None
+    # A missing dependency is main's one line naming the extra (cli/errors.needs_extra).
+    from ..gateway.app import GatewayConfig
+    from ..gateway.errors import GatewayError
+    from ..gateway.planning import Limits
+    from ..gateway.reasoning_seal import ReasoningSeal
+    from ..gateway.server import (
+        backend_options_problem,
+        build_backend,
+        listening_socket,
+        serve,
+    )
     limit = args.max_tokens_limit
     if limit is None:
         limit = EMBEDDED_MAX_TOKENS if args.backend == "embedded" else ENGINE_MAX_TOKENS

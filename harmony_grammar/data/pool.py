@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -68,7 +69,10 @@ def ordered_map(
     if jobs <= 1:
         yield from map(function, work)
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # The workers ignore SIGINT: Ctrl-C reaches the whole process group, and this process
+    # alone answers it (each worker would print its own KeyboardInterrupt traceback).
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_interrupts)
+    try:
         in_flight: deque[Future[T]] = deque()
         for item in work:
             if here is not None and here(item):
@@ -81,6 +85,26 @@ def ordered_map(
                 yield in_flight.popleft().result()
         while in_flight:
             yield in_flight.popleft().result()
+    except BaseException:
+        # Ctrl-C, a failure, or a reader that stopped early: leaving the pool's ``with``
+        # would wait for every queued item (seconds to minutes); end the workers now.
+        _abandon(pool)
+        raise
+    pool.shutdown()
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _abandon(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` without waiting: queued items cancelled, running workers terminated."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=1)
 
 
 def _here(piece: Piece) -> bool:

@@ -66,6 +66,7 @@ from .runs import ChatRun, ResponsesRun, chat_completion
 from .security import RequestGuard, cors_middleware
 from .sse import collect, event_stream
 from .unsupported import check_honoured
+from .validation import grammar_field
 
 __all__ = ["GatewayConfig", "create_app", "plan_in_worker"]
 
@@ -175,12 +176,14 @@ class Gateway:
         stream: bool,
         named: bool,
         whole: Callable[[list[dict[str, Any]]], dict[str, Any]],
+        grammar_param: str,
         headers: Mapping[str, str] | None = None,
     ) -> Response:
         """The generation's answer: its first piece awaited, then a stream of events, or the
         whole answer (``whole`` of its payloads; 502 after an engine fault; 499 when the
-        client left)."""
-        first = await self.generations.start(outputs)
+        client left). An engine's refusal up front (a grammar it rejects) is a 400 naming
+        ``grammar_param``, the request field the grammar came from."""
+        first = await self.generations.start(outputs, grammar_param=grammar_param)
         faults: list[UpstreamError] = []
         payloads = self.generations.payloads(run, outputs, first, faults)
         if stream:
@@ -199,7 +202,13 @@ class Gateway:
         plan = await self.plan_chat(await self.admitted(request, "chat"))
         outputs = self.backend.generate(plan)
         return await self.answer(
-            request, ChatRun(plan), outputs, stream=plan.stream, named=False, whole=chat_completion
+            request,
+            ChatRun(plan),
+            outputs,
+            stream=plan.stream,
+            named=False,
+            whole=chat_completion,
+            grammar_param=grammar_field(plan.api, plan.response_format is not None),
         )
 
     async def responses(self, request: Request) -> Response:
@@ -213,6 +222,7 @@ class Gateway:
             stream=plan.stream,
             named=True,
             whole=lambda _: run.response(),
+            grammar_param=grammar_field(plan.api, plan.response_format is not None),
             headers=hosted_tools_header(plan),
         )
 
@@ -245,6 +255,7 @@ class Gateway:
             stream=plan.stream,
             named=False,
             whole=fold_completion,
+            grammar_param="structured_outputs.grammar",  # the one thing a draw refuses
         )
 
     def _model(self, name: str) -> dict[str, Any]:

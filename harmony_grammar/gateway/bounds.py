@@ -60,13 +60,16 @@ def check_shape(request: Mapping[str, Any], *, max_tools: int, max_tools_bytes: 
             )
 
 
-def check_context(prompt_tokens: int, max_tokens: int, context_tokens: int | None) -> None:
-    """400 ``context_length_exceeded`` when the prompt and ``max_tokens`` do not fit."""
+def check_context(
+    prompt_tokens: int, max_tokens: int, context_tokens: int | None, *, param: str = "messages"
+) -> None:
+    """400 ``context_length_exceeded`` naming ``param`` (the field that holds the prompt)
+    when the prompt and ``max_tokens`` do not fit."""
     if context_tokens is not None and prompt_tokens + max_tokens > context_tokens:
         raise GatewayError(
             400,
             f"the prompt is {prompt_tokens} tokens and max tokens {max_tokens}: more than the "
             f"model's context of {context_tokens}; shorten the input or lower max tokens",
             code="context_length_exceeded",
-            param="messages",
+            param=param,
         )

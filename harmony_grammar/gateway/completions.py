@@ -73,17 +73,27 @@ class CompletionPlan:
 
 
 def _prompt(value: Any) -> list[int]:
+    ids: list[int] | None = None
     if isinstance(value, str):
+        # Control-token spellings are their ids; any other special spelling
+        # (``<|endoftext|>``) is text, as tiktoken would otherwise refuse it.
         try:
-            return encode_bounded(load_encoding(), value, allowed_special=CONTROL_SPELLINGS)
+            ids = encode_bounded(
+                load_encoding(), value, allowed_special=CONTROL_SPELLINGS
+            )
         except EncodeLimitError as exc:
             raise bad_request(f"the prompt cannot be encoded: {exc}", "prompt") from None
-    if isinstance(value, list) and all(
+    elif isinstance(value, list) and all(
         isinstance(i, int) and not isinstance(i, bool) and 0 <= i < load_encoding().n_vocab
         for i in value
     ):
-        return list(value)
-    raise bad_request("prompt must be a string or a list of o200k_harmony token ids", "prompt")
+        ids = list(value)
+    if not ids:  # an empty prompt gives a model nothing to continue: never the engine's 502
+        raise bad_request(
+            "prompt must be a non-empty string or a non-empty list of o200k_harmony token ids",
+            "prompt",
+        )
+    return ids
 
 
 def _grammar(request: Mapping[str, Any]) -> str:
@@ -132,7 +142,8 @@ def plan_completion(request: Any, *, model: str, limits: Limits) -> CompletionPl
         raise bad_request("model must be a string", "model")
     prompt = _prompt(request.get("prompt"))
     limit = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
-    check_context(len(prompt), limit, limits.context_tokens)  # before the grammar is read
+    # Before the grammar is read.
+    check_context(len(prompt), limit, limits.context_tokens, param="prompt")
     return CompletionPlan(
         prompt=prompt,
         grammar=_grammar(request),

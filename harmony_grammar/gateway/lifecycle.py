@@ -109,9 +109,11 @@ class Generations:
             error.headers = {"Retry-After": "1"}
             raise error
 
-    async def start(self, outputs: AsyncIterator[Any]) -> Any | None:
+    async def start(self, outputs: AsyncIterator[Any], *, grammar_param: str) -> Any | None:
         """The first piece of ``outputs`` (None when it wrote nothing); held from here until
-        :meth:`payloads` ends, or until this fails (the generator is closed then)."""
+        :meth:`payloads` ends, or until this fails (the generator is closed then). An
+        engine's 400 that names no field names ``grammar_param`` (where the grammar came
+        from)."""
         arrived = time.monotonic()
         self.held += 1
         self.metrics.queued.inc()
@@ -121,6 +123,8 @@ class Generations:
             return None
         except GatewayError as exc:  # the engine's refusal (a grammar it rejects: a 400)
             self.held -= 1
+            if exc.status == 400 and exc.param is None:
+                exc.param = grammar_param
             if isinstance(exc, UpstreamError):
                 self.metrics.upstream_errors.labels(exc.code or "upstream_error").inc()
             await close_quietly(outputs)

@@ -6,11 +6,14 @@ time to first token and time per output token (histograms), open streams, reques
 (admitted, waiting for the engine's first output), and upstream errors by code.
 :class:`RequestLayer` wraps the app: it gives every response an ``x-request-id`` (the
 client's own when it sent a usable one, else a fresh one) and counts each response by route
-and status. Needs ``prometheus_client`` (the ``serve`` extra).
+and status; a request cut by shutdown before it answered gets a 503 error object with its
+id. Needs ``prometheus_client`` (the ``serve`` extra).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -24,6 +27,8 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+
+from .errors import GatewayError
 
 __all__ = ["REQUEST_ID", "Metrics", "RequestLayer"]
 
@@ -118,8 +123,12 @@ class RequestLayer:
             else "other"
         )
 
+        started = False
+
         async def tagged(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 headers = [
                     (k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"
                 ]
@@ -128,4 +137,32 @@ class RequestLayer:
                 self.metrics.requests.labels(route, str(message["status"])).inc()
             await send(message)
 
-        await self.app(scope, receive, tagged)
+        try:
+            await self.app(scope, receive, tagged)
+        except asyncio.CancelledError:
+            # uvicorn cancels what is still open when --drain-seconds run out; left alone it
+            # would answer a plain-text 500 without the request id. A request that has not
+            # answered yet gets a 503 error object naming its id (a stream that has started
+            # can only be cut; its client sees the connection close).
+            if not started:
+                error = GatewayError(
+                    503,
+                    f"the gateway shut down before this request was answered (request "
+                    f"{request_id}): its drain time ran out; send it again",
+                    type="server_error",
+                    code="server_shutting_down",
+                )
+                body = json.dumps(error.body()).encode()
+                await tagged(
+                    {
+                        "type": "http.response.start",
+                        "status": 503,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close"),
+                        ],
+                    }
+                )
+                await tagged({"type": "http.response.body", "body": body})
+            raise

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +54,9 @@ from .unsupported import LOGPROBS_INCLUDE
 from .validation import check_fields
 
 __all__ = ["REASONING_SHARE", "Limits", "Plan", "plan_chat", "plan_responses", "reasoning_budget"]
+
+#: The field that holds each API's conversation (an error in it names this field).
+_CONVERSATION: dict[Api, str] = {"chat": "messages", "responses": "input"}
 
 
 def _tool_choice(choice: Any) -> str:
@@ -196,8 +200,10 @@ def _plan(
             conversation, next_turn="assistant", tokens=True, drop_rule=DropRule.EVERY_FINAL
         )
     except (RenderError, ValueError) as exc:
-        raise bad_request(f"the conversation cannot be rendered: {exc}", "messages") from None
-    check_context(len(prompt), max_tokens, limits.context_tokens)
+        raise bad_request(
+            f"the conversation cannot be rendered: {exc}", _CONVERSATION[api]
+        ) from None
+    check_context(len(prompt), max_tokens, limits.context_tokens, param=_CONVERSATION[api])
     tool_choice = _tool_choice(request.get("tool_choice"))
     if not toolset.callables and tool_choice == "auto":
         tool_choice = "none"
@@ -256,6 +262,8 @@ def _plan(
 
 #: OpenAI's bounds on ``logit_bias``: at most this many ids, each biased by -100 to 100.
 MAX_LOGIT_BIAS = 300
+#: A ``logit_bias`` key: a token id in ASCII decimal (o200k_harmony has fewer than 10**7).
+_TOKEN_ID = re.compile(r"[0-9]{1,7}")
 
 
 def _logit_bias(value: Any) -> tuple[tuple[int, float], ...]:
@@ -270,7 +278,9 @@ def _logit_bias(value: Any) -> tuple[tuple[int, float], ...]:
         raise bad_request(f"must be an object of at most {MAX_LOGIT_BIAS} ids", "logit_bias")
     pairs = []
     for key, bias in value.items():
-        if not (isinstance(key, str) and key.isdigit() and int(key) < size):
+        # ASCII digits only, and few: str.isdigit() takes '²' and '٣' (int() refuses the
+        # first), and int() refuses more than 4,300 digits; neither may reach it unchecked.
+        if not (isinstance(key, str) and _TOKEN_ID.fullmatch(key) and int(key) < size):
             raise bad_request(f"{key!r} is not an o200k_harmony token id", "logit_bias")
         if isinstance(bias, bool) or not isinstance(bias, (int, float)) or abs(bias) > 100:
             raise bad_request(f"the bias of {key} must be a number from -100 to 100", "logit_bias")

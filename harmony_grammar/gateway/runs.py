@@ -33,33 +33,53 @@ __all__ = ["ChatRun", "ResponsesRun", "StopFilter", "TextCount", "chat_completio
 class StopFilter:
     """Cuts text at the first of the ``stop`` strings, holding back a possible partial match.
 
-    ``feed(text)`` returns the text that is safe to send; ``stopped`` turns true at a match.
+    Text arrives in pieces, each with the log-probability entries of the ids that wrote it
+    (none where none were asked for); a piece is held or sent whole, so each text sent goes
+    with exactly the entries that spell it. ``feed(text, entries)`` returns what is safe to
+    send and its entries; ``stopped`` turns true at a match, and what is sent then ends
+    where the stop string begins: the piece it begins inside is sent up to there without
+    its entries (they spell the stop string too), and nothing after it is sent at all.
     ``flush()`` returns what was held back (the stream ended without a match).
     """
 
     def __init__(self, stops: Sequence[str]) -> None:
         self._stops = tuple(stops)
         self._hold = max((len(s) for s in stops), default=1) - 1
-        self._buffer = ""
+        self._pieces: list[tuple[str, list[Any]]] = []
         self.stopped = False
 
-    def feed(self, text: str) -> str:
-        """The part of ``text`` (after what was held) that can go out now."""
+    def feed(self, text: str, entries: Sequence[Any] = ()) -> tuple[str, list[Any]]:
+        """The part of the text so far that can go out now, and its entries."""
         if self.stopped:
-            return ""
-        self._buffer += text
-        hits = [i for i in (self._buffer.find(s) for s in self._stops) if i >= 0]
+            return "", []
+        self._pieces.append((text, list(entries)))
+        held = "".join(piece for piece, _ in self._pieces)
+        hits = [i for i in (held.find(s) for s in self._stops) if i >= 0]
         if hits:
             self.stopped = True
-            out, self._buffer = self._buffer[: min(hits)], ""
-            return out
-        cut = max(len(self._buffer) - self._hold, 0)
-        out, self._buffer = self._buffer[:cut], self._buffer[cut:]
-        return out
+            return self._take(min(hits), partial=True)
+        return self._take(max(len(held) - self._hold, 0), partial=False)
 
-    def flush(self) -> str:
-        """What was held back, now that no more text comes."""
-        out, self._buffer = self._buffer, ""
+    def _take(self, cut: int, *, partial: bool) -> tuple[str, list[Any]]:
+        """The whole pieces before ``cut`` (and, when ``partial``, the text of the piece
+        ``cut`` falls inside, without its entries); the rest stays held, or is dropped."""
+        text: list[str] = []
+        entries: list[Any] = []
+        at = 0
+        while self._pieces and at + len(self._pieces[0][0]) <= cut:
+            piece, scores = self._pieces.pop(0)
+            text.append(piece)
+            entries.extend(scores)
+            at += len(piece)
+        if partial:
+            if self._pieces and cut > at:
+                text.append(self._pieces[0][0][: cut - at])
+            self._pieces = []
+        return "".join(text), entries
+
+    def flush(self) -> tuple[str, list[Any]]:
+        """What was held back, now that no more text comes, and its entries."""
+        out = self._take(sum(len(piece) for piece, _ in self._pieces), partial=True)
         return out
 
 
@@ -294,8 +314,7 @@ class ChatRun(_Run):
         chunks = self._read(self.bridge, output)
         if self.bridge.kind == "reasoning":
             self.reasoning_tokens += len(output.ids)
-        chunks = self._filtered(chunks)
-        if self.trail is not None:
+        if self.trail is not None:  # each content chunk's entries, before any stop cut
             targets = []
             for chunk in chunks:
                 choice = chunk["choices"][0]
@@ -303,7 +322,7 @@ class ChatRun(_Run):
                     choice["logprobs"] = {"content": [], "refusal": None}
                     targets.append(choice["logprobs"]["content"])
             self.trail.feed(output.ids, output.logprobs, targets)
-        return _named(chunks)
+        return _named(self._filtered(chunks))
 
     def close(self, fault: UpstreamError | None = None) -> list[dict[str, Any]]:
         """The last chunks: the bridge's rest, the ``finish_reason`` chunk, usage if asked.
@@ -323,9 +342,9 @@ class ChatRun(_Run):
         finish = chunks.pop()
         chunks = _named(early + self._filtered(chunks))
         if self.stop is not None and not stopped:
-            rest = self.stop.flush()
+            rest, entries = self.stop.flush()
             if rest:
-                chunks.append(self._content_chunk(finish, rest))
+                chunks.append(self._content_chunk(finish, rest, entries))
         if fault is not None:
             chunks.append({"error": fault.body()["error"]})
             return chunks
@@ -372,20 +391,28 @@ class ChatRun(_Run):
             return chunks
         out = []
         for chunk in chunks:
-            delta = chunk["choices"][0]["delta"]
+            choice = chunk["choices"][0]
+            delta = choice["delta"]
             if "content" in delta:
-                text = self.stop.feed(delta["content"])
+                scores = choice.get("logprobs")
+                text, entries = self.stop.feed(
+                    delta["content"], scores["content"] if scores else ()
+                )
                 if not text:
                     continue
                 delta["content"] = text
+                if scores:  # exactly the entries of the text it now carries
+                    choice["logprobs"] = {"content": entries, "refusal": None}
             elif self.stop.stopped:
                 continue  # nothing after the stop string
             out.append(chunk)
         return out
 
-    @staticmethod
-    def _content_chunk(template: dict[str, Any], text: str) -> dict[str, Any]:
-        choice = {"index": 0, "delta": {"content": text}, "finish_reason": None, "logprobs": None}
+    def _content_chunk(
+        self, template: dict[str, Any], text: str, entries: list[Any]
+    ) -> dict[str, Any]:
+        scores = None if self.trail is None else {"content": entries, "refusal": None}
+        choice = {"index": 0, "delta": {"content": text}, "finish_reason": None, "logprobs": scores}
         return {**template, "choices": [choice]}
 
 

@@ -165,6 +165,9 @@ def _custom_call(call: Mapping[str, Any], path: str, call_names: dict[str, str])
 
 def _tool_result(message: Mapping[str, Any], path: str, call_names: dict[str, str]) -> Message:
     call_id = message.get("tool_call_id")
+    if call_id is not None and not isinstance(call_id, str):
+        # Checked before the lookup: a list or an object cannot key the calls (TypeError).
+        raise ChatCompletionError("tool_call_id must be a string", f"{path}.tool_call_id")
     if call_id is None and isinstance(message.get("name"), str):
         author = chat_recipient(message["name"])  # the legacy form names the function instead
     elif call_id in call_names:

@@ -116,6 +116,9 @@ def _input_item(
         return [tool_call_message(to, arguments)]
     if kind in ("function_call_output", "custom_tool_call_output"):
         call_id = item.get("call_id")
+        if not isinstance(call_id, str):
+            # Checked before the lookup: a list or an object cannot key the calls (TypeError).
+            raise ResponsesError("call_id must be a string", f"{path}.call_id")
         if call_id not in call_names:
             raise ResponsesError(
                 f"call_id {call_id!r} does not match any earlier call in input", path

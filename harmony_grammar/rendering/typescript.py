@@ -41,6 +41,7 @@ from typing import Any
 
 from ..declarations.names import name_problem
 from ..declarations.spec import ToolNamespace, ToolSpec
+from ..tools.json_limits import MAX_JSON_DEPTH, too_deep
 from .errors import RenderError
 
 __all__ = [
@@ -435,6 +436,8 @@ def schema_to_typescript(schema: Any, indent: str = "") -> str:
     variants add 3). Raises :class:`RenderError` naming the JSON pointer of schema text that
     cannot be written without changing the declarations.
     """
+    if too_deep(schema):
+        raise RenderError(f"the schema nests deeper than {MAX_JSON_DEPTH} levels")
     try:
         return _schema(schema, indent, "")
     except _Unrenderable as exc:
@@ -466,6 +469,10 @@ def response_format_text(name: str, description: str | None, schema: Any) -> str
     problem = name_problem(name, what="response format")
     if problem is not None:
         raise RenderError(problem)
+    if too_deep(schema):
+        raise RenderError(
+            f"response format {name}: the schema nests deeper than {MAX_JSON_DEPTH} levels"
+        )
     comment = ""
     if description is not None:
         comment = "".join(f"{line}\n" for line in comment_lines(description))
@@ -481,6 +488,11 @@ def _tool_typescript(tool: ToolSpec, namespace: str) -> str:
         raise RenderError(f"namespace {namespace!r}: {problem}")
     lines = comment_lines(tool.description)
     if tool.parameters is not None:
+        if too_deep(tool.parameters):  # before the walk below, which recurses per level
+            raise RenderError(
+                f"tool {namespace}.{tool.name}: the parameters schema nests objects and arrays "
+                f"deeper than {MAX_JSON_DEPTH} levels (its defaults and examples included)"
+            )
         try:
             parameters = _schema(tool.parameters, "", "")
         except _Unrenderable as exc:

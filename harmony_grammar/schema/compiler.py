@@ -102,6 +102,33 @@ def _exact(value: Any) -> Fraction:
     return Fraction(Decimal(repr(value))) if isinstance(value, float) else Fraction(value)
 
 
+#: Past this magnitude an integer bound has no float-safe number near it (15 digits).
+_SAFE_MAGNITUDE = 10**15
+
+
+def _bound_keyword(s: Schema, lower: Bound | None, upper: Bound | None) -> str:
+    """The keyword a refused numeric bound is spelled with in ``s``: the lower bound's when
+    it is fractional or past the float-safe magnitudes, else the upper bound's, else the
+    lower's, else ``multipleOf``. A refusal names a keyword the schema has, never another
+    (``minimum: 1e300`` was reported as ``maximum``)."""
+
+    def spelled(bound: Bound, keys: tuple[str, str]) -> str:
+        return next(
+            (k for k in keys if k in s and _exact(s[k]) == bound.value),
+            keys[0] if keys[0] in s else keys[1],
+        )
+
+    def unusual(bound: Bound) -> bool:
+        return bound.value.denominator != 1 or abs(bound.value) > _SAFE_MAGNITUDE
+
+    lows, highs = ("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")
+    if lower is not None and (unusual(lower) or upper is None):
+        return spelled(lower, lows)
+    if upper is not None:
+        return spelled(upper, highs)
+    return "multipleOf"
+
+
 class Compiler:
     """Compiles one root schema into a :class:`Grammar`."""
 
@@ -475,7 +502,7 @@ class Compiler:
                 zero_fraction=self.zero_fraction_integers, places=places,
             )  # fmt: skip
         except NotExact as exc:
-            keyword = "minimum" if lower and lower.value.denominator != 1 else "maximum"
+            keyword = _bound_keyword(s, lower, upper)
             raise UnsupportedSchemaError(keyword, pointer, str(exc)) from None
 
     def integer(self, s: Schema, pointer: str) -> Expr:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.errors import HarmonyGrammarError
+from ..schema.nesting import nesting_exceeds
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -33,6 +34,7 @@ __all__ = [
     "json_limit",
     "json_message",
     "loads_bounded",
+    "too_deep",
 ]
 
 
@@ -200,3 +202,10 @@ def loads_bounded(document: str) -> Any:
                 )
             ) from None
     return value
+
+
+def too_deep(value: Any) -> bool:
+    """Whether a decoded value (a caller's dicts, a tool's schema) nests arrays and objects
+    deeper than :data:`MAX_JSON_DEPTH`: the limit a JSON text has here, for values that
+    never were text. Found without recursion, so a walk that recurses may follow it."""
+    return nesting_exceeds(value, MAX_JSON_DEPTH)

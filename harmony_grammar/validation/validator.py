@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..format.causes import Cause, causes_of
 from ..format.codes import CATALOGUE
-from ..format.diagnostics import LineIndex, Overflow
+from ..format.diagnostics import LineIndex, Overflow, make_diagnostic
 from ..format.model import Diagnostic, Message, Severity
 from ..format.options import ParseKeywords, ParseOptions
 from ..format.parser import parse
@@ -24,7 +24,7 @@ from .rules import RuleContext, run_rules
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["ValidationReport", "validate"]
+__all__ = ["ValidationReport", "no_messages", "validate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +94,17 @@ def validate(
         for d in result.diagnostics
     ]
     found += run_rules(context, lines=lines)
+    if not result.messages and not any(d.severity is Severity.ERROR for d in found):
+        found.append(no_messages(lines))
     found.sort(key=lambda d: d.start)  # stable: the parser's first at one position
     # The first MAX_DIAGNOSTICS by position, the rest (the parser's too) counted in one HG107.
     return ValidationReport(result.messages, Overflow().cap(found, len(source)))
+
+
+def no_messages(lines: LineIndex | None = None) -> Diagnostic:
+    """HG215, for an input that holds no message and no error that says why (an empty file,
+    only whitespace): nothing is not a valid transcript, and a file that lost its content
+    must not count as one that passed (``validate`` and the ``parse`` command report it).
+    ``lines``: a text input's line index (the diagnostic is then at line 1, column 1)."""
+    message = "the input holds no message (it is empty, or only whitespace)"
+    return make_diagnostic("HG215", message, 0, 0, lines=lines)

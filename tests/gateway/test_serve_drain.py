@@ -14,8 +14,11 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,10 +39,10 @@ def _deadline() -> Iterator[None]:
         yield
 
 
-def _start(upstream: str) -> tuple[subprocess.Popen[str], str]:
+def _start(upstream: str, drain: int = 60) -> tuple[subprocess.Popen[str], str]:
     """``serve`` in front of ``upstream``, and its address once it says it is ready."""
     command = [sys.executable, "-m", "harmony_grammar", "serve", "--backend", "vllm"]
-    command += ["--upstream", upstream, "--port", "0", "--drain-seconds", "60"]
+    command += ["--upstream", upstream, "--port", "0", "--drain-seconds", str(drain)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
         command, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
@@ -74,6 +77,36 @@ def test_sigterm_lets_an_open_stream_finish_and_exits_0() -> None:
             assert finish[-1] == "tool_calls"  # the whole call arrived, not a cut
             assert process.wait() == 0
             assert len(script.requests) == 1
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_a_whole_answer_cut_by_the_drain_is_a_json_error_with_its_request_id() -> None:
+    """Past ``--drain-seconds`` uvicorn cancels what is open; an answer not yet sent was its
+    plain-text 500 without the request id, and is now a 503 error object naming the id."""
+    script = Script(delay=1.0)  # a whole answer of many pieces: far longer than the drain
+    with serving_app(peer_app(script)) as peer:
+        process, url = _start(peer, drain=1)
+        try:
+            body = {"model": "tiny", "messages": ASK}
+            with httpx2.Client(timeout=60) as client:
+                sent = client.build_request("POST", url + "/v1/chat/completions", json=body)
+                reply: list[Any] = []
+                thread = threading.Thread(target=lambda: reply.append(client.send(sent)))
+                thread.start()
+                while not script.requests:  # the engine has the request: the answer is open
+                    time.sleep(0.05)
+                process.send_signal(signal.SIGTERM)
+                thread.join(timeout=30)
+            answer = reply[0]
+            assert answer.status_code == 503, answer.text
+            error = answer.json()["error"]
+            assert error["code"] == "server_shutting_down"
+            request_id = answer.headers["x-request-id"]
+            assert request_id in error["message"]
+            assert process.wait() == 0
         finally:
             if process.poll() is None:
                 process.kill()

@@ -191,3 +191,42 @@ def test_the_replay_backend_refuses_logprobs(tmp_path: Any) -> None:
         with pytest.raises(openai.BadRequestError) as raised:
             replay.chat.completions.create(model="tiny", messages=ASK, logprobs=True)
         assert "replay" in raised.value.message
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("where", [0.3, 0.7])
+def test_with_stop_strings_each_chunk_carries_exactly_its_delta(
+    client: Any, seed: int, where: float
+) -> None:
+    """A ``stop`` string cuts the content; the entries cover the content returned only,
+    chunk by chunk: each streamed chunk's entries spell its delta, and where the stop
+    string begins inside an id, that chunk's entries spell a prefix of it (the id that
+    also wrote the stop string is not reported). The stop is a piece of the unstopped
+    answer (drawn greedily, so the stopped one writes the same ids up to it): the format's
+    JSON, which every draw writes."""
+    request: dict[str, Any] = {
+        "model": "tiny", "messages": ASK, "temperature": 0, "seed": seed,
+        "response_format": FORMAT, "max_tokens": 80,
+    }  # fmt: skip
+    content = client.chat.completions.create(**request).choices[0].message.content or ""
+    at = int(len(content) * where)
+    stop = content[at : at + 2]
+    assert len(stop) == 2, content  # the format's JSON: at least {"mood":"calm"}
+    request["stop"] = [stop]
+    returned = content[: content.index(stop)]
+    chunks = list(
+        client.chat.completions.create(**request, logprobs=True, top_logprobs=1, stream=True)
+    )
+    deltas = [(c.choices[0].delta.content, c.choices[0].logprobs) for c in chunks if c.choices]
+    texts = [(text, scores) for text, scores in deltas if text]
+    assert "".join(text for text, _ in texts) == returned
+    for index, (text, scores) in enumerate(texts):
+        spelled = _spelled(scores.content if scores else [])
+        if index < len(texts) - 1:
+            assert spelled == text.encode(), (index, text, spelled)
+        else:  # the last may end inside an id that also wrote the stop string
+            assert text.encode().startswith(spelled), (text, spelled)
+    whole = client.chat.completions.create(**request, logprobs=True, top_logprobs=1)
+    assert whole.choices[0].message.content == returned
+    streamed = [e for _, s in texts for e in (s.content if s else [])]
+    assert whole.choices[0].logprobs.content == streamed
