@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.errors import HarmonyGrammarError
-from ..schema.nesting import nesting_exceeds
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -208,4 +207,8 @@ def too_deep(value: Any) -> bool:
     """Whether a decoded value (a caller's dicts, a tool's schema) nests arrays and objects
     deeper than :data:`MAX_JSON_DEPTH`: the limit a JSON text has here, for values that
     never were text. Found without recursion, so a walk that recurses may follow it."""
+    # Imported here: the schema package loads its compiler, which a parse never needs
+    # (``import harmony_grammar.format`` loads no schema code: tests/integration/test_layering.py).
+    from ..schema.nesting import nesting_exceeds
+
     return nesting_exceeds(value, MAX_JSON_DEPTH)

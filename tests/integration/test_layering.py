@@ -76,7 +76,8 @@ ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
     ),
     "rendering": (
         "conversation, renderer, TypeScript, profiles, request bodies in, openai-harmony",
-        frozenset({"safety", "format", "declarations", "base"}),
+        # tools: the JSON limits (a schema nested past MAX_JSON_DEPTH is a RenderError).
+        frozenset({"safety", "format", "tools", "declarations", "base"}),
     ),
     "bridges": (
         "completions out: Chat Completions, Responses (whole = stream)",
