@@ -57,7 +57,7 @@ from .errors import GatewayError, UpstreamError, bad_request
 from .metrics import Metrics, RequestLayer
 from .planning import Limits, Plan, plan_chat, plan_responses
 from .reasoning_seal import ReasoningSeal
-from .render_endpoints import hosted_tools_header, render_routes
+from .render_endpoints import render_routes, report_headers
 from .replay import ReplayBackend
 from .runs import ChatRun, ResponsesRun, chat_completion
 from .security import RequestGuard, cors_middleware
@@ -308,14 +308,15 @@ class Gateway:
         outputs, first = await self.start(plan)
         faults: list[UpstreamError] = []
         payloads = self.payloads(ChatRun(plan), outputs, first, faults)
+        headers = report_headers(plan)
         if plan.stream:
-            return _sse(payloads, named=False)
+            return _sse(payloads, named=False, headers=headers)
         chunks = await _collect(request, payloads)
         if chunks is None:
             return Response(status_code=499)  # nobody is listening any more
         if faults:
             return JSONResponse(faults[0].body(), status_code=faults[0].status)
-        return JSONResponse(chat_completion(chunks))
+        return JSONResponse(chat_completion(chunks), headers=headers)
 
     def plan_chat(self, body: Any) -> Plan:
         """The plan of a Chat Completions body."""
@@ -338,7 +339,7 @@ class Gateway:
         run = ResponsesRun(plan, seal=self.config.reasoning_seal)
         faults: list[UpstreamError] = []
         payloads = self.payloads(run, outputs, first, faults)
-        headers = hosted_tools_header(plan)
+        headers = report_headers(plan)
         if plan.stream:
             return _sse(payloads, named=True, headers=headers)
         if await _collect(request, payloads) is None:

@@ -24,19 +24,18 @@ Decisions the APIs leave open (docs/serving.md, "The gateway"):
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..generation.turn_grammar import TurnGrammarError, completion_grammar
-from ..rendering.chat import ChatCompletionError, from_chat_completions
-from ..rendering.conversation import Conversation, DeveloperContent, ResponseFormat
+from ..rendering.chat import ChatCompletionError
 from ..rendering.errors import RenderError
 from ..rendering.renderer import DropRule, render
-from ..rendering.responses import from_responses
+from ..rendering.request_body import RequestReading, read_request
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.toolset import ToolSet
@@ -48,6 +47,9 @@ from .validation import check_fields
 __all__ = ["REASONING_SHARE", "Limits", "Plan", "plan_chat", "plan_responses", "reasoning_budget"]
 
 Api = Literal["chat", "responses"]
+_LOG = logging.getLogger("harmony_grammar.gateway")
+#: Where a call's recipient may go in the turn grammar (``TurnOptions.recipient_position``).
+RecipientPosition = Literal["role", "channel", "either"]
 #: OpenAI allows up to four stop sequences.
 MAX_STOP = 4
 
@@ -60,6 +62,10 @@ class Limits:
     max_tokens: int = 32768
     #: The prompt plus ``max_tokens`` must fit; None leaves the check to the engine.
     context_tokens: int | None = None
+    #: Where the turn grammar lets a call's ``to=`` go: after the role (openai-harmony's
+    #: rendering, ``prepare``'s training data), after ``<|channel|>commentary`` (what gpt-oss
+    #: writes), or ``either`` (the default: a fine-tuned model keeps what it learned).
+    recipient_position: RecipientPosition = "either"
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,10 @@ class Plan:
     #: Log-probabilities asked for: how many alternatives per position (0: none); None: not
     #: asked (Chat ``logprobs``/``top_logprobs``, Responses ``include``/``top_logprobs``).
     logprobs: int | None = None
+    #: Where the turn's grammars let a call's recipient go (:attr:`Limits.recipient_position`).
+    recipient_position: RecipientPosition = "either"
+    #: The request's fields nothing reads: accepted, and named in a header and the log.
+    ignored_fields: tuple[str, ...] = ()
 
     @property
     def prompt_text(self) -> str:
@@ -130,6 +140,7 @@ class Plan:
                     tool_choice=self.tool_choice,
                     response_format=self.response_format,
                     allow_preamble=self.response_format is None,
+                    recipient_position=self.recipient_position,
                 )
             except TurnGrammarError as exc:  # what the tag cannot say (a Lark custom tool)
                 raise bad_request(
@@ -149,6 +160,7 @@ class Plan:
                     target="gbnf",
                     tool_choice=self.tool_choice,
                     response_format=self.response_format,
+                    recipient_position=self.recipient_position,
                 )
             except (TurnGrammarError, UnsupportedSchemaError) as exc:
                 raise bad_request(f"the turn's GBNF cannot be built: {exc}", "tools") from None
@@ -161,7 +173,11 @@ class Plan:
         from ..generation.turn_gbnf import banned_ids
         from ..generation.turn_grammar import TurnOptions
 
-        options = TurnOptions(tool_choice=self.tool_choice, response_format=self.response_format)
+        options = TurnOptions(
+            tool_choice=self.tool_choice,
+            response_format=self.response_format,
+            recipient_position=self.recipient_position,
+        )
         return banned_ids(self._grammar_tools, options)
 
     @property
@@ -233,57 +249,13 @@ def _tool_choice(choice: Any) -> str:
     return f"{namespace}.{name}" if isinstance(namespace, str) else name
 
 
-def _chat_format(
-    request: Mapping[str, Any],
-) -> tuple[Mapping[str, Any] | None, ResponseFormat | None]:
-    """Chat's ``response_format`` as the grammar's format and the developer message's entry."""
-    fmt = request.get("response_format")
-    if fmt is None or (isinstance(fmt, Mapping) and fmt.get("type") == "text"):
-        return None, None
-    if not isinstance(fmt, Mapping):
-        raise bad_request("must be an object", "response_format")
-    if fmt.get("type") == "json_object":
-        schema: Mapping[str, Any] = {"type": "object"}
-        return {"schema": schema}, ResponseFormat("json_object", schema)
-    spec = fmt.get("json_schema")
-    if fmt.get("type") != "json_schema" or not isinstance(spec, Mapping):
-        raise bad_request(
-            "must be {'type': 'text'}, {'type': 'json_object'} or "
-            "{'type': 'json_schema', 'json_schema': {...}}",
-            "response_format",
-        )
-    name, declared = spec.get("name"), spec.get("schema")
-    if not isinstance(name, str) or not isinstance(declared, Mapping):
-        raise bad_request("json_schema needs a name and a schema object", "response_format")
-    schema = declared
-    description = spec.get("description")
-    entry = ResponseFormat(name, schema, description if isinstance(description, str) else None)
-    return {"schema": schema}, entry
-
-
-def _with_format(conversation: Conversation, entry: ResponseFormat) -> Conversation:
-    """The conversation with ``entry`` in its developer message (one is added if none)."""
-    items = list(conversation.messages)
-    for i, item in enumerate(items):
-        if isinstance(item, DeveloperContent):
-            items[i] = dataclasses.replace(item, response_formats=(entry,))
-            return Conversation(tuple(items))
-    return Conversation((items[0], DeveloperContent(response_formats=(entry,)), *items[1:]))
-
-
-def _responses_format(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    text = request.get("text")
-    fmt = text.get("format") if isinstance(text, Mapping) else None
-    if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
-        return {"schema": fmt.get("schema")}
-    return None  # from_responses has checked the rest
-
-
 # -- the plan --------------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=256)
-def _grammar(tools: ToolSet, tool_choice: str, format_json: str, budget: int | None) -> str:
+def _grammar(
+    tools: ToolSet, tool_choice: str, format_json: str, budget: int | None, position: str
+) -> str:
     # A server sees the same tools and formats request after request: write each grammar once
     # (a ToolSet hashes by its entries).
     fmt = json.loads(format_json)
@@ -295,6 +267,7 @@ def _grammar(tools: ToolSet, tool_choice: str, format_json: str, budget: int | N
         # and under a budget none may spend the tokens the call or the answer needs.
         allow_preamble=fmt is None and budget is None,
         reasoning_budget=budget,
+        recipient_position=position,
     )
     # The grammar gate, once per distinct grammar: every backend gets only grammars within
     # its limits (the embedded sampler checks again; an engine over HTTP would not).
@@ -329,11 +302,21 @@ def reasoning_budget(
     return int(max_tokens * REASONING_SHARE[_effort(request)])
 
 
+def _read(request: Mapping[str, Any], api: Api) -> RequestReading:
+    """The request read by the one reader every door shares (:func:`read_request`): a bad
+    body is a 400 with its path; ignored fields are logged (and go out in a header)."""
+    try:
+        reading = read_request(request, api=api)
+    except ChatCompletionError as exc:  # ResponsesError is one
+        raise bad_request(str(exc), exc.path) from None
+    if reading.ignored:
+        _LOG.info("ignored unknown request fields: %s", ", ".join(reading.ignored))
+    return reading
+
+
 def _plan(
-    api: Api,
     request: Mapping[str, Any],
-    conversation: Conversation,
-    response_format: Mapping[str, Any] | None,
+    reading: RequestReading,
     max_tokens: int,
     *,
     model: str,
@@ -346,11 +329,13 @@ def _plan(
     frequency_penalty: float | None = None,
     logit_bias: tuple[tuple[int, float], ...] = (),
 ) -> Plan:
-    try:
-        # The one read of the request's tools (the renderer has checked their shape).
-        toolset = ToolSet.read(request.get("tools") or [], chat=api == "chat")
-    except ValueError as exc:
-        raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
+    # The request's tools as the reader read them, once: the grammar and the parser take them.
+    api, toolset = reading.api, reading.toolset
+    if toolset is None:  # the prompt could be written, but no grammar holds these tools
+        raise bad_request(f"the turn's grammar cannot be built: {reading.tools_problem}", "tools")
+    response_format = (
+        None if reading.response_schema is None else {"schema": reading.response_schema}
+    )
     tool_choice = _tool_choice(request.get("tool_choice"))
     if not toolset.callables and tool_choice == "auto":
         tool_choice = "none"
@@ -366,6 +351,7 @@ def _plan(
             tool_choice,
             json.dumps(response_format),
             budget,
+            limits.recipient_position,
         )
     except GrammarLimitError as exc:
         raise GatewayError(
@@ -378,7 +364,7 @@ def _plan(
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
     try:
         prompt = render(
-            conversation, next_turn="assistant", tokens=True, drop_rule=DropRule.EVERY_FINAL
+            reading.conversation, next_turn="assistant", tokens=True, drop_rule=DropRule.EVERY_FINAL
         )
     except (RenderError, ValueError) as exc:
         raise bad_request(f"the conversation cannot be rendered: {exc}", "messages") from None
@@ -418,6 +404,8 @@ def _plan(
         presence_penalty=presence_penalty,
         frequency_penalty=frequency_penalty,
         logit_bias=logit_bias,
+        recipient_position=limits.recipient_position,
+        ignored_fields=reading.ignored,
     )
 
 
@@ -467,20 +455,12 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
     check_fields(request, "chat")
-    try:
-        conversation = from_chat_completions(request)
-    except ChatCompletionError as exc:
-        raise bad_request(str(exc), exc.path) from None
-    fmt, entry = _chat_format(request)
-    if entry is not None:
-        conversation = _with_format(conversation, entry)
+    reading = _read(request, "chat")
     options = request.get("stream_options")
     include_usage = isinstance(options, Mapping) and options.get("include_usage") is True
     return _plan(
-        "chat",
         request,
-        conversation,
-        fmt,
+        reading,
         _max_tokens(request, ("max_completion_tokens", "max_tokens"), limits),
         model=model,
         limits=limits,
@@ -519,15 +499,9 @@ def plan_responses(
         )
     if seal is not None:
         request = open_reasoning(request, seal)
-    try:
-        conversation = from_responses(request)
-    except ChatCompletionError as exc:  # ResponsesError is one
-        raise bad_request(str(exc), exc.path) from None
     return _plan(
-        "responses",
         request,
-        conversation,
-        _responses_format(request),
+        _read(request, "responses"),
         _max_tokens(request, ("max_output_tokens",), limits),
         model=model,
         limits=limits,

@@ -8,11 +8,14 @@ generating. A client or a test can see what the model would read.
 
 Hosted tools (``web_search``, ``file_search``, ...) cannot run here; they are left out of
 the prompt, and every Responses answer that left any out names them, once each, in the
-``x-hosted-tools-ignored`` header (docs/serving.md).
+``x-hosted-tools-ignored`` header. Request fields nothing reads (``top_k``,
+``messages[1].x``: :mod:`harmony_grammar.rendering.request_fields`) are accepted and named
+in the ``x-harmony-grammar-ignored-fields`` header of every answer (docs/serving.md).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -22,10 +25,14 @@ from starlette.routing import Route
 
 from .planning import Plan
 
-__all__ = ["HOSTED_TOOLS_HEADER", "hosted_tools_header", "render_routes"]
+__all__ = ["HOSTED_TOOLS_HEADER", "IGNORED_FIELDS_HEADER", "render_routes", "report_headers"]
 
 #: The response header naming the hosted tools a request sent and the prompt left out.
 HOSTED_TOOLS_HEADER = "x-hosted-tools-ignored"
+#: The response header naming the request's fields nothing read (their paths).
+IGNORED_FIELDS_HEADER = "x-harmony-grammar-ignored-fields"
+#: At most this many ignored fields are named; the header says how many more there were.
+MAX_NAMED_FIELDS = 32
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -42,16 +49,30 @@ class Planner(Protocol):
     def plan_responses(self, body: Any) -> Plan: ...
 
 
-def hosted_tools_header(plan: Plan) -> dict[str, str]:
-    """``{x-hosted-tools-ignored: "web_search, file_search"}``, or nothing when none was sent."""
-    if not plan.hosted_tools:
-        return {}
-    return {HOSTED_TOOLS_HEADER: ", ".join(plan.hosted_tools)}
+def _header_text(name: str) -> str:
+    # A field name is the client's text: JSON-escaped (ASCII, no line breaks) in a header.
+    return json.dumps(name)[1:-1]
+
+
+def report_headers(plan: Plan) -> dict[str, str]:
+    """What the answer reports of the request: ``x-hosted-tools-ignored: web_search,
+    file_search`` and ``x-harmony-grammar-ignored-fields: top_k, messages[0].x``, each only
+    when there is something to name."""
+    headers: dict[str, str] = {}
+    if plan.hosted_tools:
+        headers[HOSTED_TOOLS_HEADER] = ", ".join(plan.hosted_tools)
+    ignored = plan.ignored_fields
+    if ignored:
+        named = [_header_text(path) for path in ignored[:MAX_NAMED_FIELDS]]
+        if len(ignored) > MAX_NAMED_FIELDS:
+            named.append(f"and {len(ignored) - MAX_NAMED_FIELDS} more")
+        headers[IGNORED_FIELDS_HEADER] = ", ".join(named)
+    return headers
 
 
 def _rendered(plan: Plan) -> Response:
     body = {"prompt": plan.prompt_text, "prompt_token_ids": list(plan.prompt_ids)}
-    return JSONResponse(body, headers=hosted_tools_header(plan))
+    return JSONResponse(body, headers=report_headers(plan))
 
 
 def render_routes(gateway: Planner, errors: Callable[[Handler], Handler]) -> list[Route]:
