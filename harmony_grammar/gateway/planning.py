@@ -36,6 +36,7 @@ from ..rendering.chat import ChatCompletionError
 from ..rendering.errors import RenderError
 from ..rendering.renderer import DropRule, render
 from ..rendering.request_body import RequestReading, read_request
+from ..rendering.request_fields import CHAT_FIELDS, RESPONSES_FIELDS, unknown_fields
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.toolset import ToolSet
@@ -454,6 +455,8 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
     """The plan of a Chat Completions body; raises :class:`GatewayError` (400) naming the field."""
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
+    # A misspelled field first: ``mesages`` is named as such, not as ``messages`` missing.
+    unknown_fields(request, CHAT_FIELDS, "", bad_request)
     check_fields(request, "chat")
     reading = _read(request, "chat")
     options = request.get("stream_options")
@@ -484,6 +487,7 @@ def plan_responses(
     """
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
+    unknown_fields(request, RESPONSES_FIELDS, "", bad_request)
     check_fields(request, "responses")
     if request.get("previous_response_id") is not None:
         raise bad_request(

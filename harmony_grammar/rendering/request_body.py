@@ -81,6 +81,9 @@ def read_request(
             "the request must be a JSON object with 'messages' (Chat Completions)"
             " or 'input' (Responses)"
         )
+    if "messages" not in request and "input" not in request:
+        # Neither API's body: a misspelled ``messages`` or ``input`` says which was meant.
+        unknown_fields(request, CHAT_FIELDS | RESPONSES_FIELDS, "", ChatCompletionError)
     api = api or api_of(request)
     if api == "responses":
         ignored = _responses_fields(request)

@@ -68,35 +68,35 @@ LEVELS = [
 
 
 @st.composite
-def misspelled(draw: st.DrawFn) -> tuple[dict[str, Any], str, str, frozenset[str]]:
-    """A valid body with one known field of one level spelled one edit off, and that field."""
-    body, known, where = draw(st.sampled_from(LEVELS))
+def misspelled(draw: st.DrawFn) -> tuple[Any, ...]:
+    """A valid body with one known field of one level spelled one edit off: the body, the
+    misspelling, its path, the level's known fields and the planner of the body's API."""
+    source, known, where = draw(st.sampled_from(LEVELS))
     meant = draw(st.sampled_from(_suggestible(known)))
     wrong = draw(one_edit(meant))
     assume(wrong not in known and wrong not in ENGINE_EXTENSIONS)
-    body = json.loads(json.dumps(body))
+    body = json.loads(json.dumps(source))
     holder = body if where is None else body[where[0]][where[1]]
     if meant in holder:  # the misspelling replaces it (``contnet`` for ``content``)
         holder[wrong] = holder.pop(meant)
     else:
         holder[wrong] = 1
     path = wrong if where is None else f"{where[0]}[{where[1]}].{wrong}"
-    return body, wrong, path, known
+    return body, wrong, path, known, plan_chat if "messages" in source else plan_responses
 
 
 @given(case=misspelled())
 def test_a_field_one_edit_from_a_known_one_is_refused_with_the_suggestion(
-    case: tuple[dict[str, Any], str, str, frozenset[str]],
+    case: tuple[Any, ...],
 ) -> None:
-    body, wrong, path, known = case
+    body, wrong, path, known, planner = case
     with pytest.raises(ChatCompletionError) as raised:
         read_request(body)
     suggestion = misspelling_of(wrong, known)
     assert suggestion is not None and suggestion in known
     assert raised.value.path == path
     assert f"unknown field {wrong!r}: did you mean {suggestion!r}?" in str(raised.value)
-    # The gateway's answer is the same refusal, a 400 naming the field.
-    planner = plan_chat if "messages" in body else plan_responses
+    # The gateway's answer (on the endpoint of the body's API) is the same refusal, a 400.
     with pytest.raises(GatewayError) as answered:
         planner(body, model="m", limits=Limits())
     assert answered.value.status == 400
