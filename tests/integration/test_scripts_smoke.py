@@ -201,3 +201,23 @@ def test_every_script_is_covered() -> None:
     ]
     assert not others, f"scripts with no smoke test: {others}"
     assert len(PYTHON_SCRIPTS) >= 20 and len(SHELL_SCRIPTS) >= 4
+
+
+def test_the_import_check_finds_a_moved_import_inside_a_function(tmp_path: Path) -> None:
+    """The checker itself: round 4's rot (``tests.real_engines``, moved to
+    ``tests/support/``) and a name gone from a module are found wherever the import is."""
+    script = tmp_path / "bench_x.py"
+    script.write_text(
+        "def main():\n"
+        "    from tests.real_engines import vllm_server\n"
+        "    from harmony_grammar.rendering.renderer import no_such_name\n"
+        "    from tests.support.real_engines import llama_server\n",
+        encoding="utf-8",
+    )
+    found = [
+        _problem(module, names, tmp_path)
+        for module, names, _ in _imports(ast.parse(script.read_text(encoding="utf-8")))
+    ]
+    assert found[0] is not None and "tests.real_engines" in found[0]
+    assert found[1] == "harmony_grammar.rendering.renderer has no 'no_such_name'"
+    assert found[2] is None
