@@ -36,7 +36,12 @@ from ..rendering.chat import ChatCompletionError
 from ..rendering.errors import RenderError
 from ..rendering.renderer import DropRule, render
 from ..rendering.request_body import RequestReading, read_request
-from ..rendering.request_fields import CHAT_FIELDS, RESPONSES_FIELDS, unknown_fields
+from ..rendering.request_fields import (
+    CHAT_FIELDS,
+    RESPONSES_FIELDS,
+    named_fields,
+    unknown_fields,
+)
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.toolset import ToolSet
@@ -311,7 +316,7 @@ def _read(request: Mapping[str, Any], api: Api) -> RequestReading:
     except ChatCompletionError as exc:  # ResponsesError is one
         raise bad_request(str(exc), exc.path) from None
     if reading.ignored:
-        _LOG.info("ignored unknown request fields: %s", ", ".join(reading.ignored))
+        _LOG.info("ignored unknown request fields: %s", named_fields(reading.ignored))
     return reading
 
 

@@ -15,7 +15,6 @@ in the ``x-harmony-grammar-ignored-fields`` header of every answer (docs/serving
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -23,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..rendering.request_fields import named_fields
 from .planning import Plan
 
 __all__ = ["HOSTED_TOOLS_HEADER", "IGNORED_FIELDS_HEADER", "render_routes", "report_headers"]
@@ -31,8 +31,6 @@ __all__ = ["HOSTED_TOOLS_HEADER", "IGNORED_FIELDS_HEADER", "render_routes", "rep
 HOSTED_TOOLS_HEADER = "x-hosted-tools-ignored"
 #: The response header naming the request's fields nothing read (their paths).
 IGNORED_FIELDS_HEADER = "x-harmony-grammar-ignored-fields"
-#: At most this many ignored fields are named; the header says how many more there were.
-MAX_NAMED_FIELDS = 32
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -49,11 +47,6 @@ class Planner(Protocol):
     def plan_responses(self, body: Any) -> Plan: ...
 
 
-def _header_text(name: str) -> str:
-    # A field name is the client's text: JSON-escaped (ASCII, no line breaks) in a header.
-    return json.dumps(name)[1:-1]
-
-
 def report_headers(plan: Plan) -> dict[str, str]:
     """What the answer reports of the request: ``x-hosted-tools-ignored: web_search,
     file_search`` and ``x-harmony-grammar-ignored-fields: top_k, messages[0].x``, each only
@@ -61,12 +54,8 @@ def report_headers(plan: Plan) -> dict[str, str]:
     headers: dict[str, str] = {}
     if plan.hosted_tools:
         headers[HOSTED_TOOLS_HEADER] = ", ".join(plan.hosted_tools)
-    ignored = plan.ignored_fields
-    if ignored:
-        named = [_header_text(path) for path in ignored[:MAX_NAMED_FIELDS]]
-        if len(ignored) > MAX_NAMED_FIELDS:
-            named.append(f"and {len(ignored) - MAX_NAMED_FIELDS} more")
-        headers[IGNORED_FIELDS_HEADER] = ", ".join(named)
+    if plan.ignored_fields:
+        headers[IGNORED_FIELDS_HEADER] = named_fields(plan.ignored_fields)
     return headers
 
 

@@ -20,7 +20,8 @@ from ``top_p``): they are reported as ignored. Names shorter than three characte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "RESPONSES_FIELDS",
     "RESPONSES_ITEM_FIELDS",
     "misspelling_of",
+    "named_fields",
     "unknown_fields",
 ]
 
@@ -155,3 +157,13 @@ def unknown_fields(
             )
         unknown.append(_path(prefix, name))
     return unknown
+
+
+def named_fields(paths: Sequence[str], limit: int = 32) -> str:
+    """``top_k, messages[0].x``: the paths of ignored fields for a header or a log line, each
+    JSON-escaped (a field name is the client's text: no line break or non-ASCII gets through),
+    at most ``limit`` of them, then ``and N more``."""
+    named = [json.dumps(path)[1:-1] for path in paths[:limit]]
+    if len(paths) > limit:
+        named.append(f"and {len(paths) - limit} more")
+    return ", ".join(named)

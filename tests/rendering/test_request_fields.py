@@ -31,6 +31,7 @@ from harmony_grammar.rendering.request_fields import (
     RESPONSES_FIELDS,
     RESPONSES_ITEM_FIELDS,
     misspelling_of,
+    named_fields,
 )
 from tests.support.cli_helpers import run_cli
 
@@ -158,7 +159,7 @@ def test_the_gateway_reports_ignored_fields_in_a_header_and_the_log(caplog: pyte
     assert plan.ignored_fields == ("top_k", "my\nfield")
     # A field name is the client's text: escaped, never a line break in a header.
     assert report_headers(plan)[IGNORED_FIELDS_HEADER] == "top_k, my\\nfield"
-    assert "ignored unknown request fields: top_k" in caplog.text
+    assert "ignored unknown request fields: top_k, my\\nfield" in caplog.text  # one log line
     assert IGNORED_FIELDS_HEADER not in report_headers(plan_chat(CHAT, model="m", limits=Limits()))
 
 
@@ -174,3 +175,12 @@ def test_the_cli_warns_of_ignored_fields_and_refuses_a_misspelling(
     status, out, err = run_cli(capsys, "render", str(path))
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and "did you mean 'temperature'?" in err and "Traceback" not in err
+
+
+def test_at_most_32_ignored_fields_are_named() -> None:
+    body = {**CHAT, **{f"x{i}": i for i in range(40)}}
+    plan = plan_chat(body, model="m", limits=Limits())
+    assert len(plan.ignored_fields) == 40
+    header = report_headers(plan)[IGNORED_FIELDS_HEADER]
+    assert header == named_fields(plan.ignored_fields)
+    assert header.split(", ")[-2:] == ["x31", "and 8 more"]
