@@ -59,12 +59,27 @@ def _suggestible(fields: frozenset[str]) -> list[str]:
     return sorted(f for f in fields if len(f) >= 3)
 
 
-#: (body, the level's known fields, where a field is added: None for the top level).
+#: A Responses body with a call, its output and reasoning before them.
+HISTORY = {
+    "model": "m",
+    "input": [
+        {"type": "message", "role": "user", "content": "hi"},
+        {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "hm"}]},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+    ],
+    "tools": [{"type": "function", "name": "f"}],
+}
+#: (body, the level's known fields, where a field is added: None for the top level). An
+#: item's ``type`` says which level it is, so it is not misspelled here.
 LEVELS = [
     (CHAT, CHAT_FIELDS, None),
     (RESPONSES, RESPONSES_FIELDS, None),
     (CHAT, CHAT_MESSAGE_FIELDS, ("messages", 0)),
-    (RESPONSES, RESPONSES_ITEM_FIELDS["message"], ("input", 0)),
+    (HISTORY, RESPONSES_ITEM_FIELDS["message"] - {"type"}, ("input", 0)),
+    (HISTORY, RESPONSES_ITEM_FIELDS["reasoning"] - {"type"}, ("input", 1)),
+    (HISTORY, RESPONSES_ITEM_FIELDS["function_call"] - {"type"}, ("input", 2)),
+    (HISTORY, RESPONSES_ITEM_FIELDS["function_call_output"] - {"type"}, ("input", 3)),
 ]
 
 
@@ -75,7 +90,7 @@ def misspelled(draw: st.DrawFn) -> tuple[Any, ...]:
     source, known, where = draw(st.sampled_from(LEVELS))
     meant = draw(st.sampled_from(_suggestible(known)))
     wrong = draw(one_edit(meant))
-    assume(wrong not in known and wrong not in ENGINE_EXTENSIONS)
+    assume(wrong not in known | {"type"} and wrong not in ENGINE_EXTENSIONS)
     body = json.loads(json.dumps(source))
     holder = body if where is None else body[where[0]][where[1]]
     if meant in holder:  # the misspelling replaces it (``contnet`` for ``content``)
