@@ -13,7 +13,8 @@ from ..rendering.conversation import Conversation, SystemContent
 from ..rendering.errors import RenderError
 from ..rendering.profiles import DEFAULT_PROFILE, PROFILES
 from ..rendering.renderer import DropRule, render
-from ..rendering.request_body import from_request
+from ..rendering.request_body import read_request
+from .display import shown, shown_path
 from .errors import CliError
 from .inputs import read_json
 
@@ -44,9 +45,17 @@ def read_conversation(path: str, date: str | None) -> Conversation:
     request = read_json(path, "the request")
     system = SystemContent(conversation_start_date=date) if date is not None else None
     try:
-        return from_request(request, system=system)
+        reading = read_request(request, system=system)
     except ChatCompletionError as exc:  # ResponsesError is one too
         raise CliError(f"{path}: {exc}") from None
+    if reading.ignored:
+        # Accepted, never silently: the gateway reports the same fields in a header.
+        print(
+            f"harmony-grammar: warning: {shown_path(path)}: ignored unknown field"
+            f"{'s' if len(reading.ignored) > 1 else ''}: {shown(', '.join(reading.ignored))}",
+            file=sys.stderr,
+        )
+    return reading.conversation
 
 
 def register(subparsers: Any) -> None:

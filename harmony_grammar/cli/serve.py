@@ -143,6 +143,15 @@ def register(subparsers: Any) -> None:
         f"model this fits; {ENGINE_CONTEXT_TOKENS}, gpt-oss's context, for the others)",
     )
     parser.add_argument(
+        "--recipient-position",
+        type=_position,
+        default="either",
+        choices=("either", "role", "channel"),
+        help="where the turn grammar lets a call's to= go: after the role (openai-harmony's "
+        "rendering, what prepare's training data holds), after <|channel|>commentary (what "
+        "gpt-oss writes), or either (the default; 'both' is accepted for it)",
+    )
+    parser.add_argument(
         "--workers", type=int, default=4, metavar="N", help="embedded: generations at once"
     )
     parser.add_argument(
@@ -178,6 +187,11 @@ def _key(variable: str | None) -> str | None:
     if not value:
         raise CliError(f"--api-key-env {variable}: the variable is unset or empty; export it")
     return value
+
+
+def _position(text: str) -> str:
+    # "both" reads as "either", the turn grammar's name for it (grammar --recipient-position).
+    return "either" if text == "both" else text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -255,6 +269,7 @@ def run(args: argparse.Namespace) -> int:
             default_max_tokens=default,
             max_tokens=limit,
             context_tokens=context,
+            recipient_position=args.recipient_position,
         ),
         max_queue=args.max_queue,
         reasoning_seal=seal,

@@ -61,7 +61,7 @@ from .lifecycle import Generations, Run
 from .metrics import Metrics, RequestLayer
 from .planning import Limits, Plan, plan_chat, plan_responses
 from .reasoning_seal import ReasoningSeal
-from .render_endpoints import hosted_tools_header, render_routes
+from .render_endpoints import render_routes, report_headers
 from .runs import ChatRun, ResponsesRun, chat_completion
 from .security import RequestGuard, cors_middleware
 from .sse import collect, event_stream
@@ -209,6 +209,7 @@ class Gateway:
             named=False,
             whole=chat_completion,
             grammar_param=grammar_field(plan.api, plan.response_format is not None),
+            headers=report_headers(plan),
         )
 
     async def responses(self, request: Request) -> Response:
@@ -223,7 +224,7 @@ class Gateway:
             named=True,
             whole=lambda _: run.response(),
             grammar_param=grammar_field(plan.api, plan.response_format is not None),
-            headers=hosted_tools_header(plan),
+            headers=report_headers(plan),
         )
 
     async def completions(self, request: Request) -> Response:

@@ -23,6 +23,8 @@ from .errors import bad_request
 __all__ = ["Api", "Limits", "Plan"]
 
 Api = Literal["chat", "responses"]
+#: Where a call's recipient may go in the turn grammar (``TurnOptions.recipient_position``).
+RecipientPosition = Literal["role", "channel", "either"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,10 @@ class Limits:
     #: How many tools a request may declare, and their JSON's size in all (:mod:`.bounds`).
     max_tools: int = MAX_TOOLS
     max_tools_bytes: int = MAX_TOOLS_BYTES
+    #: Where the turn grammar lets a call's ``to=`` go: after the role (openai-harmony's
+    #: rendering, ``prepare``'s training data), after ``<|channel|>commentary`` (what gpt-oss
+    #: writes), or ``either`` (the default: a fine-tuned model keeps what it learned).
+    recipient_position: RecipientPosition = "either"
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,10 @@ class Plan:
     #: Log-probabilities asked for: how many alternatives per position (0: none); None: not
     #: asked (Chat ``logprobs``/``top_logprobs``, Responses ``include``/``top_logprobs``).
     logprobs: int | None = None
+    #: Where the turn's grammars let a call's recipient go (:attr:`Limits.recipient_position`).
+    recipient_position: RecipientPosition = "either"
+    #: The request's fields nothing reads: accepted, and named in a header and the log.
+    ignored_fields: tuple[str, ...] = ()
 
     @property
     def prompt_text(self) -> str:
@@ -105,6 +115,7 @@ class Plan:
                     target_version=target_version,
                     tool_choice=self.tool_choice,
                     response_format=self.response_format,
+                    recipient_position=self.recipient_position,
                     allow_preamble=self.response_format is None,
                 )
             except TurnGrammarError as exc:  # what the tag cannot say (a Lark custom tool)
@@ -125,6 +136,7 @@ class Plan:
                     target="gbnf",
                     tool_choice=self.tool_choice,
                     response_format=self.response_format,
+                    recipient_position=self.recipient_position,
                 )
             except (TurnGrammarError, UnsupportedSchemaError) as exc:
                 raise bad_request(f"the turn's GBNF cannot be built: {exc}", "tools") from None
@@ -137,7 +149,11 @@ class Plan:
         from ..generation.turn_gbnf import banned_ids
         from ..generation.turn_grammar import TurnOptions
 
-        options = TurnOptions(tool_choice=self.tool_choice, response_format=self.response_format)
+        options = TurnOptions(
+            tool_choice=self.tool_choice,
+            response_format=self.response_format,
+            recipient_position=self.recipient_position,
+        )
         return banned_ids(self._grammar_tools, options)
 
     @property

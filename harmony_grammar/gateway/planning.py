@@ -24,23 +24,28 @@ Decisions the APIs leave open (docs/serving.md, "The gateway"):
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..declarations.toolset import ToolSet
 from ..generation.turn_grammar import TurnGrammarError, completion_grammar
-from ..rendering.chat import ChatCompletionError, from_chat_completions
-from ..rendering.conversation import Conversation, DeveloperContent, ResponseFormat
+from ..rendering.chat import ChatCompletionError
 from ..rendering.errors import RenderError
 from ..rendering.renderer import DropRule, render
-from ..rendering.responses import from_responses
+from ..rendering.request_body import RequestReading, read_request
+from ..rendering.request_fields import (
+    CHAT_FIELDS,
+    RESPONSES_FIELDS,
+    named_fields,
+    unknown_fields,
+)
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
-from ..tools.parameters import checked_tools
+from ..tools.parameters import schema_problem
 from .bounds import check_context, check_shape
 from .errors import GatewayError, bad_request
 from .fields import given as _given
@@ -57,6 +62,7 @@ __all__ = ["REASONING_SHARE", "Limits", "Plan", "plan_chat", "plan_responses", "
 
 #: The field that holds each API's conversation (an error in it names this field).
 _CONVERSATION: dict[Api, str] = {"chat": "messages", "responses": "input"}
+_LOG = logging.getLogger("harmony_grammar.gateway")
 
 
 def _tool_choice(choice: Any) -> str:
@@ -75,57 +81,13 @@ def _tool_choice(choice: Any) -> str:
     return f"{namespace}.{name}" if isinstance(namespace, str) else name
 
 
-def _chat_format(
-    request: Mapping[str, Any],
-) -> tuple[Mapping[str, Any] | None, ResponseFormat | None]:
-    """Chat's ``response_format`` as the grammar's format and the developer message's entry."""
-    fmt = request.get("response_format")
-    if fmt is None or (isinstance(fmt, Mapping) and fmt.get("type") == "text"):
-        return None, None
-    if not isinstance(fmt, Mapping):
-        raise bad_request("must be an object", "response_format")
-    if fmt.get("type") == "json_object":
-        schema: Mapping[str, Any] = {"type": "object"}
-        return {"schema": schema}, ResponseFormat("json_object", schema)
-    spec = fmt.get("json_schema")
-    if fmt.get("type") != "json_schema" or not isinstance(spec, Mapping):
-        raise bad_request(
-            "must be {'type': 'text'}, {'type': 'json_object'} or "
-            "{'type': 'json_schema', 'json_schema': {...}}",
-            "response_format",
-        )
-    name, declared = spec.get("name"), spec.get("schema")
-    if not isinstance(name, str) or not isinstance(declared, Mapping):
-        raise bad_request("json_schema needs a name and a schema object", "response_format")
-    schema = declared
-    description = spec.get("description")
-    entry = ResponseFormat(name, schema, description if isinstance(description, str) else None)
-    return {"schema": schema}, entry
-
-
-def _with_format(conversation: Conversation, entry: ResponseFormat) -> Conversation:
-    """The conversation with ``entry`` in its developer message (one is added if none)."""
-    items = list(conversation.messages)
-    for i, item in enumerate(items):
-        if isinstance(item, DeveloperContent):
-            items[i] = dataclasses.replace(item, response_formats=(entry,))
-            return Conversation(tuple(items))
-    return Conversation((items[0], DeveloperContent(response_formats=(entry,)), *items[1:]))
-
-
-def _responses_format(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    text = request.get("text")
-    fmt = text.get("format") if isinstance(text, Mapping) else None
-    if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
-        return {"schema": fmt.get("schema")}
-    return None  # from_responses has checked the rest
-
-
 # -- the plan --------------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=256)
-def _grammar(tools: ToolSet, tool_choice: str, format_json: str, budget: int | None) -> str:
+def _grammar(
+    tools: ToolSet, tool_choice: str, format_json: str, budget: int | None, position: str
+) -> str:
     # A server sees the same tools and formats request after request: write each grammar once
     # (a ToolSet hashes by its entries).
     fmt = json.loads(format_json)
@@ -137,6 +99,7 @@ def _grammar(tools: ToolSet, tool_choice: str, format_json: str, budget: int | N
         # and under a budget none may spend the tokens the call or the answer needs.
         allow_preamble=fmt is None and budget is None,
         reasoning_budget=budget,
+        recipient_position=position,
     )
     # The grammar gate, once per distinct grammar: every backend gets only grammars within
     # its limits (the embedded sampler checks again; an engine over HTTP would not).
@@ -171,11 +134,21 @@ def reasoning_budget(
     return int(max_tokens * REASONING_SHARE[_effort(request)])
 
 
+def _read(request: Mapping[str, Any], api: Api) -> RequestReading:
+    """The request read by the one reader every door shares (:func:`read_request`): a bad
+    body is a 400 with its path; ignored fields are logged (and go out in a header)."""
+    try:
+        reading = read_request(request, api=api)
+    except ChatCompletionError as exc:  # ResponsesError is one
+        raise bad_request(str(exc), exc.path) from None
+    if reading.ignored:
+        _LOG.info("ignored unknown request fields: %s", named_fields(reading.ignored))
+    return reading
+
+
 def _plan(
-    api: Api,
     request: Mapping[str, Any],
-    conversation: Conversation,
-    response_format: Mapping[str, Any] | None,
+    reading: RequestReading,
     max_tokens: int,
     *,
     model: str,
@@ -188,16 +161,26 @@ def _plan(
     frequency_penalty: float | None = None,
     logit_bias: tuple[tuple[int, float], ...] = (),
 ) -> Plan:
+    # The request's tools as the reader read them, once: the grammar and the parser take them,
+    # once every parameters schema is judged able to check (tools.parameters.schema_problem).
+    api, toolset = reading.api, reading.toolset
     try:
-        # The one read of the request's tools (the renderer has checked their shape).
-        toolset = checked_tools(request.get("tools") or [], chat=api == "chat")
+        if toolset is None:  # the prompt could be written, but no grammar holds these tools
+            raise ValueError(reading.tools_problem)
+        toolset.check(schema_problem)
     except ValueError as exc:
         raise bad_request(f"the turn's grammar cannot be built: {exc}", "tools") from None
+    response_format = (
+        None if reading.response_schema is None else {"schema": reading.response_schema}
+    )
     # The prompt before the grammar: rendering is linear in the request, and a prompt past
     # the context is refused before the grammar (seconds for many tools) is written.
     try:
         prompt = render(
-            conversation, next_turn="assistant", tokens=True, drop_rule=DropRule.EVERY_FINAL
+            reading.conversation,
+            next_turn="assistant",
+            tokens=True,
+            drop_rule=DropRule.EVERY_FINAL,
         )
     except (RenderError, ValueError) as exc:
         raise bad_request(
@@ -219,6 +202,7 @@ def _plan(
             tool_choice,
             json.dumps(response_format),
             budget,
+            limits.recipient_position,
         )
     except GrammarLimitError as exc:
         raise GatewayError(
@@ -257,6 +241,8 @@ def _plan(
         presence_penalty=presence_penalty,
         frequency_penalty=frequency_penalty,
         logit_bias=logit_bias,
+        recipient_position=limits.recipient_position,
+        ignored_fields=reading.ignored,
     )
 
 
@@ -309,22 +295,16 @@ def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
     """The plan of a Chat Completions body; raises :class:`GatewayError` (400) naming the field."""
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
+    # A misspelled field first: ``mesages`` is named as such, not as ``messages`` missing.
+    unknown_fields(request, CHAT_FIELDS, "", bad_request)
     check_fields(request, "chat")
     check_shape(request, max_tools=limits.max_tools, max_tools_bytes=limits.max_tools_bytes)
-    try:
-        conversation = from_chat_completions(request)
-    except ChatCompletionError as exc:
-        raise bad_request(str(exc), exc.path) from None
-    fmt, entry = _chat_format(request)
-    if entry is not None:
-        conversation = _with_format(conversation, entry)
+    reading = _read(request, "chat")
     options = request.get("stream_options")
     include_usage = isinstance(options, Mapping) and options.get("include_usage") is True
     return _plan(
-        "chat",
         request,
-        conversation,
-        fmt,
+        reading,
         _max_tokens(request, ("max_completion_tokens", "max_tokens"), limits),
         model=model,
         limits=limits,
@@ -348,6 +328,7 @@ def plan_responses(
     """
     if not isinstance(request, Mapping):
         raise bad_request("the request body must be a JSON object")
+    unknown_fields(request, RESPONSES_FIELDS, "", bad_request)
     check_fields(request, "responses")
     check_shape(request, max_tools=limits.max_tools, max_tools_bytes=limits.max_tools_bytes)
     if request.get("previous_response_id") is not None:
@@ -364,15 +345,9 @@ def plan_responses(
         )
     if seal is not None:
         request = open_reasoning(request, seal)
-    try:
-        conversation = from_responses(request)
-    except ChatCompletionError as exc:  # ResponsesError is one
-        raise bad_request(str(exc), exc.path) from None
     return _plan(
-        "responses",
         request,
-        conversation,
-        _responses_format(request),
+        _read(request, "responses"),
         _max_tokens(request, ("max_output_tokens",), limits),
         model=model,
         limits=limits,

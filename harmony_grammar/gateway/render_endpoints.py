@@ -8,7 +8,9 @@ generating. A client or a test can see what the model would read.
 
 Hosted tools (``web_search``, ``file_search``, ...) cannot run here; they are left out of
 the prompt, and every Responses answer that left any out names them, once each, in the
-``x-hosted-tools-ignored`` header (docs/serving.md).
+``x-hosted-tools-ignored`` header. Request fields nothing reads (``top_k``,
+``messages[1].x``: :mod:`harmony_grammar.rendering.request_fields`) are accepted and named
+in the ``x-harmony-grammar-ignored-fields`` header of every answer (docs/serving.md).
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..rendering.request_fields import named_fields
 from .planning import Plan
 
-__all__ = ["HOSTED_TOOLS_HEADER", "hosted_tools_header", "render_routes"]
+__all__ = ["HOSTED_TOOLS_HEADER", "IGNORED_FIELDS_HEADER", "render_routes", "report_headers"]
 
 #: The response header naming the hosted tools a request sent and the prompt left out.
 HOSTED_TOOLS_HEADER = "x-hosted-tools-ignored"
+#: The response header naming the request's fields nothing read (their paths).
+IGNORED_FIELDS_HEADER = "x-harmony-grammar-ignored-fields"
 
 
 class Planner(Protocol):
@@ -40,14 +45,19 @@ class Planner(Protocol):
     async def plan_responses(self, body: Any) -> Plan: ...
 
 
-def hosted_tools_header(plan: Plan) -> dict[str, str]:
-    """``{x-hosted-tools-ignored: "web_search, file_search"}``, or nothing when none was sent."""
-    if not plan.hosted_tools:
-        return {}
-    names = [_header_safe(name) for name in plan.hosted_tools[:MAX_HOSTED_NAMES]]
-    if len(plan.hosted_tools) > MAX_HOSTED_NAMES:
-        names.append(f"... ({len(plan.hosted_tools) - MAX_HOSTED_NAMES} more)")
-    return {HOSTED_TOOLS_HEADER: ", ".join(names)}
+def report_headers(plan: Plan) -> dict[str, str]:
+    """What the answer reports of the request: ``x-hosted-tools-ignored: web_search,
+    file_search`` and ``x-harmony-grammar-ignored-fields: top_k, messages[0].x``, each only
+    when there is something to name (a client's words made safe for a header)."""
+    headers: dict[str, str] = {}
+    if plan.hosted_tools:
+        names = [_header_safe(name) for name in plan.hosted_tools[:MAX_HOSTED_NAMES]]
+        if len(plan.hosted_tools) > MAX_HOSTED_NAMES:
+            names.append(f"... ({len(plan.hosted_tools) - MAX_HOSTED_NAMES} more)")
+        headers[HOSTED_TOOLS_HEADER] = ", ".join(names)
+    if plan.ignored_fields:
+        headers[IGNORED_FIELDS_HEADER] = named_fields(plan.ignored_fields)
+    return headers
 
 
 #: How many hosted tools' names the header lists, and how long each may be.
@@ -67,7 +77,7 @@ def _header_safe(name: str) -> str:
 
 def _rendered(plan: Plan) -> Response:
     body = {"prompt": plan.prompt_text, "prompt_token_ids": list(plan.prompt_ids)}
-    return JSONResponse(body, headers=hosted_tools_header(plan))
+    return JSONResponse(body, headers=report_headers(plan))
 
 
 def render_routes(gateway: Planner) -> list[Route]:

@@ -8,7 +8,9 @@ byte-exact with openai-harmony, with untrusted text escaped (:mod:`harmony_gramm
 Other shapes become conversations here: :mod:`.interop` openai-harmony's own objects (both
 ways), :mod:`.chat` Chat Completions request bodies and :mod:`.responses` Responses API
 request bodies (:mod:`.requests` what those two share; :mod:`.agent_tools` the tool kinds
-agents send beyond functions: namespaces, custom tools, hosted tools). Reading the model's
+agents send beyond functions: namespaces, custom tools, hosted tools); :mod:`.request_body`
+is the one reading of either body every door shares (:func:`read_request`), and
+:mod:`.request_fields` what its unknown fields get. Reading the model's
 completion back into those APIs' payloads is :mod:`harmony_grammar.bridges`. Fine-tuning
 examples (the ids with the mask of what the model samples) and the dataset importers live
 in :mod:`harmony_grammar.training`.
@@ -40,6 +42,7 @@ from .interop import from_openai_harmony, to_openai_harmony
 from .options import RenderOptions
 from .profiles import PROFILES, Profile
 from .renderer import DropRule, render, rendered_messages
+from .request_body import RequestReading, read_request
 from .responses import ResponsesError, from_responses
 from .typescript import schema_to_typescript
 
@@ -54,6 +57,7 @@ __all__ = [
     "RenderDiff",
     "RenderError",
     "RenderOptions",
+    "RequestReading",
     "ResponseFormat",
     "ResponsesError",
     "SystemContent",
@@ -62,6 +66,7 @@ __all__ = [
     "from_chat_completions",
     "from_openai_harmony",
     "from_responses",
+    "read_request",
     "render",
     "rendered_messages",
     "schema_to_typescript",

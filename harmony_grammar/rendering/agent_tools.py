@@ -29,12 +29,14 @@ from typing import Any
 
 from ..declarations.custom import FUNCTIONS, CustomBody, read_custom_format
 from ..declarations.spec import ToolNamespace, ToolSpec
+from ..declarations.toolset import ToolSet
 
 __all__ = [
     "RequestTools",
     "chat_recipient",
     "chosen",
     "custom_tool_spec",
+    "declared",
     "read_tools",
     "recipient",
     "split_namespaced",
@@ -169,6 +171,49 @@ def _namespace(tool: Mapping[str, Any], path: str, error: ErrorFactory) -> ToolN
         _refuse_duplicate(spec, specs, where, error)
         specs.append(spec)
     return ToolNamespace(name, description or None, tuple(specs))
+
+
+def _declared_entry(entry: Mapping[str, Any]) -> ToolSpec:
+    """One function or custom entry of a :class:`ToolSet` as its declaration (ValueError
+    for a description or parameters the renderer cannot write)."""
+    spec = entry.get("function", entry) if entry.get("type", "function") == "function" else entry
+    name, description = spec.get("name"), spec.get("description") or ""
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise ValueError("a tool needs a string name (and description)")
+    if entry.get("type") == "custom":
+        return custom_tool_spec(name, description, read_custom_format(entry.get("format")))
+    parameters = spec.get("parameters")
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise ValueError("a tool's parameters must be a JSON Schema object")
+    return ToolSpec(name, description, parameters)
+
+
+def declared(tools: ToolSet, *, chat: bool = False) -> RequestTools:
+    """What the developer message declares for a :class:`ToolSet` (the tools read once):
+    function and custom tools in ``functions``, each namespace in its own section, hosted
+    tools named. ``chat``: a Chat request's set (its function tools nest their fields under
+    ``function``; it has no hosted tools). Raises ValueError (no path: the caller locates it
+    by reading the list with :func:`read_tools` or the Chat bridge's reader) for anything
+    the renderer cannot declare."""
+    if chat and tools.hosted:
+        raise ValueError(f"tool type {tools.hosted[0]!r} is not supported")
+    functions: list[ToolSpec] = []
+    namespaces: list[ToolNamespace] = []
+    for entry in tools.callables:
+        kind = entry.get("type")
+        if kind != "namespace":
+            if chat and kind != "custom" and not isinstance(entry.get("function"), Mapping):
+                raise ValueError("a Chat function tool needs function.name")
+            functions.append(_declared_entry(entry))
+            continue
+        name, description = entry.get("name"), entry.get("description")
+        if name == FUNCTIONS or any(n.name == name for n in namespaces):
+            raise ValueError(f"a namespace may not be named {name!r}")
+        if not isinstance(name, str) or not (description is None or isinstance(description, str)):
+            raise ValueError("a namespace needs a string name (and description)")
+        inner = tuple(_declared_entry(e) for e in entry.get("tools") or ())
+        namespaces.append(ToolNamespace(name, description or None, inner))
+    return RequestTools(tuple(functions), tuple(namespaces), tools.hosted)
 
 
 def split_namespaced(

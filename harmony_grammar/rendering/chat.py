@@ -18,12 +18,14 @@ from typing import Any
 
 from ..base.errors import HarmonyGrammarError
 from ..declarations.custom import chat_custom_entry, read_custom_format
-from ..declarations.spec import ToolSpec
+from ..declarations.spec import ToolNamespace, ToolSpec
+from ..declarations.toolset import ToolSet
 from ..format.model import Message
-from .agent_tools import chat_recipient, custom_tool_spec, split_namespaced
+from .agent_tools import RequestTools, chat_recipient, custom_tool_spec, split_namespaced
 from .conversation import (
     Conversation,
     ConversationItem,
+    ResponseFormat,
     SystemContent,
     assistant_message,
     tool_call_message,
@@ -31,14 +33,24 @@ from .conversation import (
     user_message,
 )
 from .requests import (
-    chosen_tools,
     content_text,
     head_items,
+    read_toolset,
     tool_specs,
     with_reasoning_effort,
 )
 
-__all__ = ["FUNCTIONS_PREFIX", "ChatCompletionError", "from_chat_completions"]
+__all__ = [
+    "FUNCTIONS_PREFIX",
+    "ChatCompletionError",
+    "ChatReading",
+    "from_chat_completions",
+    "read_chat",
+]
+
+#: A request read: its conversation, its tools read once (None where the set cannot be
+#: made), why not (else None), and its response format's schema (None without one).
+ChatReading = tuple[Conversation, ToolSet | None, str | None, Mapping[str, Any] | None]
 
 #: The namespace of function tools, in recipients (``functions.get_weather``) and authors.
 FUNCTIONS_PREFIX = "functions."
@@ -99,19 +111,83 @@ def _named_function(choice: Any) -> Mapping[str, Any] | None:
     return None
 
 
-def _tools(request: Mapping[str, Any]) -> list[ToolSpec]:
-    """The request's tools that ``tool_choice`` lets the model see."""
+_CHOICE_FORMS = (
+    "'auto', 'required', 'none' or {'type': 'function', 'function': {'name': ...}} "
+    "({'type': 'custom', 'custom': {'name': ...}} for a custom tool)"
+)
+
+
+def _locate(request: Mapping[str, Any]) -> RequestTools:
+    """The raw tools list read entry by entry: raises with the path of what is wrong."""
     specs = tool_specs(
         request, _read_tool, ChatCompletionError, default_type="function", types=_TOOL_TYPES
     )
-    return chosen_tools(
-        request,
-        specs,
-        _named_function,
-        ChatCompletionError,
-        "'auto', 'required', 'none' or {'type': 'function', 'function': {'name': ...}} "
-        "({'type': 'custom', 'custom': {'name': ...}} for a custom tool)",
+    return RequestTools(*split_namespaced(specs, ChatCompletionError))
+
+
+def _tools(
+    request: Mapping[str, Any], toolset: ToolSet | None
+) -> tuple[ToolSet | None, RequestTools, str | None]:
+    """The request's tools read once, and those ``tool_choice`` lets the model see."""
+    tools = request.get("tools")
+    for i, tool in enumerate(tools if isinstance(tools, list) else ()):
+        # Chat declares function and custom tools only (no namespaces, no hosted tools).
+        if not isinstance(tool, Mapping) or tool.get("type", "function") not in _TOOL_TYPES:
+            kind = tool.get("type") if isinstance(tool, Mapping) else tool
+            raise ChatCompletionError(
+                f"tool type {kind!r} is not supported ({', '.join(_TOOL_TYPES)})", f"tools[{i}]"
+            )
+    toolset, declared, problem = read_toolset(
+        request, toolset, ChatCompletionError, lambda: _locate(request), chat=True
     )
+    return toolset, _chosen(declared, request.get("tool_choice")), problem
+
+
+def _chosen(tools: RequestTools, choice: Any) -> RequestTools:
+    """The tools ``tool_choice`` lets the model see: all, none, or the one named
+    (``NAMESPACE.fn`` names a namespace's function)."""
+    if choice in (None, "auto", "required"):
+        return tools
+    if choice == "none":
+        return RequestTools()
+    holder = _named_function(choice)
+    if holder is None:
+        raise ChatCompletionError(f"must be {_CHOICE_FORMS}", "tool_choice")
+    name = holder.get("name")
+    namespace, dot, short = name.partition(".") if isinstance(name, str) else ("", "", "")
+    if not dot:
+        hits = tuple(spec for spec in tools.functions if spec.name == name)
+        if hits:
+            return RequestTools(hits)
+    for group in tools.namespaces if dot else ():
+        inner = tuple(spec for spec in group.tools if spec.name == short)
+        if group.name == namespace and inner:
+            return RequestTools((), (ToolNamespace(group.name, group.description, inner),))
+    raise ChatCompletionError(f"names {name!r}, which is not among the tools", "tool_choice")
+
+
+def _response_format(request: Mapping[str, Any]) -> ResponseFormat | None:
+    """``response_format`` as the developer message's ``# Response Formats`` entry
+    (``json_object`` as an object schema named ``json_object``), or None for text."""
+    fmt = request.get("response_format")
+    if fmt is None or (isinstance(fmt, Mapping) and fmt.get("type") == "text"):
+        return None
+    if not isinstance(fmt, Mapping):
+        raise ChatCompletionError("must be an object", "response_format")
+    if fmt.get("type") == "json_object":
+        return ResponseFormat("json_object", {"type": "object"})
+    spec = fmt.get("json_schema")
+    if fmt.get("type") != "json_schema" or not isinstance(spec, Mapping):
+        raise ChatCompletionError(
+            "must be {'type': 'text'}, {'type': 'json_object'} or "
+            "{'type': 'json_schema', 'json_schema': {...}}",
+            "response_format",
+        )
+    name, schema = spec.get("name"), spec.get("schema")
+    if not isinstance(name, str) or not isinstance(schema, Mapping):
+        raise ChatCompletionError("json_schema needs a name and a schema object", "response_format")
+    description = spec.get("description")
+    return ResponseFormat(name, schema, description if isinstance(description, str) else None)
 
 
 def _assistant(
@@ -180,7 +256,10 @@ def _tool_result(message: Mapping[str, Any], path: str, call_names: dict[str, st
 
 
 def from_chat_completions(
-    request: Mapping[str, Any], *, system: SystemContent | None = None
+    request: Mapping[str, Any],
+    *,
+    system: SystemContent | None = None,
+    toolset: ToolSet | None = None,
 ) -> Conversation:
     """A conversation from a Chat Completions request body.
 
@@ -192,8 +271,21 @@ def from_chat_completions(
     call with its ``arguments`` string verbatim. A ``tool`` message becomes a result from the
     function its ``tool_call_id`` names. A tool named ``NAMESPACE.fn`` is the function ``fn``
     of its own namespace (declared in a ``## NAMESPACE`` section, called ``to=NAMESPACE.fn``).
-    Raises :class:`ChatCompletionError` with a path.
+    ``response_format`` (``json_schema`` or ``json_object``) goes into the developer message
+    as ``# Response Formats``. ``toolset``: the request's tools already read
+    (:meth:`ToolSet.read`), used as given. Raises :class:`ChatCompletionError` with a path.
     """
+    return read_chat(request, system=system, toolset=toolset)[0]
+
+
+def read_chat(
+    request: Mapping[str, Any],
+    *,
+    system: SystemContent | None = None,
+    toolset: ToolSet | None = None,
+) -> ChatReading:
+    """:func:`from_chat_completions`'s conversation, with the tools it read (once) and the
+    response format's schema (:data:`ChatReading`)."""
     if not isinstance(request, Mapping):
         raise ChatCompletionError("the request must be a JSON object")
     messages = request.get("messages")
@@ -205,7 +297,8 @@ def from_chat_completions(
         ChatCompletionError,
         "reasoning_effort",
     )
-    tools = _tools(request)
+    toolset, tools, problem = _tools(request, toolset)
+    fmt = _response_format(request)
     instructions: list[str] = []
     body: list[ConversationItem] = []
     call_names: dict[str, str] = {}
@@ -224,6 +317,8 @@ def from_chat_completions(
             body.append(_tool_result(message, path, call_names))
         else:
             raise ChatCompletionError(f"role {role!r} is not supported", path)
-    functions, namespaces = split_namespaced(tools, ChatCompletionError)
-    head = head_items(system_content, instructions, functions, namespaces=namespaces)
-    return Conversation((*head, *body))
+    formats = () if fmt is None else (fmt,)
+    head = head_items(
+        system_content, instructions, tools.functions, formats, namespaces=tools.namespaces
+    )
+    return Conversation((*head, *body)), toolset, problem, None if fmt is None else fmt.schema

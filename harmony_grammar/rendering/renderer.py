@@ -38,7 +38,7 @@ from .conversation import (
 from .errors import RenderError
 from .header_fields import header_problem
 from .options import DropRule, RenderKeywords, RenderOptions
-from .request_body import from_request
+from .request_body import read_request
 from .typescript import response_format_text, tools_section
 
 if TYPE_CHECKING:
@@ -426,14 +426,15 @@ def render(
     own words) is encoded as untrusted: a spelled ``<|start|>`` stays ordinary tokens and can
     never forge structure. ``trusted_text=True`` opts out: spellings become special ids.
     ``conversation`` may also be a request body (a dict with ``messages``, Chat Completions,
-    or ``input``, Responses API), read as ``from_chat_completions`` / ``from_responses`` read
-    it (a bad body raises their ``ChatCompletionError`` with a path).
+    or ``input``, Responses API), read by :func:`~.request_body.read_request`, the reading
+    the CLI and the gateway share (``response_format`` / ``text.format`` included; a bad
+    body raises ``ChatCompletionError`` with a path).
 
     Raises :class:`RenderError` for a conversation it cannot render, ValueError for options
     that do not go together.
     """
     if isinstance(conversation, Mapping):
-        conversation = from_request(conversation)
+        conversation = read_request(conversation).conversation
     elif not isinstance(conversation, Conversation):
         raise TypeError(
             f"render takes a Conversation or a request dict, not {type(conversation).__name__}"

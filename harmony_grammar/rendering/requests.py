@@ -15,6 +15,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..declarations.spec import ToolNamespace, ToolSpec
+from ..declarations.toolset import ToolSet
+from .agent_tools import RequestTools, declared
 from .conversation import (
     ConversationItem,
     DeveloperContent,
@@ -26,9 +28,9 @@ from .conversation import (
 __all__ = [
     "ErrorFactory",
     "ToolReader",
-    "chosen_tools",
     "content_text",
     "head_items",
+    "read_toolset",
     "tool_specs",
     "with_reasoning_effort",
 ]
@@ -100,31 +102,32 @@ def tool_specs(
     return specs
 
 
-def chosen_tools(
+def read_toolset(
     request: Mapping[str, Any],
-    specs: Sequence[ToolSpec],
-    named: Callable[[Any], Mapping[str, Any] | None],
+    toolset: ToolSet | None,
     error: ErrorFactory,
-    forms: str,
-) -> list[ToolSpec]:
-    """The tools ``tool_choice`` lets the model see: all, none, or the one named.
+    locate: Callable[[], RequestTools],
+    *,
+    chat: bool,
+) -> tuple[ToolSet | None, RequestTools, str | None]:
+    """The request's tools read once (:meth:`ToolSet.read`, or ``toolset`` as given), what
+    the developer message declares for them (:func:`~.agent_tools.declared`), and None.
 
-    ``named(choice)`` is the mapping whose ``name`` a named choice gives (None when the
-    choice is not of the named form); ``forms`` lists the accepted forms for the error.
+    Where either step fails, ``locate()`` reads the raw list entry by entry: it raises
+    ``error`` with the path of what is wrong (``tools[2].format``). When it finds nothing
+    wrong, the problem is one only the set sees (a parameters schema that cannot check
+    anything, a name the grammar cannot hold): the tools are declared as ``locate`` read
+    them, so the prompt still renders, and the set is None with the problem as the third
+    item, for a caller that needs the set (the gateway's grammar) to refuse with.
     """
-    choice = request.get("tool_choice")
-    if choice in (None, "auto", "required"):
-        return list(specs)
-    if choice == "none":
-        return []
-    holder = named(choice)
-    if holder is not None:
-        name = holder.get("name")
-        chosen = [spec for spec in specs if spec.name == name]
-        if not chosen:
-            raise error(f"names {name!r}, which is not among the tools", "tool_choice")
-        return chosen
-    raise error(f"must be {forms}", "tool_choice")
+    tools = request.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        raise error("must be a list", "tools")
+    try:
+        toolset = toolset if toolset is not None else ToolSet.read(tools, chat=chat)
+        return toolset, declared(toolset, chat=chat), None
+    except ValueError as exc:
+        return None, locate(), str(exc)
 
 
 def with_reasoning_effort(

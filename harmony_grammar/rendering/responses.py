@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..declarations.toolset import ToolSet
 from .agent_tools import RequestTools, chosen, read_tools, recipient
-from .chat import ChatCompletionError
+from .chat import ChatCompletionError, ChatReading
 from .conversation import (
     Conversation,
     ConversationItem,
@@ -25,9 +26,9 @@ from .conversation import (
     tool_result_message,
     user_message,
 )
-from .requests import content_text, head_items, with_reasoning_effort
+from .requests import content_text, head_items, read_toolset, with_reasoning_effort
 
-__all__ = ["ResponsesError", "from_responses"]
+__all__ = ["ResponsesError", "from_responses", "read_responses"]
 
 
 class ResponsesError(ChatCompletionError):
@@ -44,13 +45,24 @@ def _text(content: Any, path: str) -> str:
     return content_text(content, path, ResponsesError, _TEXT_PARTS)
 
 
-def _tools(request: Mapping[str, Any]) -> RequestTools:
-    """The request's tools that ``tool_choice`` lets the model see (hosted ones named)."""
-    return chosen(
-        read_tools(request.get("tools"), ResponsesError),
-        request.get("tool_choice"),
+def _tools(
+    request: Mapping[str, Any], toolset: ToolSet | None
+) -> tuple[ToolSet | None, RequestTools, str | None]:
+    """The request's tools read once, and those ``tool_choice`` lets the model see (hosted
+    ones named)."""
+    tools = request.get("tools")
+    for i, tool in enumerate(tools if isinstance(tools, list) else ()):
+        # A Responses tool names its type (a function's, or a hosted tool's, left out).
+        if not isinstance(tool, Mapping) or not isinstance(tool.get("type"), str):
+            raise ResponsesError("must be an object with a type", f"tools[{i}]")
+    toolset, declared, problem = read_toolset(
+        request,
+        toolset,
         ResponsesError,
+        lambda: read_tools(request.get("tools"), ResponsesError),
+        chat=False,
     )
+    return toolset, chosen(declared, request.get("tool_choice"), ResponsesError), problem
 
 
 def _system(request: Mapping[str, Any], system: SystemContent) -> SystemContent:
@@ -129,7 +141,10 @@ def _input_item(
 
 
 def from_responses(
-    request: Mapping[str, Any], *, system: SystemContent | None = None
+    request: Mapping[str, Any],
+    *,
+    system: SystemContent | None = None,
+    toolset: ToolSet | None = None,
 ) -> Conversation:
     """A conversation from a Responses API request body.
 
@@ -141,8 +156,20 @@ def from_responses(
     preamble when its ``phase`` is ``commentary``), ``reasoning`` (analysis),
     ``function_call`` (a ``functions.*`` call, arguments verbatim) and
     ``function_call_output`` (the result from the function its ``call_id`` names).
+    ``toolset``: the request's tools already read (:meth:`ToolSet.read`), used as given.
     Raises :class:`ResponsesError` with a path.
     """
+    return read_responses(request, system=system, toolset=toolset)[0]
+
+
+def read_responses(
+    request: Mapping[str, Any],
+    *,
+    system: SystemContent | None = None,
+    toolset: ToolSet | None = None,
+) -> ChatReading:
+    """:func:`from_responses`'s conversation, with the tools it read (once) and the response
+    format's schema (:data:`~.chat.ChatReading`)."""
     if not isinstance(request, Mapping):
         raise ResponsesError("the request must be a JSON object")
     items = request.get("input", [])
@@ -159,7 +186,7 @@ def from_responses(
         if not isinstance(item, Mapping):
             raise ResponsesError("must be an object", f"input[{i}]")
         body += _input_item(item, f"input[{i}]", call_names, instructions)
-    tools = _tools(request)
+    toolset, tools, problem = _tools(request, toolset)
     formats = _response_formats(request)
     head = head_items(
         _system(request, system or SystemContent()),
@@ -168,4 +195,5 @@ def from_responses(
         formats,
         namespaces=tools.namespaces,
     )
-    return Conversation((*head, *body))
+    schema = formats[0].schema if formats else None
+    return Conversation((*head, *body)), toolset, problem, schema

@@ -48,9 +48,10 @@ def _sent_tag(engine_version: str | None) -> Any:
 
 
 def test_vllm_0_34_gets_the_tag_for_its_pinned_xgrammar() -> None:
-    today = completion_grammar(TOOLS, target="xgrammar", tool_choice="auto")
+    # The gateway's grammars take a call's recipient in either place (serve's default).
+    today = completion_grammar(TOOLS, target="xgrammar", tool_choice="auto", recipient_position="either")
     pinned = completion_grammar(
-        TOOLS, target="xgrammar", target_version="0.2.8", tool_choice="auto"
+        TOOLS, target="xgrammar", target_version="0.2.8", tool_choice="auto", recipient_position="either"
     )
     assert today != pinned  # the two xgrammars read different tags: the test can tell
     assert _sent_tag("0.34.1") == pinned
