@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 
-__all__ = ["COUNT_KEYWORDS", "tool_schemas", "tool_sets"]
+__all__ = ["COUNT_KEYWORDS", "seeded_examples", "tool_schemas", "tool_sets"]
 
 #: The keywords whose value is a repetition count (what must never be written as copies).
 COUNT_KEYWORDS = (
@@ -223,3 +225,19 @@ def tool_sets(min_size: int = 1, max_size: int = 10) -> st.SearchStrategy[dict[s
     """``{name: parameters}`` for a few tools with distinct names."""
     names = st.from_regex(r"[a-z][a-z_]{2,15}", fullmatch=True)
     return st.dictionaries(names, tool_schemas(), min_size=min_size, max_size=max_size)
+
+
+def seeded_examples(strategy: st.SearchStrategy[Any], count: int, seed: int = 43) -> list[Any]:
+    """Up to ``count`` values of ``strategy``, the same on every run (for benchmarks, which
+    must walk the same workload each time and are not tests)."""
+    out: list[Any] = []
+
+    @fixed_seed(seed)
+    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(strategy)
+    def draw(value: Any) -> None:
+        out.append(value)
+
+    draw()
+    return out[:count]
