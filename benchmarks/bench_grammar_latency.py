@@ -475,30 +475,33 @@ DEV_SPLIT = Path(__file__).resolve().parents[2] / "shared" / "data" / "maskbench
 
 
 def dev_split_turns(count: int, data: Path = DEV_SPLIT) -> list[Turn]:
-    """``count`` turns over sets of ten MaskBench dev object schemas (every n-th file), each
-    calling its first tool with a valid instance from the file, in declared order."""
+    """``count`` turns over sets of ten MaskBench dev object schemas (spread evenly over the
+    split), each calling its first tool with a valid instance from its file, in declared
+    order."""
     from harmony_grammar.schema import UnsupportedSchemaError, canonical_json
 
-    usable: list[tuple[str, dict[str, Any], Any]] = []
+    candidates: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for path in sorted(data.glob("*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
         schema, valid = record["schema"], [t["data"] for t in record["tests"] if t["valid"]]
-        if isinstance(schema, dict) and schema.get("type") == "object" and valid:
-            try:
-                completion_grammar({"tool": schema})
-            except (UnsupportedSchemaError, ValueError):
-                continue
-            if isinstance(valid[0], dict):
-                usable.append((f"t{len(usable)}", schema, valid[0]))
-        if len(usable) >= count * 10 * 4:
+        first = valid[0] if valid else None
+        if isinstance(schema, dict) and schema.get("type") == "object" and isinstance(first, dict):
+            candidates.append((schema, first))
+    usable: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for schema, value in candidates[:: max(1, len(candidates) // (count * 20))]:
+        try:
+            completion_grammar({"tool": schema})
+        except (UnsupportedSchemaError, ValueError):
+            continue
+        usable.append((schema, value))
+        if len(usable) == count * 10:
             break
-    usable = usable[:: max(1, len(usable) // (count * 10))][: count * 10]
     turns: list[Turn] = []
     for start in range(0, len(usable) - 9, 10):
         group = usable[start : start + 10]
-        tools = {name: schema for name, schema, _ in group}
-        name, schema, value = group[0]
-        turns.append((tools, _turn_text(name, canonical_json(value, schema))))
+        tools = {f"t{start + i}": schema for i, (schema, _) in enumerate(group)}
+        schema, value = group[0]
+        turns.append((tools, _turn_text(f"t{start}", canonical_json(value, schema))))
     return turns
 
 
@@ -567,25 +570,19 @@ def first_mask_of(tokenizer: Any, grammar: str) -> None:
 
 
 def tool_set_walks(sets: int, repeat: int) -> None:
-    """The generated tool sets, with the dev split's as the second column."""
-    columns = {"generated": generated_turns(sets), "dev split": dev_split_turns(sets)}
-    results = {name: set_walks(turns, repeat) for name, turns in columns.items()}
-    load = os.getloadavg()[0]
+    """The generated tool sets, then the dev split's (printed as each is done)."""
     print(
-        f"turn walks over tool sets of ten (load average {load:.1f}); later requests per token; "
-        "targets: median <= 8 us, p90 <= 40 us, max <= 1 ms, first mask <= 50 ms"
+        "turn walks over tool sets of ten; later requests, per token; targets: median <= 8 us, "
+        "p90 <= 40 us, max <= 1 ms, first mask <= 50 ms",
+        flush=True,
     )
-    header = "".join(f"{name} ({len(columns[name])} sets)".ljust(66) for name in columns)
-    print(f"  {'':34}{header}")
-    engines = list(dict.fromkeys(e for r in results.values() for e in r))
-    for engine in engines:
-        cells = []
-        for name in columns:
-            times = results[name].get(engine, [])
-            cells.append(
-                (f"{len(times)}" if engine.endswith("refused walks") else summary(times)).ljust(66)
-            )
-        print(f"  {engine:34}{''.join(cells)}")
+    for name, make in (("generated", generated_turns), ("dev split", dev_split_turns)):
+        turns = make(sets)
+        results = set_walks(turns, repeat)
+        print(f"{name}: {len(turns)} sets (load average {os.getloadavg()[0]:.1f})")
+        for engine, times in results.items():
+            cell = f"{len(times)}" if engine.endswith("refused walks") else summary(times)
+            print(f"  {engine:46} {cell}", flush=True)
 
 
 def first_mask(tokenizer: Any, schemas: list[dict[str, Any]]) -> float:
