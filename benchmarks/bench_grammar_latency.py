@@ -1,6 +1,6 @@
 """Latency of constrained decoding: schemas to first mask, and the mask per token.
 
-    python benchmarks/bench_grammar_latency.py [--repeat N]
+    python benchmarks/bench_grammar_latency.py [--repeat N] [--sets N] [--hand-picked]
 
 Ten tools of the kinds agents declare (below), the o200k_harmony vocabulary built once per
 engine (not timed). Two walks, every engine on the same tools and the same token ids:
@@ -29,15 +29,28 @@ from the grammar once, with ``deep_copy``; xgrammar reuses the compiled grammar)
 
 The schemas -> first mask time of the turn grammar is reported too (target <= 50 ms), with
 outlines_core's JsonSchema index over the same vocabulary for comparison.
+
+By default the turn walk runs over **tool sets the compiler was never tuned on** (issue 43):
+``--sets`` sets of ten tools drawn (seeded) from :mod:`tests.support.tool_schemas` (the shapes
+real tools use), each walked with a turn that calls one of them with arguments drawn by
+hypothesis-jsonschema and written in declared order; and, as a second column, as many sets of
+ten MaskBench dev-split object schemas, each called with a valid instance from its file. The
+same walks go through our grammar via llguidance, llguidance's ``%json`` bodies, our
+structural tag and xgrammar's built-in Harmony tag, interleaved set by set; and the first
+mask of each new tool set (grammar written, matcher built, first mask) is timed against
+issue 43's target (<= 50 ms). ``--hand-picked`` adds the ten hand-written tools' walks above.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import llguidance
@@ -403,6 +416,175 @@ def turn_walks(repeat: int) -> None:
     )
 
 
+# --- generated and dev-split tool sets ------------------------------------------------------
+
+#: One turn: the tools, and the text after ``<|start|>assistant`` that calls one of them.
+Turn = tuple[dict[str, Any], str]
+
+
+def _turn_text(name: str, arguments: str) -> str:
+    return (
+        "<|channel|>analysis<|message|>I should call the tool with these arguments.<|end|>"
+        f"<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json"
+        f"<|message|>{arguments}<|call|>"
+    )
+
+
+def generated_turns(count: int, seed: int = 43) -> list[Turn]:
+    """``count`` turns over drawn tool sets of ten (seeded, so every run walks the same)."""
+    import jsonschema
+    import pytest
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as fixed_seed
+    from hypothesis import strategies as st
+    from hypothesis_jsonschema import from_schema
+
+    from harmony_grammar.schema import UnsupportedSchemaError, canonical_json
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support
+    from tests.support.schema_targets import legacy_object_generation
+    from tests.support.tool_schemas import tool_sets
+
+    legacy_object_generation(pytest.MonkeyPatch())
+    turns: list[Turn] = []
+
+    @fixed_seed(seed)
+    @settings(max_examples=count * 4, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(st.data())
+    def draw(data: Any) -> None:
+        tools = data.draw(tool_sets(10, 10))
+        try:
+            completion_grammar(tools)
+        except UnsupportedSchemaError:
+            return
+        name = data.draw(st.sampled_from(sorted(tools)))
+        try:
+            value = data.draw(from_schema(tools[name]))
+        except Exception:  # a shape hypothesis-jsonschema cannot draw
+            return
+        if jsonschema.Draft202012Validator(tools[name]).is_valid(value):
+            turns.append((tools, _turn_text(name, canonical_json(value, tools[name]))))
+
+    draw()
+    return turns[:count]
+
+
+#: The MaskBench dev split, beside the checkout (as the tests read it).
+DEV_SPLIT = Path(__file__).resolve().parents[2] / "shared" / "data" / "maskbench-dev"
+
+
+def dev_split_turns(count: int, data: Path = DEV_SPLIT) -> list[Turn]:
+    """``count`` turns over sets of ten MaskBench dev object schemas (spread evenly over the
+    split), each calling its first tool with a valid instance from its file, in declared
+    order."""
+    from harmony_grammar.schema import UnsupportedSchemaError, canonical_json
+
+    candidates: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for path in sorted(data.glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        schema, valid = record["schema"], [t["data"] for t in record["tests"] if t["valid"]]
+        first = valid[0] if valid else None
+        if isinstance(schema, dict) and schema.get("type") == "object" and isinstance(first, dict):
+            candidates.append((schema, first))
+    usable: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for schema, value in candidates[:: max(1, len(candidates) // (count * 20))]:
+        try:
+            completion_grammar({"tool": schema})
+        except (UnsupportedSchemaError, ValueError):
+            continue
+        usable.append((schema, value))
+        if len(usable) == count * 10:
+            break
+    turns: list[Turn] = []
+    for start in range(0, len(usable) - 9, 10):
+        group = usable[start : start + 10]
+        tools = {f"t{start + i}": schema for i, (schema, _) in enumerate(group)}
+        schema, value = group[0]
+        turns.append((tools, _turn_text(f"t{start}", canonical_json(value, schema))))
+    return turns
+
+
+def _builtin(tools: dict[str, Any]) -> str:
+    import xgrammar
+
+    entries = [
+        {"type": "function", "function": {"name": n, "parameters": s}} for n, s in tools.items()
+    ]
+    return str(xgrammar.get_model_structural_tag("harmony", tools=entries).model_dump_json())
+
+
+def set_walks(turns: list[Turn], repeat: int) -> dict[str, list[float]]:
+    """Every engine on every turn, interleaved turn by turn; a walk an engine refuses (its
+    grammar cannot take the text) is counted and left out of that engine's figures."""
+    import xgrammar
+
+    from harmony_grammar.generation.xgrammar_tag import harmony_tokenizer_info
+
+    tokenizer = harmony_lltokenizer()
+    info = harmony_tokenizer_info()
+    compiler = xgrammar.GrammarCompiler(info, cache_enabled=False)
+    out: dict[str, list[float]] = {}
+    for tools, text in turns:
+        ids = encode_harmony(text)
+        started = time.perf_counter()
+        first_mask_of(tokenizer, completion_grammar(tools))
+        out.setdefault("first mask, new tool set (ours, llguidance)", []).append(
+            time.perf_counter() - started
+        )
+        llguidance_grammars = {
+            "ours via llguidance": lambda: completion_grammar(tools),
+            "llguidance %json bodies": lambda: json_bodies_turn(tools),
+        }
+        for engine, make in llguidance_grammars.items():
+            try:
+                _, later = llguidance_requests(tokenizer, make(), ids, repeat)
+            except (AssertionError, ValueError):
+                out.setdefault(f"{engine}: refused walks", []).append(1.0)
+                continue
+            out.setdefault(engine, []).extend(later)
+        tags = {
+            "ours via xgrammar (tag)": (lambda: completion_grammar(tools, target="xgrammar"), ids),
+            "xgrammar built-in Harmony tag": (
+                lambda: _builtin(tools),
+                encode_harmony(text.replace(" <|constrain|>", "<|constrain|>")),
+            ),
+        }
+        for engine, (make_tag, tag_ids) in tags.items():
+            try:
+                compiled = compiler.compile_structural_tag(make_tag())
+                _, later = xgrammar_requests(compiled, tag_ids, info.vocab_size, repeat)
+            except Exception:  # a schema xgrammar refuses, or a walk it does not take
+                out.setdefault(f"{engine}: refused walks", []).append(1.0)
+                continue
+            out.setdefault(engine, []).extend(later)
+    return out
+
+
+def first_mask_of(tokenizer: Any, grammar: str) -> None:
+    """Build a fresh matcher for ``grammar`` and take its first mask."""
+    bitmask = llnp.allocate_token_bitmask(1, tokenizer.vocab_size)
+    matcher = llguidance.LLMatcher(tokenizer, grammar)
+    llnp.fill_next_token_bitmask(matcher, bitmask, 0)
+    assert not matcher.is_error(), matcher.get_error()
+
+
+def tool_set_walks(sets: int, repeat: int) -> None:
+    """The generated tool sets, then the dev split's (printed as each is done)."""
+    print(
+        "turn walks over tool sets of ten; later requests, per token; targets: median <= 8 us, "
+        "p90 <= 40 us, max <= 1 ms, first mask <= 50 ms",
+        flush=True,
+    )
+    for name, make in (("generated", generated_turns), ("dev split", dev_split_turns)):
+        turns = make(sets)
+        results = set_walks(turns, repeat)
+        print(f"{name}: {len(turns)} sets (load average {os.getloadavg()[0]:.1f})")
+        for engine, times in results.items():
+            cell = f"{len(times)}" if engine.endswith("refused walks") else summary(times)
+            print(f"  {engine:46} {cell}", flush=True)
+
+
 def first_mask(tokenizer: Any, schemas: list[dict[str, Any]]) -> float:
     """Seconds from the tools' schemas to the first mask of a fresh turn matcher."""
     bitmask = llnp.allocate_token_bitmask(1, tokenizer.vocab_size)
@@ -460,11 +642,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20, help="later requests per walk")
     parser.add_argument("--skip-outlines", action="store_true", help="no outlines_core index")
+    parser.add_argument("--sets", type=int, default=10, help="tool sets per column")
+    parser.add_argument(
+        "--hand-picked", action="store_true", help="also the ten hand-written tools' walks"
+    )
     args = parser.parse_args()
-    argument_walks(args.repeat)
-    turn_walks(args.repeat)
-    if not args.skip_outlines:
-        schemas_to_first_mask()
+    tool_set_walks(args.sets, args.repeat)
+    if args.hand_picked:
+        argument_walks(args.repeat)
+        turn_walks(args.repeat)
+        if not args.skip_outlines:
+            schemas_to_first_mask()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 llguidance's %json vs xgrammar, all in one run.
 
     python benchmarks/bench_schema_compile.py [--scale F] [--dev] [--no-shapes] [--targets]
-        [--data DIR] [--stride N]
+        [--data DIR] [--stride N] [--generated N]
 
 Every engine is timed over the same stage: a schema in, a grammar object ready to compute
 token masks out (with flexible whitespace, which is what llguidance's and xgrammar's JSON
@@ -33,6 +33,13 @@ closed objects with every property required, plain properties, big enums, long
 llguidance, gbnf, xgrammar), in CPU seconds, with the ratio to the half size and the peak
 traced memory.
 
+By default (``--generated N``, 200; 0 for none) every engine also compiles tool schemas the
+compiler was never tuned on: drawn, seeded, in the shapes real tools use
+(``tests/support/tool_schemas.py``), plus one large schema per ten (an object of ten of them);
+with ``--dev`` the dev split is the second column of the closing ratio table (ours and
+xgrammar over llguidance's ``%json``, on the schemas every engine built). Issue 43's target:
+ours at most 3x llguidance.
+
 ``--dev`` times every MaskBench dev-split schema (``--stride N``: every N-th) and reports, for
 ours, where the time goes: the meta-schema check, compiling to the IR, printing the text and
 llguidance's parse of it; the per-schema distribution; and the ten slowest schemas. Wall and
@@ -47,6 +54,7 @@ import contextlib
 import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -263,20 +271,44 @@ def _percentiles(values: list[float]) -> str:
     )
 
 
-def dev_split(runs: dict[str, Callable[[Any], Any]], data: Path, stride: int) -> None:
+def dev_schemas(data: Path, stride: int) -> dict[str, Any]:
+    """Every ``stride``-th MaskBench dev-split schema, by file name."""
     files = sorted(data.glob("*.json"))[::stride]
+    return {p.name: json.loads(p.read_text(encoding="utf-8"))["schema"] for p in files}
+
+
+def generated_schemas(count: int, seed: int = 43) -> dict[str, Any]:
+    """``count`` tool schemas drawn (seeded) in the shapes real tools use
+    (``tests/support/tool_schemas.py``), and ``count // 10`` large ones: an object whose ten
+    properties are ten such schemas."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support
+    from tests.support.tool_schemas import seeded_examples, tool_schemas
+
+    drawn = seeded_examples(tool_schemas(), count, seed)
+    out = {f"tool{i}": schema for i, schema in enumerate(drawn)}
+    for i in range(0, len(drawn) - 9, 10):
+        properties = {f"p{j}": schema for j, schema in enumerate(drawn[i : i + 10])}
+        out[f"large{i // 10}"] = {"type": "object", "properties": properties}
+    return out
+
+
+def schema_set(
+    runs: dict[str, Callable[[Any], Any]], title: str, schemas: dict[str, Any]
+) -> dict[str, float]:
+    """Every engine on every schema, interleaved schema by schema; prints the table and our
+    phases, and returns each engine's CPU seconds over the schemas every engine built (the
+    steadier figure on a shared machine)."""
     load_before = os.getloadavg()
     times: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in runs}
-    for path in files:
-        schema = json.loads(path.read_text(encoding="utf-8"))["schema"]
+    for key, schema in schemas.items():
         for name, build in runs.items():
             t = timed(build, schema)
             if t is not None:
-                times[name][path.name] = t
+                times[name][key] = t
     load_after = os.getloadavg()
     base = "llguidance %json"
     print(
-        f"\nMaskBench dev split, {len(files)} schemas (load average {load_before[0]:.1f} "
+        f"\n{title}, {len(schemas)} schemas (load average {load_before[0]:.1f} "
         f"before, {load_after[0]:.1f} after)"
     )
     print(f"{'engine':18} {'built':>6} {'wall s':>8} {'CPU s':>8}   per schema (wall)")
@@ -304,10 +336,9 @@ def dev_split(runs: dict[str, Callable[[Any], Any]], data: Path, stride: int) ->
         print(f"{name:18} {wall:8.2f} s wall {cpu:8.2f} s CPU{ratio}")
     phased = _Phases()
     phases: dict[str, dict[str, float]] = {}
-    for path in files:
-        if path.name in times[OURS]:
-            schema = json.loads(path.read_text(encoding="utf-8"))["schema"]
-            phases[path.name] = phased(schema)
+    for key, schema in schemas.items():
+        if key in times[OURS]:
+            phases[key] = phased(schema)
     total = sum(sum(p.values()) for p in phases.values()) or 1.0
     print(f"\n{OURS}, where the time goes (a second pass, wall):")
     for phase in _Phases.NAMES:
@@ -318,6 +349,7 @@ def dev_split(runs: dict[str, Callable[[Any], Any]], data: Path, stride: int) ->
     for name, p in slowest:
         parts = " ".join(f"{p[phase] * 1e3:7.1f}" for phase in _Phases.NAMES)
         print(f"  {sum(p.values()) * 1e3:8.1f} ms = {parts}  {name}")
+    return {name: cpu for name, (_, cpu) in totals.items()}
 
 
 def main() -> None:
@@ -330,14 +362,35 @@ def main() -> None:
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--stride", type=int, default=1, help="dev split: every N-th file")
+    parser.add_argument(
+        "--generated", type=int, default=200, help="drawn tool schemas (0: none)"
+    )
     args = parser.parse_args()
     runs = engines()
     if not args.no_shapes:
         shapes_table(runs, args.scale)
     if args.targets:
         targets_table(args.scale)
+    columns: dict[str, dict[str, float]] = {}
+    if args.generated:
+        columns["generated"] = schema_set(
+            runs, "Generated tool schemas", generated_schemas(args.generated)
+        )
     if args.dev:
-        dev_split(runs, args.data, args.stride)
+        columns["dev split"] = schema_set(
+            runs, "MaskBench dev split", dev_schemas(args.data, args.stride)
+        )
+    if columns:
+        print("\nCPU time over the schemas every engine built, ratio to llguidance %json:")
+        print(f"{'engine':18} " + " ".join(f"{c:>14}" for c in columns))
+        for name in runs:
+            cells = [
+                f"{totals[name] / totals['llguidance %json']:13.1f}x"
+                if totals.get("llguidance %json")
+                else f"{'-':>14}"
+                for totals in columns.values()
+            ]
+            print(f"{name:18} " + " ".join(cells))
 
 
 if __name__ == "__main__":

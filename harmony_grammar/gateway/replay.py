@@ -10,6 +10,16 @@ encoded to o200k_harmony ids, checked token by token against the request's own t
 output, one id at a time. A line the grammar refuses fails that request with a 502 naming the
 line, the token and the character where it left the grammar; nothing of it is streamed.
 
+The turn grammar writes each body in its schema's declared key order, which is right for
+generation; a recorded line was not generated under it. So where the grammar refuses a line
+inside its last message's body (a call's arguments, or an answer bound to
+``response_format``), the line is checked again with the body as any JSON (the turn's
+checking grammar, ``completion_grammar(..., bodies="json")``), and the body by the JSON
+Schema validator (the tools layer's checker, as the parser reports HG180-HG184): arguments
+that list their keys in another order, or are spaced otherwise, are played, and arguments the
+schema refuses are a 502 naming the problem. A request through ``/v1/completions`` brings
+only a grammar, so its lines are checked against that grammar alone, as an engine would be.
+
 The backend behaves as an honest engine: it stops at ``max_tokens`` (what an engine does
 when its limit comes before the turn's end, so the gateway reports the cut), and it also
 serves the vLLM-style ``/v1/completions`` (:meth:`ReplayBackend.tokens`), so a gateway with
@@ -29,7 +39,9 @@ from ..format.bounded_encode import EncodeLimitError
 from ..format.harmony_ids import encode_harmony
 from ..format.vocabulary import load_encoding
 from ..generation.sampling import llg_tokenizer
+from ..generation.turn_grammar import completion_grammar
 from ..schema.grammar_gate import GrammarLimitError, build_matcher
+from ..tools.arguments import first_schema_error
 from .backend import Output
 from .errors import GatewayError, UpstreamError
 from .planning import Plan
@@ -99,10 +111,10 @@ class ReplayBackend:
 
     def generate(self, plan: Plan) -> AsyncIterator[Output]:
         """The next line, checked against ``plan.grammar`` and cut at ``plan.max_tokens``."""
-        return self._outputs(self._next_line(), plan.grammar, plan.max_tokens)
+        return self._outputs(self._next_line(), plan)
 
-    async def _outputs(self, line: int, grammar: str, max_tokens: int) -> AsyncIterator[Output]:
-        for token in await self._checked(line, grammar, max_tokens):
+    async def _outputs(self, line: int, plan: Plan) -> AsyncIterator[Output]:
+        for token in await self._checked(line, plan.grammar, plan.max_tokens, plan):
             yield Output(ids=(token,))
 
     async def tokens(
@@ -133,24 +145,71 @@ class ReplayBackend:
         self.played += 1
         return line
 
-    async def _checked(self, line: int, grammar: str, max_tokens: int) -> tuple[int, ...]:
-        """The line's ids up to ``max_tokens``, all checked before any is played: in a worker
-        thread (a large grammar takes seconds to build), behind the grammar gate."""
+    async def _checked(
+        self, line: int, grammar: str, max_tokens: int, plan: Plan | None = None
+    ) -> tuple[int, ...]:
+        """The line's ids up to ``max_tokens``, all checked before any is played, in a worker
+        thread (a large grammar takes seconds to build), behind the grammar gate: against
+        ``grammar``, and with ``plan``, a body refused only for its spelling or key order is
+        checked by the JSON Schema validator instead (the module docstring)."""
+        return await anyio.to_thread.run_sync(self._check, line, grammar, max_tokens, plan)
+
+    def _check(
+        self, line: int, grammar: str, max_tokens: int, plan: Plan | None
+    ) -> tuple[int, ...]:
         ids = self.lines[line][1][:max_tokens]
-        try:
-            matcher = await anyio.to_thread.run_sync(build_matcher, grammar, llg_tokenizer())
-        except GrammarLimitError as exc:
-            raise GatewayError(
-                400,
-                f"the grammar is past the gateway's {exc.limit} limit: {exc}",
-                code=f"grammar_{exc.limit}_exceeded",
-            ) from None
-        except ValueError as exc:
-            raise GatewayError(400, f"llguidance rejects the grammar: {exc}") from None
-        accepted = matcher.validate_tokens(list(ids))
-        if accepted < len(ids):
+        accepted = _accepted(grammar, ids)
+        refused = accepted < len(ids)
+        if refused and (plan is None or not self._body_valid(line, ids, accepted, plan)):
             raise UpstreamError(self._refusal(line, ids, accepted))
         return ids
+
+    def _body_valid(self, line: int, ids: tuple[int, ...], refused: int, plan: Plan) -> bool:
+        """True when the refusal at token ``refused`` lies in the last message's body and the
+        line holds under the checking grammar with a body the validator accepts; a body the
+        validator refuses is a 502 naming its problem."""
+        message = load_encoding().encode_single_token("<|message|>")
+        if message not in ids[:refused] or message in ids[refused:]:
+            return False  # refused outside the last message's body: the structure is wrong
+        checking = completion_grammar(
+            plan.toolset if plan.tool_choice != "none" else {},
+            tool_choice=plan.tool_choice,
+            response_format=plan.response_format,
+            recipient_position=plan.recipient_position,
+            bodies="json",
+        )
+        if _accepted(checking, ids) < len(ids):
+            return False
+        problem = self._body_problem(ids, plan)
+        if problem is not None:
+            raise UpstreamError(
+                f"replay {self.path}, line {self.lines[line][0]}: {problem}; record a "
+                "completion this request's tools and format allow"
+            )
+        return True
+
+    @staticmethod
+    def _body_problem(ids: tuple[int, ...], plan: Plan) -> str | None:
+        """What the JSON Schema validator says of the last message's body (None: valid, or
+        cut by ``max_tokens`` before it ends, which the gateway reports as a cut)."""
+        from ..format import parse
+        from ..format.model import Terminator
+
+        text = load_encoding().decode(list(ids))
+        result = parse(text, start="completion", tools=plan.toolset or None)
+        last = result.messages[-1] if result.messages else None
+        if last is None or last.terminator is None:
+            return None
+        for diagnostic in result.diagnostics:
+            if diagnostic.code in ("HG180", "HG181", "HG182", "HG183", "HG184"):
+                return f"the arguments of {last.recipient} are refused: {diagnostic.message}"
+        if last.terminator is Terminator.RETURN and plan.response_format is not None:
+            from ..generation.turn_plan import response_schema
+
+            found = first_schema_error(response_schema(plan.response_format), last.content)
+            if found is not None:
+                return f"the answer does not match response_format: {found}"
+        return None
 
     def _refusal(self, line: int, ids: Sequence[int], index: int) -> str:
         encoding = load_encoding()
@@ -162,3 +221,19 @@ class ReplayBackend:
             f"refuses token {index} ({token!r}, id {ids[index]}) at character {offset}, "
             f"after {before!r}; record a completion this request's tools and format allow"
         )
+
+
+def _accepted(grammar: str, ids: Sequence[int]) -> int:
+    """How many of ``ids`` llguidance's matcher for ``grammar`` accepts, from the start (the
+    matcher built behind the grammar gate, on a deep stack: :func:`build_matcher`)."""
+    try:
+        matcher = build_matcher(grammar, llg_tokenizer())
+    except GrammarLimitError as exc:
+        raise GatewayError(
+            400,
+            f"the grammar is past the gateway's {exc.limit} limit: {exc}",
+            code=f"grammar_{exc.limit}_exceeded",
+        ) from None
+    except ValueError as exc:
+        raise GatewayError(400, f"llguidance rejects the grammar: {exc}") from None
+    return int(matcher.validate_tokens(list(ids)))

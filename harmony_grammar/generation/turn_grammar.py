@@ -39,6 +39,20 @@ def _schema_rules(schema: Any, prefix: str, whitespace: str, closed: bool) -> tu
     return start, list(rules)
 
 
+@functools.lru_cache(maxsize=4)
+def _any_json_rules(prefix: str, value: str) -> tuple[str, tuple[str, ...]]:
+    # The checking body: any JSON object (a call's arguments) or value (a formatted answer),
+    # in any key order, whitespace and spelling (float_safe=False: every JSON number), so
+    # the JSON Schema validator alone decides the document.
+    from ..schema import compile_schema
+    from ..schema.emit_llguidance import llguidance_rules
+
+    grammar = compile_schema(
+        json.loads(value), whitespace="flexible", float_safe=False, escaped_ascii=True
+    )
+    return f"{prefix}{grammar.start}", tuple(llguidance_rules(grammar, prefix))
+
+
 @functools.lru_cache(maxsize=512)
 def _cached_schema_rules(
     schema_json: str, prefix: str, whitespace: str, closed: bool
@@ -56,6 +70,7 @@ def completion_grammar(
     *,
     target: str = "llguidance",
     target_version: str | None = None,
+    bodies: str = "schema",
     **changes: Any,
 ) -> str:
     """The grammar of the model's output after ``<|start|>assistant``.
@@ -78,7 +93,18 @@ def completion_grammar(
     default (as OpenAI's strict function calling does): every output is still valid, and the
     grammar stays small enough for llguidance's per-token budget (an open object must exclude
     every declared name from the names it may add, which on ten tools exceeded it).
+
+    ``bodies``: ``schema`` (the default, for generation: each body in its schema's declared
+    key order) or ``json`` (for *checking* output that was not generated under the grammar,
+    llguidance only): a call's body is any JSON object and a formatted answer any JSON value,
+    in any key order, whitespace and spelling; the caller checks each body with the JSON
+    Schema validator (``tools.arguments.first_schema_error``), so a valid document written in
+    another key order than the schema declares is not refused (the replay backend does this).
     """
+    if bodies not in ("schema", "json"):
+        raise TurnGrammarError(f"bodies must be schema or json; not {bodies!r}")
+    if bodies == "json" and target != "llguidance":
+        raise TurnGrammarError("bodies='json' (a checking grammar) is for the llguidance target")
     if target not in ("llguidance", "xgrammar", "gbnf"):
         raise TurnGrammarError(
             f"completion_grammar targets llguidance, xgrammar or gbnf; not {target!r}"
@@ -99,13 +125,18 @@ def completion_grammar(
     whitespace, undeclared_properties = options.whitespace, options.undeclared_properties
 
     lines = ["%llguidance {}", ""]
-    bodies = {"text": "text"}
+    texts = {"text": "text"}
     body_rules: list[str] = []
     for prefix, schema in plan.schemas.items():
         if isinstance(schema, CustomBody):  # a custom tool's own grammar (custom_grammar.py)
-            bodies[prefix], rules = custom_body_rules(schema, prefix)
+            texts[prefix], rules = custom_body_rules(schema, prefix)
+        elif bodies == "json":
+            texts[prefix], any_rules = _any_json_rules(
+                prefix, '{"type": "object"}' if prefix != "rf_" else "{}"
+            )
+            rules = list(any_rules)
         else:
-            bodies[prefix], rules = _schema_rules(
+            texts[prefix], rules = _schema_rules(
                 schema, prefix, whitespace, not undeclared_properties
             )
         body_rules += rules
@@ -121,7 +152,7 @@ def completion_grammar(
     # The first message continues the prompt's <|start|>assistant; later ones start anew.
     # Analysis can only come first, so it has no "_next" form.
     for key, kind in kinds.items():
-        body = bodies[kind.body]
+        body = texts[kind.body]
         if key == "analysis" and options.reasoning_budget is not None:
             body = "analysis_text"  # the same text, bounded by llguidance's max_tokens
         lines.append(f"{key}_first: {_emit_message(kind, body, first=True)}")

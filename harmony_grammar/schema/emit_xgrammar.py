@@ -12,7 +12,9 @@ the string, and an alternative whose branches share a leading literal (``"\\u"``
   alternative in a recursive rule at hundreds of milliseconds a token);
 * branches of an alternative that start with the same character are left-factored
   (``"\\n" | "\\t"`` becomes ``"\\" ("n" | "t")``);
-* tokens are inlined (GBNF has no lexer), so their repetitions get rules too.
+* tokens are inlined (GBNF has no lexer), so their repetitions get rules too;
+* a repetition's lower bound is xgrammar's ``{n}`` (a counter in its matcher), never ``n``
+  copies, so no grammar is more than a constant factor larger than its schema.
 
 benchmarks/bench_xgrammar_tag.py measures the result.
 """
@@ -77,6 +79,15 @@ class _Reshaper:
         # milliseconds per token inside a recursive rule); a rule of its own is fast.
         return self.rule(expr) if isinstance(expr, Alt) else expr
 
+    @staticmethod
+    def at_least(item: Expr, count: int) -> list[Expr]:
+        """``count`` items before a loop: the item itself for one, else xgrammar's ``{n}``,
+        which it matches as a counter (``minLength: 100000000`` is a few bytes, not that many
+        copies: the grammar stays within a constant factor of the schema)."""
+        if count <= 1:
+            return [item] * count
+        return [Repeat(item, count, count)]
+
     def loop(self, item: Expr) -> Ref:
         """The rule ``r ::= item r | ""``, an alternative ``item`` distributed over it
         (``r ::= [a-z] r | "\\" e r | ""``: xgrammar is fast on a class repeated so)."""
@@ -127,7 +138,8 @@ class _Reshaper:
             ):
                 body = self.expr(item.item, top=True)
                 low = item.min if item.max is not None else 0
-                out += [self.nested(body)] * (item.min if item.max is None else 0)
+                if item.max is None:
+                    out += self.at_least(self.nested(body), item.min)
                 out.append(self.loop_until(body, low, item.max, after))
                 index += 2
                 continue
@@ -146,8 +158,7 @@ class _Reshaper:
         if isinstance(expr, Repeat):
             if expr.max is None:
                 item = self.expr(expr.item, top=True)
-                first = self.nested(item)
-                return Seq((*([first] * expr.min), self.loop(item)))
+                return Seq((*self.at_least(self.nested(item), expr.min), self.loop(item)))
             item = self.expr(expr.item)
             if isinstance(item, Seq) and len(item.items) > 1:
                 item = self.rule(item)

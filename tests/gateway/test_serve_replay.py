@@ -10,6 +10,7 @@ backends' code path on the same lines.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,6 +106,63 @@ def test_the_vllm_backend_fronts_a_replay_server(tmp_path: Path) -> None:
         second = client.chat.completions.create(model="tiny", messages=ASK, tools=TOOLS)
         assert second.choices[0].message.content == "It is sunny."
         refused = httpx2.post(url + "/v1/chat/completions", json={"messages": ASK}, timeout=30)
+        assert refused.status_code == 502 and "refuses token" in refused.json()["error"]["message"]
+
+
+#: A tool with three properties, declared in this order.
+TRIP = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "days": {"type": "integer", "minimum": 1},
+        "unit": {"enum": ["c", "f"]},
+    },
+    "required": ["city", "days"],
+}
+TRIP_TOOLS = [{"type": "function", "function": {"name": "plan_trip", "parameters": TRIP}}]
+
+
+def _call(arguments: str) -> str:
+    return (
+        "<|channel|>commentary to=functions.plan_trip <|constrain|>json"
+        f"<|message|>{arguments}<|call|>"
+    )
+
+
+def test_recorded_arguments_in_another_key_order_are_played(tmp_path: Path) -> None:
+    # The turn grammar writes keys in declared order; a recorded completion was not written
+    # under it, so its arguments are checked by the JSON Schema validator: every order and
+    # spacing of valid arguments plays, byte for byte; invalid ones are a 502 naming why.
+    members = ['"city":"Oslo"', '"days":3', '"unit":"c"']
+    valid = ["{" + ",".join(order) + "}" for order in itertools.permutations(members)] + [
+        '{ "days" : 2 ,\n "city" : "Rome" }'
+    ]
+    invalid = {
+        '{"days":3,"unit":"k","city":"Oslo"}': "/unit",
+        '{"unit":"c","days":0,"city":"Oslo"}': "/days",
+        '{"unit":"c","city":"Oslo"}': "'days' is a required property",
+    }
+    path = _file(tmp_path, *[_call(a) for a in valid], *[_call(a) for a in invalid])
+    with serving(ReplayBackend(path)) as url:
+        client = _client(url)
+        for arguments in valid:
+            answer = client.chat.completions.create(model="tiny", messages=ASK, tools=TRIP_TOOLS)
+            call = answer.choices[0].message.tool_calls[0].function
+            assert (call.name, call.arguments) == ("plan_trip", arguments)
+        for why in invalid.values():
+            body = {"messages": ASK, "tools": TRIP_TOOLS}
+            refused = httpx2.post(url + "/v1/chat/completions", json=body, timeout=30)
+            assert refused.status_code == 502
+            message = refused.json()["error"]["message"]
+            assert "arguments of functions.plan_trip are refused" in message and why in message
+
+
+def test_a_refusal_outside_the_body_is_still_the_grammar_s(tmp_path: Path) -> None:
+    # Valid arguments in another order do not excuse a call to a tool the request lacks.
+    path = _file(tmp_path, _call('{"days":3,"city":"Oslo"}').replace("plan_trip", "fly"))
+    with serving(ReplayBackend(path)) as url:
+        body = {"messages": ASK, "tools": TRIP_TOOLS}
+        refused = httpx2.post(url + "/v1/chat/completions", json=body, timeout=30)
         assert refused.status_code == 502 and "refuses token" in refused.json()["error"]["message"]
 
 

@@ -24,18 +24,9 @@ from harmony_grammar.schema import (
 )
 
 llguidance = pytest.importorskip("llguidance")
-from harmony_grammar.schema.matcher import SchemaMatcher, byte_tokenizer  # noqa: E402
+from harmony_grammar.schema.matcher import SchemaMatcher  # noqa: E402
 
-
-def _gbnf_matcher(schema: object) -> object:
-    text = schema_to_grammar(schema, target="gbnf")
-    assert text.startswith("root ::= start\n")
-    # llguidance's reader renames `root` to `start` itself.
-    converted = llguidance.gbnf_to_lark.gbnf_to_lark(
-        text.replace("root ::= start\n", "").replace("start ::=", "root ::=", 1)
-    )
-    assert llguidance.LLMatcher.validate_grammar(converted, byte_tokenizer()) == ""
-    return llguidance.LLMatcher(byte_tokenizer(), converted, log_level=0)
+from ..support.schema_targets import gbnf_matcher  # noqa: E402
 
 
 def verdicts(schema: object, texts: list[str], *, gbnf_too: bool = True) -> list[bool]:
@@ -50,7 +41,7 @@ def verdicts(schema: object, texts: list[str], *, gbnf_too: bool = True) -> list
     if not gbnf_too:
         with pytest.raises(UnsupportedSchemaError, match="GBNF has no intersection"):
             schema_to_grammar(schema, target="gbnf")
-    gbnf = _gbnf_matcher(schema) if gbnf_too else None
+    gbnf = gbnf_matcher(schema) if gbnf_too else None
     out = []
     for text in texts:
         got = compact.accepts(text)

@@ -23,10 +23,8 @@ from __future__ import annotations
 import collections
 import copy
 import functools
-import inspect
 import json
 import os
-import types
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -40,40 +38,18 @@ from harmony_grammar.schema.ecma_search import ecma_validator_class
 
 from ..conftest import shared_data_dir
 from ..support.schema_mutations import mutations
+from ..support.schema_targets import legacy_object_generation
 
 pytest.importorskip("llguidance")
 regress = pytest.importorskip("regress")
 hypothesis_jsonschema = pytest.importorskip("hypothesis_jsonschema")
-from hypothesis.internal.conjecture import utils as cu  # noqa: E402
-from hypothesis_jsonschema import _from_schema  # noqa: E402
 
 from harmony_grammar.schema.matcher import SchemaMatcher  # noqa: E402
 
 
-class _LegacyMany:
-    """hypothesis-jsonschema 0.23.1 (its latest release) draws object members with the old
-    ``many(...).more()`` loop; current Hypothesis only offers ``with many(...) as m: for _ in
-    m:``. This drives the new loop one step per ``more()`` call, so objects generate."""
-
-    def __init__(self, data: Any, **sizes: Any) -> None:
-        self._many = cu.many(data, **sizes)
-        self._steps = iter(self._many.__enter__())
-
-    def more(self) -> bool:
-        if next(self._steps, False) is None:
-            return True
-        self._many.__exit__(None)
-        return False
-
-    def reject(self) -> None:
-        self._many.reject()
-
-
 @pytest.fixture(autouse=True)
 def _object_generation(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Only where the old loop meets the new Hypothesis (a fixed release would not need it).
-    if not hasattr(cu.many, "more") and ".more()" in inspect.getsource(_from_schema):
-        monkeypatch.setattr(_from_schema, "cu", types.SimpleNamespace(many=_LegacyMany))
+    legacy_object_generation(monkeypatch)
 
 
 #: ``HARMONY_GRAMMAR_FULL_DIFFERENTIAL=1`` checks every file, with more instances each.
