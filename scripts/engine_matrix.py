@@ -225,10 +225,14 @@ def _cell(counts: Counter[str]) -> str:
 
 def _table(report: Json, topics: Sequence[str], names: Sequence[str]) -> list[str]:
     lines = ["| topic | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
-    for topic in [*topics, None]:
+    for topic in topics:
         cells = [_cell(_counts(report["engines"][n]["results"], topic)) for n in names]
-        lines.append(f"| {topic or '**total**'} | " + " | ".join(cells) + " |")
-    return lines
+        lines.append(f"| {topic} | " + " | ".join(cells) + " |")
+    totals = []
+    for name in names:
+        rows = [r for r in report["engines"][name]["results"] if r["topic"] in topics]
+        totals.append(_cell(_counts(rows)))
+    return [*lines, "| **total** | " + " | ".join(totals) + " |"]
 
 
 def _parts_table(report: Json, topics: Sequence[str], names: Sequence[str]) -> list[str]:
@@ -332,7 +336,15 @@ def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) 
     parser.add_argument("--llama-max-ids", type=int, default=64, help="llama.cpp replay budget")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per case")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "docs")
+    parser.add_argument(
+        "--render-only", action="store_true", help="rewrite the page from the JSON already there"
+    )
     args = parser.parse_args(argv)
+    page = args.out_dir / "engine-matrix.md"
+    if args.render_only:
+        report = json.loads((args.out_dir / "engine-matrix.json").read_text(encoding="utf-8"))
+        page.write_text(render_page(report, page.read_text(encoding="utf-8")), encoding="utf-8")
+        return dict(report)
     names = [n for n in args.engines.split(",") if n]
     unknown = sorted(set(names) - set(ENGINES))
     if unknown:
@@ -358,7 +370,6 @@ def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) 
         else:
             log(f"{name}: unavailable: {result['unavailable']}")
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    page = args.out_dir / "engine-matrix.md"
     previous = page.read_text(encoding="utf-8") if page.is_file() else ""
     (args.out_dir / "engine-matrix.json").write_text(
         json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -368,5 +379,19 @@ def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) 
     return report
 
 
+def broken(report: Json) -> list[str]:
+    """The engines that ran and errored on every case they judged: an adapter that cannot
+    drive its engine at all (an engine that only gets some cases wrong is a finding)."""
+    out = []
+    for name, result in report["engines"].items():
+        rows = [r for r in result.get("results", []) if r["status"] != "skipped"]
+        if rows and all(r["status"] == "errored" for r in rows):
+            out.append(name)
+    return out
+
+
 if __name__ == "__main__":
-    main()
+    failed = broken(main())
+    if failed:
+        print(f"engine_matrix.py: {', '.join(failed)} errored on every case", file=sys.stderr)
+    sys.exit(1 if failed else 0)
