@@ -8,9 +8,10 @@
 # import without one. The wheel goes in without its dependencies (--no-deps: the full set is
 # the GPU server's), then exactly the packages that importing
 # sglang.srt.parser.reasoning_parser and sglang.srt.function_call.function_call_parser
-# needs, found by importing them until nothing was missing. torch is among them (sglang's
-# utility modules import it at the top); PyPI's torch is the CUDA build, a large download
-# that runs on CPU. A second run finds it installed and exits.
+# needs, found by importing them until nothing was missing (transformers and xgrammar at the
+# versions sglang pins). torch is among them (sglang's utility modules import it at the top);
+# PyPI's torch is the CUDA build, a large download (about 5 GB installed; 20 minutes on a
+# loaded 2-core machine) that runs on CPU. A second run finds it installed and exits.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 dest="$root/.engines/sglang"
@@ -29,6 +30,6 @@ python3 -m venv "$dest"
 "$dest/bin/python" -m pip install --quiet --no-deps "sglang==$version"
 "$dest/bin/python" -m pip install --quiet numpy orjson psutil pybase64 requests packaging \
   pillow starlette msgspec pydantic pyzmq tqdm ipython aiohttp openai partial_json_parser \
-  transformers xgrammar torch
+  "transformers==5.19.0" "xgrammar==0.2.7" torch
 "$dest/bin/python" -c "$check"
 echo "sglang $version parsers installed in $dest"
