@@ -24,6 +24,7 @@ import functools
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +37,13 @@ from .requests import render_request, requested_profile
 
 __all__ = [
     "OSS_PYTHON_VARIABLE",
+    "LineProcess",
     "ReferenceUnavailable",
     "hf_template_adapter",
     "hf_template_inputs",
     "hf_template_text",
     "oss_harmony_adapter",
+    "oss_harmony_process",
     "oss_harmony_python",
 ]
 
@@ -68,43 +71,55 @@ def oss_harmony_python() -> Path:
     return python
 
 
-class _Subprocess:
-    """One long-lived ``serve`` subprocess: a request per line, an answer per line."""
+class LineProcess:
+    """One long-lived subprocess speaking JSON lines: a request per line, an answer per line.
 
-    def __init__(self, python: Path) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])
-        env = {**os.environ, "PYTHONPATH": package_root}
+    The protocol is :func:`harmony_grammar.conformance.oracle.serve`'s: a first line
+    ``{"profile": ...}`` (checked to start with ``profile``), then ``{"response": ...}``,
+    ``{"unsupported": why}`` (raised as :class:`~.interface.Unsupported`) or ``{"error":
+    why}`` (raised as RuntimeError) for each request. What the process writes to stderr goes
+    to a temporary file (a pipe nobody reads would fill and stall it), whose last line says
+    why when it stops. ``hint`` says how to install what is missing.
+    """
+
+    def __init__(
+        self, command: list[str], *, profile: str, hint: str, env: dict[str, str] | None = None
+    ) -> None:
+        self.name = profile.rstrip("-")
+        # Closed by close(), which atexit also calls.
+        self.log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         self.process = subprocess.Popen(
-            [str(python), "-c", "from harmony_grammar.conformance.oracle import serve; serve()"],
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self.log,
             text=True,
             encoding="utf-8",
-            env=env,
+            env={**os.environ, **(env or {})},
         )
         hello = self._read()
-        if hello.get("profile") != _OSS_PROFILE:
+        if not str(hello.get("profile", "")).startswith(profile):
             self.close()
             raise ReferenceUnavailable(
-                f"{python} renders {hello.get('profile')!r}, not {_OSS_PROFILE}: {_OSS_SETUP}"
+                f"{command[0]} runs {hello.get('profile')!r}, not {profile}: {hint}"
             )
+        self.profile = str(hello["profile"])
         atexit.register(self.close)
 
     def _read(self) -> Json:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
-            assert self.process.stderr is not None
-            why = self.process.stderr.read().strip().splitlines()
+            self.log.seek(0)
+            why = self.log.read().strip().splitlines()
             raise ReferenceUnavailable(
-                f"the oss-harmony subprocess stopped: {why[-1] if why else 'no output'}"
+                f"the {self.name} subprocess stopped: {why[-1] if why else 'no output'}"
             )
         answer: Json = json.loads(line)
         return answer
 
     def __call__(self, request: Json) -> Json:
-        requested_profile(request, _OSS_PROFILE)
+        """The answer to one request (see the class docstring for what is raised)."""
         assert self.process.stdin is not None
         self.process.stdin.write(json.dumps(request, ensure_ascii=False) + "\n")
         self.process.stdin.flush()
@@ -112,7 +127,7 @@ class _Subprocess:
         if "unsupported" in answer:
             raise Unsupported(answer["unsupported"])
         if "error" in answer:
-            raise RuntimeError(f"oss-harmony: {answer['error']}")
+            raise RuntimeError(f"{self.name}: {answer['error']}")
         response: Json = answer["response"]
         return response
 
@@ -126,15 +141,39 @@ class _Subprocess:
             except subprocess.TimeoutExpired:  # pragma: no cover - a hung child
                 self.process.kill()
                 self.process.wait()
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
+        for stream in (self.process.stdout, self.process.stdin):
+            if stream is not None and not stream.closed:
                 stream.close()
+        self.log.close()
+
+
+def oss_harmony_process() -> LineProcess:
+    """A fresh subprocess answering every request with oss-harmony 0.0.11
+    (:func:`harmony_grammar.conformance.oracle.serve` in its own environment)."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    return LineProcess(
+        [
+            str(oss_harmony_python()),
+            "-c",
+            "from harmony_grammar.conformance.oracle import serve; serve()",
+        ],
+        profile=_OSS_PROFILE,
+        hint=_OSS_SETUP,
+        env={"PYTHONPATH": package_root},
+    )
 
 
 @functools.cache
 def oss_harmony_adapter() -> Adapter:
-    """oss-harmony 0.0.11 as an adapter, in its own environment (one subprocess, kept)."""
-    return _Subprocess(oss_harmony_python())
+    """oss-harmony 0.0.11 as an adapter, in its own environment (one subprocess, kept); it
+    answers the render requests for its own profile."""
+    process = oss_harmony_process()
+
+    def adapter(request: Json) -> Json:
+        requested_profile(request, _OSS_PROFILE)
+        return process(request)
+
+    return adapter
 
 
 # -- the HF chat template --------------------------------------------------------------

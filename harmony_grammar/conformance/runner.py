@@ -42,6 +42,7 @@ from typing import Any
 
 from .cases import Case
 from .interface import MESSAGE_FIELDS, Adapter, Json, Unsupported
+from .views import view_problem
 
 __all__ = [
     "DEFAULT_CASE_TIMEOUT",
@@ -70,14 +71,20 @@ _REASON_LIMIT = 300
 class Check:
     """One request of a case and what its response must say."""
 
-    name: str  # "strict", "lenient" or "render"
+    name: str  # "strict", "lenient", "render" or "view"
     request: Json
     expected: Mapping[str, Any]
 
 
 def requests_for(case: Case, *, strict_only: bool = False) -> list[Check]:
-    """The checks of ``case``: strict (and lenient) parsing, or rendering."""
+    """The checks of ``case``: strict (and lenient) parsing, rendering, or a reply (a case
+    made by :func:`~.views.view_case`: one ``view`` check, the reply its reading gives)."""
     data = case.data
+    if "view" in data:
+        view: Json = {key: data[key] for key in (*_PARSE_INPUTS, "mode", "role") if key in data}
+        view.update(kind="view", strict=data.get("strict", False))
+        expected = {"messages": data["view"], "nulls_unknown": data.get("nulls_unknown", False)}
+        return [Check("view", view, expected)]
     if case.is_render:
         request: Json = {
             "kind": "render",
@@ -127,6 +134,8 @@ def _compare_messages(expected: Sequence[Mapping[str, Any]], got: Any) -> str | 
 def compare(check: Check, response: Mapping[str, Any]) -> str | None:
     """Why ``response`` disagrees with the check's expectation, or None when it agrees."""
     want = check.expected
+    if check.name == "view":
+        return view_problem(want, response)
     if check.name == "render":
         if "text" not in response and "tokens" not in response:
             return "the response has neither text nor tokens"
@@ -194,11 +203,15 @@ def run_case(adapter: Adapter, case: Case, *, strict_only: bool = False) -> Case
     ``BaseException`` such as ``SystemExit`` included, and anything comparing its response
     raises, makes the case errored. Only ``KeyboardInterrupt`` (the user) stops the run.
     """
+    if "unjudged" in case.data:  # a view case with no reading to judge a reply by
+        return CaseResult(case, "skipped", "view", _one_line(str(case.data["unjudged"])))
     ran = 0
+    why: str | None = None
     for check in requests_for(case, strict_only=strict_only):
         try:
             response = adapter(copy.deepcopy(check.request))
-        except Unsupported:
+        except Unsupported as exc:
+            why = _described(exc).removeprefix("Unsupported: ")
             continue
         except KeyboardInterrupt:
             raise
@@ -215,7 +228,9 @@ def run_case(adapter: Adapter, case: Case, *, strict_only: bool = False) -> Case
             return _errored(case, check.name, f"malformed response: {_described(exc)}")
         if problem is not None:
             return CaseResult(case, "failed", check.name, _one_line(problem))
-    return CaseResult(case, "passed" if ran else "skipped")
+    if ran:
+        return CaseResult(case, "passed")
+    return CaseResult(case, "skipped", None, _one_line(why) if why else None)
 
 
 _STATUSES = ("passed", "failed", "errored", "skipped")

