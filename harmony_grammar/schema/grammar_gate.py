@@ -59,6 +59,7 @@ __all__ = [
     "check_grammar",
     "grammar_limit_problem",
     "ref_chain",
+    "schema_refs",
     "validate_llguidance",
 ]
 
@@ -320,8 +321,8 @@ def _depths(schema: Any) -> dict[int, int]:
     return depths
 
 
-def _refs(schema: Any) -> set[str]:
-    """Every ``$ref`` string in ``schema``, at any depth."""
+def schema_refs(schema: Any) -> set[str]:
+    """Every ``$ref`` string in ``schema``, at any depth (walked without recursion)."""
     found: set[str] = set()
     stack = [schema]
     while stack:
@@ -372,7 +373,7 @@ def ref_chain(schema: Any) -> int:
     whole = depths[id(schema)]
     total = whole
     seen: set[int] = set()
-    for ref in _refs(schema):
+    for ref in schema_refs(schema):
         target = _resolve(schema, ref)
         if target is None:
             total += 1 + whole

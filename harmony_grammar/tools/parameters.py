@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -53,6 +53,7 @@ def _schema_text_problem(text: str) -> str | None:
 
     from ..schema.check import check_schema
     from ..schema.errors import InvalidSchemaError
+    from ..schema.grammar_gate import schema_refs
 
     try:
         schema = loads_bounded(text)
@@ -69,26 +70,12 @@ def _schema_text_problem(text: str) -> str | None:
         return f"schema is invalid at {exc.pointer or '/'}: {message}"
     except RecursionError:
         return "schema nests too deep to check"
-    for ref in _refs(schema):
+    for ref in sorted(schema_refs(schema)):  # sorted: the same ref named every run
         if not ref.startswith("#"):
             return f"schema refers outside itself ($ref {ref[:80]!r}); only '#...' references"
         if _pointer_target(schema, ref[1:]) is None:
             return f"schema has an unresolvable $ref {ref[:80]!r}"
     return None
-
-
-def _refs(schema: Any) -> Iterator[str]:
-    """Every ``$ref`` string in ``schema``, walked without recursion."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                yield ref
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
 
 
 _MISSING = object()
