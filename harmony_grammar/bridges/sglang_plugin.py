@@ -34,7 +34,7 @@ from typing import Any
 from ..format.events import ContentDelta, HeaderComplete, ToolCallDelta, ToolCallEnd, ToolCallStart
 from ..format.stream import StreamParser
 
-__all__ = ["NAME", "Call", "HarmonySplit", "Piece", "detector_classes", "register"]
+__all__ = ["NAME", "Call", "DetectorPiece", "HarmonySplit", "detector_classes", "register"]
 
 #: The parser name for ``--tool-call-parser`` and ``--reasoning-parser``.
 NAME = "harmony-grammar"
@@ -53,7 +53,7 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Piece:
+class DetectorPiece:
     """One thing the text held, in order. ``kind`` is ``text`` (``channel``, ``text``, and
     ``begins`` for a message's first piece), ``call_start`` (``call`` holds the name and
     recipient), ``call_text`` (a piece of the arguments) or ``call`` (the whole call)."""
@@ -79,7 +79,7 @@ class HarmonySplit:
         self._open: dict[str, Call] = {}  # call id -> the call so far
         self._begun = False
 
-    def feed(self, text: str) -> list[Piece]:
+    def feed(self, text: str) -> list[DetectorPiece]:
         """The pieces ``text`` completed."""
         if self._plain is None:
             # Undecided until a control token shows up near the start: a completion's first
@@ -92,47 +92,48 @@ class HarmonySplit:
             self._plain = "<|" not in self._pending[:_DECIDE]
             text, self._pending = self._pending, ""
         if self._plain:
-            return [Piece("text", text)] if text else []
+            return [DetectorPiece("text", text)] if text else []
         return self._pieces(self._parser.feed(text))
 
-    def close(self) -> list[Piece]:
+    def close(self) -> list[DetectorPiece]:
         """What the end of the text completes: a call cut where SGLang trimmed ``<|call|>``."""
         if self._plain is None:
             self._plain = "<|" not in self._pending
             text, self._pending = self._pending, ""
             if self._plain:
-                return [Piece("text", text)] if text else []
+                return [DetectorPiece("text", text)] if text else []
             pieces = self._pieces(self._parser.feed(text))
             return pieces + self.close()
         if self._plain is not False:
             return []
         pieces = self._pieces(self._parser.close())
-        pieces += [Piece("call", call=call) for call in self._open.values()]
+        pieces += [DetectorPiece("call", call=call) for call in self._open.values()]
         self._open.clear()
         return pieces
 
-    def _pieces(self, events: list[Any]) -> list[Piece]:
-        pieces: list[Piece] = []
+    def _pieces(self, events: list[Any]) -> list[DetectorPiece]:
+        pieces: list[DetectorPiece] = []
         for event in events:
             if isinstance(event, HeaderComplete):
                 self._begun = True
             elif isinstance(event, ContentDelta):
                 channel = event.channel or "final"
-                pieces.append(Piece("text", event.text, channel, self._begun))
+                pieces.append(DetectorPiece("text", event.text, channel, self._begun))
                 self._begun = False
             elif isinstance(event, ToolCallStart):
                 self._begun = False
                 call = Call(event.name, event.recipient, "")
                 self._open[event.call_id] = call
-                pieces.append(Piece("call_start", call=call))
+                pieces.append(DetectorPiece("call_start", call=call))
             elif isinstance(event, ToolCallDelta):
                 call = self._open[event.call_id]
                 grown = Call(call.name, call.recipient, call.arguments + event.text)
                 self._open[event.call_id] = grown
-                pieces.append(Piece("call_text", event.text))
+                pieces.append(DetectorPiece("call_text", event.text))
             elif isinstance(event, ToolCallEnd):
                 call = self._open.pop(event.call_id)
-                pieces.append(Piece("call", call=Call(call.name, call.recipient, event.arguments)))
+                done = Call(call.name, call.recipient, event.arguments)
+                pieces.append(DetectorPiece("call", call=done))
         return pieces
 
 
@@ -150,7 +151,7 @@ class _Canonical:
         self.first = False
         return start
 
-    def write(self, pieces: list[Piece], *, markup: bool) -> str:
+    def write(self, pieces: list[DetectorPiece], *, markup: bool) -> str:
         out: list[str] = []
         for piece in pieces:
             if piece.kind == "text" and piece.channel != "analysis":
@@ -169,7 +170,7 @@ class _Canonical:
         return "".join(out)
 
 
-def _reasoning(pieces: list[Piece]) -> str:
+def _reasoning(pieces: list[DetectorPiece]) -> str:
     return "".join(p.text for p in pieces if p.kind == "text" and p.channel == "analysis")
 
 
@@ -194,7 +195,7 @@ def detector_classes() -> tuple[type[Any], type[Any]]:
             # when this is false, and markup must never reach the client as content.
             return "<|channel|>" in text or "<|start|>" in text
 
-        def _result(self, pieces: list[Piece]) -> Any:
+        def _result(self, pieces: list[DetectorPiece]) -> Any:
             # Every text piece is content here, analysis included (nothing is dropped when
             # no reasoning parser took it first).
             text = "".join(p.text for p in pieces if p.kind == "text")
@@ -254,7 +255,7 @@ def detector_classes() -> tuple[type[Any], type[Any]]:
             self._canonical = _Canonical()
             self._markup = tool_call_parser_active
 
-        def _result(self, pieces: list[Piece], canonical: _Canonical) -> Any:
+        def _result(self, pieces: list[DetectorPiece], canonical: _Canonical) -> Any:
             normal = canonical.write(pieces, markup=self._markup)
             return ReasoningResult(normal_text=normal, reasoning_text=_reasoning(pieces))
 

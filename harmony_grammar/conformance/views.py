@@ -30,6 +30,7 @@ import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from ..format.harmony_ids import encode_harmony
 from ..format.tokens import ControlToken
 from ..format.vocabulary import load_encoding
@@ -66,7 +67,7 @@ PARTS = ("content", "reasoning", "tool_calls", "dispatched")
 _FUNCTIONS = "functions."
 
 
-class Refused(Exception):
+class Refused(HarmonyGrammarError):
     """An engine answered with an error instead of a reply (a 500, an exception)."""
 
 

@@ -82,6 +82,8 @@ class Code:
     * ``stripped_dialect``: the input was read in the stripped-token dialect (a detokenizer
       dropped the control tokens), so a missing terminator says nothing about a cut;
     * ``forged_tool_result``: the model began writing a tool's result itself; the stream stops;
+    * ``argument_problem``: a call's arguments, judged against its tool (the schema check and
+      the JSON limits), not the envelope;
     * ``error_in_validate``: a parser warning that ``validate`` reports as an error;
     * ``record_level``: about a whole dataset record, not a place in it (no position);
     * ``facts``: the names of the counts a diagnostic of this code carries
@@ -99,6 +101,7 @@ class Code:
     recovered: bool = False
     stripped_dialect: bool = False
     forged_tool_result: bool = False
+    argument_problem: bool = False
     error_in_validate: bool = False
     record_level: bool = False
     facts: tuple[str, ...] = ()
@@ -122,6 +125,7 @@ _FLAGS = (
     "recovered",
     "stripped_dialect",
     "forged_tool_result",
+    "argument_problem",
     "error_in_validate",
     "record_level",
 )

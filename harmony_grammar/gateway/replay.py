@@ -36,6 +36,7 @@ import anyio
 
 from ..base.errors import HarmonyGrammarError
 from ..format.bounded_encode import EncodeLimitError
+from ..format.codes import CATALOGUE
 from ..format.harmony_ids import encode_harmony
 from ..format.vocabulary import load_encoding
 from ..generation.sampling import llg_tokenizer
@@ -201,7 +202,7 @@ class ReplayBackend:
         if last is None or last.terminator is None:
             return None
         for diagnostic in result.diagnostics:
-            if diagnostic.code in ("HG180", "HG181", "HG182", "HG183", "HG184"):
+            if CATALOGUE[diagnostic.code].argument_problem:
                 return f"the arguments of {last.recipient} are refused: {diagnostic.message}"
         if last.terminator is Terminator.RETURN and plan.response_format is not None:
             from ..generation.turn_plan import response_schema

@@ -23,7 +23,7 @@ import tomllib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harmony_grammar.bridges.sglang_plugin import HarmonySplit, Piece
+from harmony_grammar.bridges.sglang_plugin import DetectorPiece, HarmonySplit
 
 ROOT = Path(__file__).resolve().parents[2]
 SGLANG = ROOT / ".engines" / "sglang-parsers" / "site"
@@ -63,7 +63,7 @@ def completions(draw: Any) -> dict[str, Any]:
     return {"text": text, "expected": expected}
 
 
-def _read(pieces: list[Piece]) -> dict[str, Any]:
+def _read(pieces: list[DetectorPiece]) -> dict[str, Any]:
     texts = [p for p in pieces if p.kind == "text"]
     return {
         "reasoning": "".join(p.text for p in texts if p.channel == "analysis"),
