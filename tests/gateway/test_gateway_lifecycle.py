@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -238,8 +239,10 @@ def test_health_answers_while_the_largest_request_is_planned() -> None:
     # have answered before it ended, so one answer would take about the plan's whole time.
     # Answered from another thread, /health answers many times while the plan runs, each in
     # a small part of it, however fast or loaded the machine is.
-    assert len(latencies) >= 5, (latencies, result)
-    assert max(latencies) < result["seconds"] / 4, (max(latencies), result)
+    # The median, not the maximum: on a loaded machine one answer may wait behind the
+    # planning thread for the GIL now and then; on the event loop, every answer would wait.
+    assert len(latencies) >= 3, (latencies, result)
+    assert statistics.median(latencies) < result["seconds"] / 4, (latencies, result)
 
 
 _MEMORY = textwrap.dedent(
