@@ -70,7 +70,14 @@ def _describe(message: Message) -> str:
         parts.append(shown(message.content_type))
     end = message.terminator.value if message.terminator else "open"
     preview = message.content if len(message.content) <= 60 else message.content[:57] + "..."
-    return f"{' '.join(parts)} ({end}): {json.dumps(preview, ensure_ascii=False)}"
+    line = f"{' '.join(parts)} ({end}): {json.dumps(preview, ensure_ascii=False)}"
+    # What a lenient reading kept outside the fields above is shown too: header text no field
+    # reads, and header words the message's own fields replaced (nothing read is hidden).
+    for name in ("unread", "superseded"):
+        kept = getattr(message, name)
+        if kept:
+            line += f" {name}={json.dumps(kept, ensure_ascii=False)}"
+    return line
 
 
 def print_result(result: ParseResult, filename: str) -> None:

@@ -60,6 +60,19 @@ def test_completion_flag(capsys, tmp_path):
     assert run(capsys, "parse", "--completion", str(path))[0] == 0
 
 
+@pytest.mark.parametrize("word", ["analysis", "commentary"])
+def test_parse_lists_what_a_lenient_reading_kept_outside_the_fields(capsys, tmp_path, word):
+    """A header written over keeps its words in ``superseded``: the text listing shows them
+    as the JSON does, so no word of the input is only in a field nobody prints."""
+    path = tmp_path / "c.harmony"
+    path.write_text(f"<|channel|>{word}<|start|>assistant<|channel|>final<|message|>Hi<|return|>")
+    status, out, _ = run(capsys, "parse", "--completion", "--lenient", str(path))
+    (listed,) = [line for line in out.splitlines() if line.startswith("  0  ")]
+    assert status == 0 and json.loads(listed.split(" superseded=", 1)[1]) == word
+    as_json = json.loads(run(capsys, "parse", "--completion", "--lenient", "--json", str(path))[1])
+    assert as_json["messages"][0]["superseded"] == word
+
+
 @pytest.mark.parametrize(
     ("argv", "content", "message"),
     [
