@@ -21,14 +21,17 @@ class CliError(HarmonyGrammarError):
     """A usage or I/O problem the CLI reports as one line with exit status 2."""
 
 
-#: The extras a user installs for a command; ``test`` and ``dev`` hold everything and name
-#: no feature, so they are never the answer.
-_NOT_FEATURES = frozenset({"test", "dev"})
+#: Extras that are never the answer for a CLI command: ``test`` and ``dev`` hold everything
+#: and name no feature; ``vllm`` is the endpoint plugin's set, installed into vLLM's own
+#: environment (no command of ours needs it, and it is smaller than ``serve`` once the
+#: metadata flattens ``serve``'s ``generate``).
+_NOT_FEATURES = frozenset({"test", "dev", "vllm"})
 
 
-def missing_extra(module: str) -> str | None:
-    """The smallest extra of the installed ``harmony-grammar`` that provides ``module`` (an
-    import name: ``pyarrow``, ``prometheus_client``), from the distribution's own metadata;
+def missing_extra(module: str, command: str | None = None) -> str | None:
+    """The extra of the installed ``harmony-grammar`` that provides ``module`` (an import
+    name: ``pyarrow``, ``prometheus_client``), from the distribution's own metadata: the
+    extra named after ``command`` where it lists the module, else the smallest that does;
     None where no extra lists it (or the package is not installed)."""
     try:
         requires = importlib.metadata.requires("harmony-grammar") or []
@@ -40,6 +43,8 @@ def missing_extra(module: str) -> str | None:
         found = re.match(r"\s*([A-Za-z0-9_.-]+).*extra\s*==\s*['\"]([^'\"]+)['\"]", line)
         if found:
             extras.setdefault(found.group(2), set()).add(_normal(found.group(1)))
+    if command is not None and wanted in extras.get(command, ()):
+        return command
     fitting = [(len(d), e) for e, d in extras.items() if wanted in d and e not in _NOT_FEATURES]
     return min(fitting)[1] if fitting else None
 
@@ -48,7 +53,7 @@ def needs_extra(command: str, exc: ImportError) -> CliError:
     """The one-line error for a command whose optional dependency is not installed: the
     extra to install when one provides it, else the module's name."""
     module = (exc.name or "a module").partition(".")[0]
-    extra = missing_extra(module)
+    extra = missing_extra(module, command)
     if extra is None:
         return CliError(f"{command} needs {module}, which is not installed: pip install it")
     return CliError(

@@ -105,6 +105,12 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
         process.terminate()
     for process in processes:
         process.join(timeout=1)
+    # CPython's exit hook wakes every pool's manager thread without the pool's lock; a manager
+    # closing its wakeup pipe at that moment makes the hook print an EBADF traceback at exit.
+    # Once the manager has ended, its pipe is closed and the hook's wakeup does nothing.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=1)
 
 
 def _here(piece: Piece) -> bool:

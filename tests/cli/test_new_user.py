@@ -51,8 +51,14 @@ EXAMPLES = ROOT / "examples"
     ],
 )
 def test_the_extra_is_read_from_the_package_metadata(module: str, extra: str) -> None:
-    """The smallest extra that lists the module's distribution (never test or dev)."""
+    """The smallest extra that lists the module's distribution (never test, dev, or vllm:
+    the plugin's set, smaller than serve once the metadata flattens serve's generate)."""
     assert missing_extra(module) == extra
+
+
+def test_the_commands_own_extra_is_named_where_it_lists_the_module() -> None:
+    assert missing_extra("torch", "serve") == "serve"
+    assert missing_extra("pyarrow", "serve") == "scale"  # serve does not list pyarrow
 
 
 @pytest.mark.parametrize(
@@ -79,7 +85,7 @@ def test_a_command_without_its_extra_names_the_extra(
     status, _, err = run_cli(capsys, *argv)
     assert status == 2
     assert "internal error" not in err and "Traceback" not in err
-    extra = missing_extra(module)
+    extra = missing_extra(module, argv[0])
     assert err.count("\n") == 1, err
     assert f"pip install 'harmony-grammar[{extra}]'" in err and module in err, err
 
