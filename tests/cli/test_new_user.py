@@ -155,14 +155,15 @@ def test_an_empty_record_of_a_dataset_is_an_error(
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
 def test_ctrl_c_during_validate_with_jobs_exits_at_once(tmp_path: Path) -> None:
     """SIGINT to the process group (what a terminal's Ctrl-C sends) mid-run: the command and
-    its workers are gone within 2 s, with status 130 and no traceback."""
-    # Each file takes about a second (many messages), so the items queued for the workers
-    # would hold an exit that waits for them for several seconds.
+    its workers are gone at once, with status 130 and no traceback."""
+    # Each file takes about two seconds (many messages), and 8 items are in flight for 2
+    # workers, so an exit that waited for them would take about 8 s: the 4 s bound below
+    # tells the two apart with room for a slow machine.
     turn = "<|start|>user<|message|>hi<|end|><|start|>assistant<|channel|>final<|message|>yo<|end|>"
     files = []
     for i in range(24):
         path = tmp_path / f"f{i}.harmony"
-        path.write_text(turn * 4000, encoding="utf-8")
+        path.write_text(turn * 16000, encoding="utf-8")
         files.append(str(path))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "harmony_grammar", "validate", "--jobs", "2", *files]
@@ -192,7 +193,7 @@ def test_ctrl_c_during_validate_with_jobs_exits_at_once(tmp_path: Path) -> None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     assert status == 130, err
-    assert took < 2.0, f"{took:.1f} s to exit after Ctrl-C"
+    assert took < 4.0, f"{took:.1f} s to exit after Ctrl-C"
     assert "Traceback" not in err, err
 
 

@@ -13,7 +13,6 @@ per count and digit (docs/schema-grammar.md, "Compile time").
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -101,12 +100,12 @@ def test_grammars_stay_within_a_constant_factor_of_their_schema(schema: Any, dig
 )
 @pytest.mark.parametrize("target", TARGETS)
 def test_huge_counts_are_counts(schema: Any, target: str) -> None:
-    start = time.perf_counter()
     try:
         text = schema_to_grammar(schema, target=target)  # type: ignore[arg-type]
     except UnsupportedSchemaError:
         pytest.skip("GBNF has no intersection")  # only the pattern + minLength case
-    assert len(text) < 10_000 and time.perf_counter() - start < 5, (len(text), target)
+    # The size is the property (a count written as a count, not unrolled); no time budget.
+    assert len(text) < 10_000, (len(text), target)
 
 
 def test_the_structural_tag_of_a_huge_count_is_small() -> None:
