@@ -352,6 +352,9 @@ def test_the_matrix_runs_on_a_few_cases_and_writes_the_page(tmp_path: Path) -> N
         for n in ("harmony-grammar", "harmony-grammar-stream")
     }
     assert statuses["harmony-grammar-stream"] == statuses["harmony-grammar"]
+    judged = sum(s not in ("skipped",) for _, s in statuses["harmony-grammar"])
+    row = f"| harmony-grammar-stream | harmony-grammar | {judged} | {judged} | — | — |"
+    assert "## Columns against each other" in page and row in page
 
 
 def test_update_replaces_only_the_columns_run(tmp_path: Path) -> None:
