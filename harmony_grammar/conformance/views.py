@@ -21,13 +21,16 @@ dispatched or not. This module is how the engine matrix judges that reply.
   has it cut). A generation that opens with another author is not model output.
 * :func:`reading_adapter`: a conformance adapter (a ``view`` request in, ``{"view": ...}``
   out) built from a reader of one generation; the readings of the generations are merged
-  in order.
+  in order. A streaming reader is fed each generation in deltas, once per feed of
+  :data:`STREAM_FEEDS` it names (:func:`stream_feed`), and judged on every feed.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 from ..base.errors import HarmonyGrammarError
@@ -42,6 +45,7 @@ __all__ = [
     "ENDOFTEXT_ID",
     "PARTS",
     "STOP_IDS",
+    "STREAM_FEEDS",
     "Generation",
     "Refused",
     "declared_tools",
@@ -49,6 +53,7 @@ __all__ = [
     "intended_view",
     "merge_views",
     "reading_adapter",
+    "stream_feed",
     "view_case",
     "view_problem",
     "view_problems",
@@ -64,6 +69,12 @@ ENDOFTEXT_ID = 199999
 ASSISTANT_ID = 173781
 #: The parts of a reply that are judged, in the order they are reported.
 PARTS = ("content", "reasoning", "tool_calls", "dispatched")
+#: How a streamed generation is fed, by name: the number of deltas it is cut into at id
+#: boundaries (0: one delta per id, as every engine here streams a sampled id; 2 and 3:
+#: several ids a delta, as a stream interval, speculative decoding or a relay deliver them).
+#: A text engine gets each delta's text, a character split across deltas held back to the
+#: next, as a detokenizer holds it.
+STREAM_FEEDS = {"each id": 0, "2 deltas": 2, "3 deltas": 3}
 _FUNCTIONS = "functions."
 
 
@@ -235,43 +246,90 @@ def _ids(request: Mapping[str, Any]) -> list[int]:
     return encode_harmony(request["text"])
 
 
-def reading_adapter(read: Callable[[Json], Json], *, trimmed: Collection[int] = ()) -> Adapter:
+def stream_feed(ids: Sequence[int], feed: str) -> list[list[int]]:
+    """``ids`` cut into the deltas of the feed named ``feed`` (:data:`STREAM_FEEDS`); the
+    cuts are at evenly spaced id boundaries, so every run cuts a generation the same way."""
+    pieces = STREAM_FEEDS[feed]
+    if pieces == 0:
+        return [[token] for token in ids]
+    cuts = sorted({round(len(ids) * k / pieces) for k in range(1, pieces)} - {0, len(ids)})
+    bounds = [0, *cuts, len(ids)]
+    return [list(ids[a:b]) for a, b in pairwise(bounds) if b > a]
+
+
+def _delta_texts(encoding: Any, deltas: Sequence[Sequence[int]]) -> list[str]:
+    """Each delta's text as an incremental detokenizer gives it (bytes of a character split
+    across deltas wait for the rest; an id outside the vocabulary is Unsupported)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    try:
+        texts = [decoder.decode(encoding.decode_bytes(list(delta))) for delta in deltas]
+    except KeyError:
+        raise Unsupported("an id outside the model's vocabulary") from None
+    if texts:
+        texts[-1] += decoder.decode(b"", final=True)
+    return texts
+
+
+def reading_adapter(
+    read: Callable[[Json], Json],
+    *,
+    trimmed: Collection[int] = (),
+    feeds: Sequence[str] = (),
+) -> Adapter:
     """An adapter answering ``view`` requests by ``read``-ing each generation.
 
-    ``read`` gets ``{"tokens", "text", "tools", "strict", "from_text"}`` for one generation
-    (its ids, and their text as a detokenizer that keeps special tokens gives it; without its
-    stop id when that is one of ``trimmed``, the stop ids the engine cuts from what it reads;
+    ``read`` gets ``{"tokens", "text", "stop", "tools", "strict", "from_text"}`` for one
+    generation (its ids, and their text as a detokenizer that keeps special tokens gives it;
+    without its stop id when that is one of ``trimmed``, the stop ids the engine cuts from
+    what it reads, the id cut then being ``stop``;
     ``from_text`` when the case holds only text, its ids being that text encoded) and returns
     a reply
     (``content``, ``reasoning``, ``tool_calls``), raises :class:`Refused` for an error
     answered instead, or :class:`~.interface.Unsupported`. Other requests are unsupported.
+
+    With ``feeds`` (names of :data:`STREAM_FEEDS`) the reader streams: it is called once per
+    feed and generation, the piece also holding ``deltas`` (``[{"tokens", "text"}]``, the
+    generation cut as the feed cuts it), and the answer holds every feed's reply under
+    ``feeds`` (``{name: {"view": ...}}`` or ``{name: {"view": None, "refused": why}}``), the
+    first feed's also as the answer's own ``view``.
     """
     encoding = load_encoding()
 
-    def adapter(request: Json) -> Json:
-        if request.get("kind") != "view":
-            raise Unsupported("an engine is judged on its reply only")
+    def one_feed(request: Json, feed: str | None) -> Json:
         replies = []
         for generation in generations(
             _ids(request), request["mode"], request.get("role", "assistant")
         ):
-            ids = generation[:-1] if generation[-1:] and generation[-1] in trimmed else generation
-            try:
-                text = encoding.decode_bytes(ids).decode("utf-8", errors="replace")
-            except KeyError:
-                raise Unsupported("an id outside the model's vocabulary") from None
+            cut = bool(generation[-1:]) and generation[-1] in trimmed
+            ids = generation[:-1] if cut else generation
+            (text,) = _delta_texts(encoding, [ids])
             piece = {
                 "tokens": ids,
+                "stop": generation[-1] if cut else None,
                 "text": text,
                 "tools": request.get("tools") or [],
                 "strict": request.get("strict", False),
                 "from_text": "tokens" not in request,
             }
+            if feed is not None:
+                deltas = stream_feed(ids, feed)
+                texts = _delta_texts(encoding, deltas)
+                piece["deltas"] = [
+                    {"tokens": d, "text": t} for d, t in zip(deltas, texts, strict=True)
+                ]
             try:
                 replies.append(read(piece))
             except Refused as exc:
                 return {"view": None, "refused": str(exc)}
         return {"view": merge_views(replies)}
+
+    def adapter(request: Json) -> Json:
+        if request.get("kind") != "view":
+            raise Unsupported("an engine is judged on its reply only")
+        if not feeds:
+            return one_feed(request, None)
+        answers = {feed: one_feed(request, feed) for feed in feeds}
+        return {**answers[feeds[0]], "feeds": answers}
 
     return adapter
 
@@ -282,8 +340,16 @@ def view_problem(expected: Mapping[str, Any], response: Mapping[str, Any]) -> st
 
     The reason opens with the differing parts in brackets (``[content, dispatched]``, or
     ``[refused]``), so a reason cut to length still names them all, then each part's
-    difference, ``; ``-joined.
+    difference, ``; ``-joined. A streamed answer (``feeds``) is judged on every feed; the
+    first that differs is named after the brackets (``fed 3 deltas:``).
     """
+    if "feeds" in response:
+        for feed, answer in response["feeds"].items():
+            problem = view_problem(expected, answer)
+            if problem is not None:
+                parts, _, details = problem.partition("] ")
+                return f"{parts}] fed {feed}: {details}"
+        return None
     if response.get("view") is None:
         return f"[refused] {response.get('refused', 'no reply')}"
     want = intended_view(expected["messages"], nulls_unknown=expected.get("nulls_unknown", False))

@@ -26,14 +26,19 @@ from harmony_grammar.conformance.runner import run_case
 from harmony_grammar.conformance.views import (
     ASSISTANT_ID,
     STOP_IDS,
+    STREAM_FEEDS,
     generations,
     intended_view,
+    reading_adapter,
+    stream_feed,
     view_case,
+    view_problem,
     view_problems,
     wild_case,
 )
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.tokens import ControlToken
+from harmony_grammar.format.vocabulary import load_encoding
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,6 +145,62 @@ def _raw_cut(ids: list[int]) -> list[list[int]]:
     return [g for g in out if g]
 
 
+# -- streamed feeds -----------------------------------------------------------------------
+
+# ids of every kind: control tokens, ASCII words, and pieces of multi-byte characters (the
+# byte-level ids of "é" and of an emoji, which a cut between them splits).
+_FEED_IDS = st.lists(
+    st.sampled_from([*STOP_IDS, ControlToken.CHANNEL.id, 64, 65, *encode_harmony("é😀 x")]),
+    max_size=40,
+)
+
+
+@given(_FEED_IDS, st.sampled_from(sorted(STREAM_FEEDS)))
+def test_a_feed_cuts_ids_into_deltas_that_join_back(ids: list[int], feed: str) -> None:
+    deltas = stream_feed(ids, feed)
+    assert [token for delta in deltas for token in delta] == ids
+    assert all(deltas)  # no empty delta
+    pieces = STREAM_FEEDS[feed]
+    assert len(deltas) == (len(ids) if pieces == 0 else min(pieces, len(ids)))
+    assert stream_feed(ids, feed) == deltas  # the same cut every run
+
+
+@given(_FEED_IDS, st.sampled_from(sorted(STREAM_FEEDS)))
+def test_streamed_texts_join_to_the_whole_text(ids: list[int], feed: str) -> None:
+    """What a text engine is fed: the deltas' texts add up to the generation's text, and no
+    delta holds half a character (a detokenizer holds the bytes back)."""
+    seen: list[Any] = []
+
+    def read(piece: dict[str, Any]) -> dict[str, Any]:
+        seen.append(piece)
+        return {"content": None, "reasoning": None, "tool_calls": []}
+
+    adapter = reading_adapter(read, feeds=(feed,))
+    try:
+        adapter({"kind": "view", "mode": "completion", "tokens": ids})
+    except Unsupported:
+        assert ControlToken.START.id in ids
+        return
+    for piece in seen:
+        texts = [delta["text"] for delta in piece["deltas"]]
+        assert "".join(texts) == piece["text"]
+        assert [t for d in piece["deltas"] for t in d["tokens"]] == piece["tokens"]
+        whole = load_encoding().decode_bytes(piece["tokens"]).decode("utf-8", "replace")
+        assert piece["text"] == whole
+
+
+def test_a_streamed_answer_is_judged_on_every_feed() -> None:
+    expected = {"messages": [_message("final", "Done.")]}
+    right = {"view": {"content": "Done.", "reasoning": None, "tool_calls": []}}
+    glued = {"view": {"content": "Do ne.", "reasoning": None, "tool_calls": []}}
+    refused = {"view": None, "refused": "HTTP 500"}
+    assert view_problem(expected, {**right, "feeds": {"each id": right, "2 deltas": right}}) is None
+    problem = view_problem(expected, {**right, "feeds": {"each id": right, "3 deltas": glued}})
+    assert problem is not None and problem.startswith("[content] fed 3 deltas: content:")
+    problem = view_problem(expected, {**right, "feeds": {"each id": refused}})
+    assert problem == "[refused] fed each id: HTTP 500"
+
+
 def test_a_prompt_and_another_authors_completion_are_not_model_output() -> None:
     with pytest.raises(Unsupported):
         generations([200006, 1428], "prompt")
@@ -201,17 +262,35 @@ def _final_case() -> Any:
 _REQUIRED = {
     "vllm-chat": "HG_REQUIRE_VLLM",
     "vllm-responses": "HG_REQUIRE_VLLM",
+    "vllm-chat-stream": "HG_REQUIRE_VLLM",
     "sglang": "HG_REQUIRE_SGLANG_PARSERS",
+    "sglang-stream": "HG_REQUIRE_SGLANG_PARSERS",
     "llamacpp": "HG_REQUIRE_LLAMA_SERVER",
+    "llamacpp-stream": "HG_REQUIRE_LLAMA_SERVER",
+    "llamacpp-continued": "HG_REQUIRE_LLAMA_SERVER",
 }
 
 
 @pytest.mark.parametrize(
-    "name", ["openai-harmony", "oss-harmony", "vllm-chat", "vllm-responses", "sglang", "llamacpp"]
+    "name",
+    [
+        "openai-harmony",
+        "openai-harmony-stream",
+        "oss-harmony",
+        "vllm-chat",
+        "vllm-chat-stream",
+        "vllm-responses",
+        "sglang",
+        "sglang-stream",
+        "llamacpp",
+        "llamacpp-stream",
+        "llamacpp-continued",
+    ],
 )
 def test_each_engine_reads_well_formed_output(name: str) -> None:
     """Every engine of the matrix, driven for real on two cases (CI's run of the matrix: .ci/run
-    installs every engine and sets the variables below, so a missing one fails, never skips)."""
+    installs every engine and sets the variables below, so a missing one fails, never skips);
+    a streaming column on every feed."""
     try:
         adapter = engine_adapter(name)
     except ReferenceUnavailable as exc:
@@ -222,8 +301,8 @@ def test_each_engine_reads_well_formed_output(name: str) -> None:
     final = run_case(adapter, _final_case())
     assert final.status == "passed", final.reason
     call = run_case(adapter, _call_case())
-    if name == "llamacpp":  # a forcing grammar cannot go beside declared tools
-        assert call.status == "skipped" and "tools" in (call.reason or "")
+    if name in ("llamacpp", "llamacpp-stream"):  # a forcing grammar cannot go beside tools
+        assert call.status == "skipped" and "llamacpp-continued" in (call.reason or "")
     else:
         assert call.status == "passed", call.reason
 
@@ -242,7 +321,7 @@ def test_the_matrix_runs_on_a_few_cases_and_writes_the_page(tmp_path: Path) -> N
     (tmp_path / "engine-matrix.md").write_text(
         f"old\n{script.FINDINGS_START}\nkept by hand\n{script.FINDINGS_END}\n", encoding="utf-8"
     )
-    engines = "harmony-grammar,harmony-grammar-strict,openai-harmony"
+    engines = "harmony-grammar,harmony-grammar-strict,openai-harmony,harmony-grammar-stream"
     report = script.main(
         ["--engines", engines, "--per-topic", "1", "--wild", "2", "--out-dir", str(tmp_path)],
         log=lambda line: None,
@@ -251,6 +330,7 @@ def test_the_matrix_runs_on_a_few_cases_and_writes_the_page(tmp_path: Path) -> N
     assert written == report
     page = (tmp_path / "engine-matrix.md").read_text(encoding="utf-8")
     assert "kept by hand" in page and "| topic | harmony-grammar |" in page
+    assert "## Streamed" in page and "| topic | harmony-grammar-stream |" in page
     for name in engines.split(","):
         rows = report["engines"][name]["results"]
         assert {r["topic"] for r in rows} >= {"envelope", "wild:dev"} - {
@@ -266,6 +346,35 @@ def test_the_matrix_runs_on_a_few_cases_and_writes_the_page(tmp_path: Path) -> N
         for n in ("harmony-grammar", "harmony-grammar-strict")
     }
     assert passes["harmony-grammar"] >= passes["harmony-grammar-strict"]
+    # the gateway's whole reply is its stream fed everything: fed in deltas, it reads the same
+    statuses = {
+        n: [(r["id"], r["status"]) for r in report["engines"][n]["results"]]
+        for n in ("harmony-grammar", "harmony-grammar-stream")
+    }
+    assert statuses["harmony-grammar-stream"] == statuses["harmony-grammar"]
+    judged = sum(s not in ("skipped",) for _, s in statuses["harmony-grammar"])
+    row = f"| harmony-grammar-stream | harmony-grammar | {judged} | {judged} | — | — |"
+    assert "## Columns against each other" in page and row in page
+
+
+def test_update_replaces_only_the_columns_run(tmp_path: Path) -> None:
+    script = _script()
+    budget = ["--per-topic", "1", "--wild", "1", "--out-dir", str(tmp_path)]
+    first = script.main(["--engines", "harmony-grammar-strict,openai-harmony", *budget], log=str)
+    second = script.main(["--engines", "harmony-grammar", "--update", *budget], log=str)
+    assert list(second["engines"]) == [
+        "harmony-grammar",
+        "harmony-grammar-strict",
+        "openai-harmony",
+    ]
+    for name in ("harmony-grammar-strict", "openai-harmony"):
+        assert second["engines"][name] == first["engines"][name]
+        assert second["versions"][name] == first["versions"][name]
+    assert "measured" in second["engines"]["harmony-grammar"]
+    page = (tmp_path / "engine-matrix.md").read_text(encoding="utf-8")
+    assert "| harmony-grammar-strict |" in page and "| measured |" in page
+    with pytest.raises(SystemExit, match="another budget"):
+        script.main(["--engines", "harmony-grammar", "--update", *budget[2:], "--per-topic", "2"])
 
 
 def test_an_unknown_engine_is_a_usage_error(tmp_path: Path) -> None:

@@ -16,6 +16,12 @@ generation's *ids* (the stop id included, as ``output.token_ids`` holds it). Two
   ``incomplete`` when the flush completed it); reasoning items are the reasoning,
   message items the content, ``function_call`` items the calls (web-search and MCP items
   are no function call and show in neither).
+* ``chat-stream`` (``chat_completion/serving.py``, ``chat_completion_stream_generator``): the
+  generation arrives in ``deltas`` (``[{"tokens", "text"}]``), each through
+  ``parser.parse_delta(text, ids, request, finished=<last delta>)``; the reply is the
+  ``DeltaMessage`` s accumulated as a client does (texts concatenated, each call's name from
+  its first delta and its arguments joined, by ``index``). The stream surfaces calls
+  whatever the request declares, as the serving code does.
 
 The model's tokenizer is only used when the final flush fails (the raw text becomes the
 final content); here it is openai-harmony's own encoding, as vLLM decodes
@@ -88,6 +94,33 @@ def _chat(ids: list[int], tools: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _chat_stream(deltas: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    request = _request(tools)
+    parser = _parser(request)
+    content: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for at, delta in enumerate(deltas):
+        message = parser.parse_delta(
+            delta["text"], list(delta["tokens"]), request, finished=at == len(deltas) - 1
+        )
+        if message is None:
+            continue
+        content.append(message.content or "")
+        reasoning.append(message.reasoning or "")
+        for call in message.tool_calls or []:
+            known = calls.setdefault(call.index, {"name": None, "arguments": ""})
+            function = call.function
+            if function is not None:
+                known["name"] = known["name"] or function.name
+                known["arguments"] += function.arguments or ""
+    return {
+        "content": "".join(content) or None,
+        "reasoning": "".join(reasoning) or None,
+        "tool_calls": [calls[index] for index in sorted(calls)],
+    }
+
+
 def _responses(ids: list[int], tools: list[dict[str, Any]]) -> dict[str, Any]:
     harmony = importlib.import_module("vllm.entrypoints.openai.responses.harmony")
     parser = _parser(_request(tools))
@@ -124,8 +157,13 @@ def serve() -> None:
     for line in sys.stdin:
         try:
             request = json.loads(line)
-            path = _responses if request.get("path") == "responses" else _chat
-            answer: dict[str, Any] = {"response": path(request["tokens"], request["tools"])}
+            if request.get("path") == "chat-stream":
+                reply = _chat_stream(request["deltas"], request["tools"])
+            elif request.get("path") == "responses":
+                reply = _responses(request["tokens"], request["tools"])
+            else:
+                reply = _chat(request["tokens"], request["tools"])
+            answer: dict[str, Any] = {"response": reply}
         except Exception as exc:  # the engine's own failure: reported, the caller decides
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         print(json.dumps(answer, ensure_ascii=False), file=out, flush=True)
