@@ -1,7 +1,10 @@
 """The gateway's Prometheus metrics (``GET /metrics``) and the ASGI layer that records them.
 
-:class:`Metrics` holds one registry per app (so two gateways in one process, as in the
-tests, never share counts): requests by route and status, prompt and completion tokens,
+:class:`Metrics` holds one registry per app by default (so two gateways in one process, as in
+the tests, never share counts); :func:`metrics_in` gives the one set of metrics registered in
+a given registry (the vLLM plugin's, in vLLM's own registry, which vLLM's ``/metrics``
+serves: the same names as ``serve``'s ``/metrics``, each metric object made once however
+many apps count into it). The metrics: requests by route and status, prompt and completion tokens,
 time to first token and time per output token (histograms), open streams, requests queued
 (admitted, waiting for the engine's first output), and upstream errors by code.
 :class:`RequestLayer` wraps the app: it gives every response an ``x-request-id`` (the
@@ -16,6 +19,7 @@ import asyncio
 import json
 import re
 import secrets
+import weakref
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -30,7 +34,7 @@ from prometheus_client import (
 
 from .errors import GatewayError
 
-__all__ = ["REQUEST_ID", "Metrics", "RequestLayer"]
+__all__ = ["REQUEST_ID", "Metrics", "RequestLayer", "metrics_in"]
 
 REQUEST_ID = "x-request-id"
 #: A client's request id is echoed only when it is short printable ASCII (it goes in a header).
@@ -38,7 +42,9 @@ _USABLE_ID = re.compile(r"[\x21-\x7e]{1,200}")
 #: The routes counted by name; anything else counts as ``other`` (bounded label values).
 ROUTES = (
     "/v1/chat/completions",
+    "/v1/chat/completions/render",
     "/v1/responses",
+    "/v1/responses/render",
     "/v1/completions",
     "/v1/models",
     "/health",
@@ -53,10 +59,13 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class Metrics:
-    """The gateway's metrics, in a registry of their own."""
+    """The gateway's metrics, in ``registry`` (default: a registry of their own).
 
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
+    A registry holds each metric name once: a second :class:`Metrics` in the same registry
+    raises prometheus_client's ``ValueError``; :func:`metrics_in` shares the first."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
         self.requests = Counter(
             "harmony_gateway_requests",
@@ -97,6 +106,20 @@ class Metrics:
     def exposition(self) -> tuple[bytes, str]:
         """The Prometheus text exposition and its content type."""
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+#: The metrics made in each registry by :func:`metrics_in` (a registry that goes away takes
+#: its entry with it).
+_IN_REGISTRY: weakref.WeakKeyDictionary[CollectorRegistry, Metrics] = weakref.WeakKeyDictionary()
+
+
+def metrics_in(registry: CollectorRegistry) -> Metrics:
+    """The gateway's metrics registered in ``registry``, made on the first call and the same
+    object on every later one: apps that count into one registry share its counters."""
+    metrics = _IN_REGISTRY.get(registry)
+    if metrics is None:
+        metrics = _IN_REGISTRY[registry] = Metrics(registry)
+    return metrics
 
 
 class RequestLayer:

@@ -34,8 +34,9 @@ import numpy as np  # noqa: E402
 from fastapi import FastAPI  # noqa: E402
 from fastapi.routing import APIRoute  # noqa: E402
 
+from harmony_grammar.gateway.chat.protocol import plan_chat  # noqa: E402
 from harmony_grammar.gateway.engines import VllmBackend, vllm_sampling  # noqa: E402
-from harmony_grammar.gateway.planning import Limits, Plan, plan_chat  # noqa: E402
+from harmony_grammar.gateway.plan import Limits, Plan  # noqa: E402
 from harmony_grammar.gateway.server import serving_app  # noqa: E402
 from harmony_grammar.gateway.vllm_plugin import PATHS, HarmonyGrammarPlugin, plugin_config  # noqa: E402
 from harmony_grammar.generation.sampling import Sampler  # noqa: E402
