@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 pytest.importorskip("starlette")
 
-from harmony_grammar.gateway.chat.protocol import plan_chat  # noqa: E402
-from harmony_grammar.gateway.plan import ECHOED, Limits, Plan  # noqa: E402
-from harmony_grammar.gateway.responses.protocol import plan_responses  # noqa: E402
-from harmony_grammar.gateway.responses.serving import ResponsesRun  # noqa: E402
+from harmony_grammar.gateway.chat.protocol import plan_chat
+from harmony_grammar.gateway.plan import ECHOED, Limits, Plan
+from harmony_grammar.gateway.responses.protocol import plan_responses
+from harmony_grammar.gateway.responses.serving import ResponsesRun
 
 GATEWAY = Path(__file__).resolve().parents[2] / "harmony_grammar" / "gateway"
 #: The longest a gateway module may be (issue 40).
