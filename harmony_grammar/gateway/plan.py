@@ -3,8 +3,8 @@
 A :class:`Plan` is everything a backend needs: the prompt's token ids, the turn's grammar
 (llguidance; the xgrammar structural tag and llama.cpp's GBNF are written from the same
 tools on first use), the tools read once (a :class:`~harmony_grammar.declarations.toolset.ToolSet`),
-the sampling knobs, and the few request fields a Responses answer repeats (:attr:`Plan.echo`).
-Nothing of the wire is in it: not the body, only what was read from it. Each API's
+the sampling knobs, and the few request fields a Responses answer repeats verbatim
+(:attr:`Plan.echo`). The body itself is not kept: a plan holds what was read from it. Each API's
 ``protocol`` module (:mod:`.chat.protocol`, :mod:`.responses.protocol`) makes a plan from its
 body with :mod:`.planning`'s shared steps, under :class:`Limits`.
 """
