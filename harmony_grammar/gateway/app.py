@@ -59,8 +59,9 @@ from .completions.serving import CompletionsServing
 from .config import GatewayConfig
 from .errors import GatewayError
 from .intake import check_model
-from .metrics import Metrics, RequestLayer
+from .metrics import Metrics
 from .plan import Limits
+from .request_layer import RequestLayer
 from .responses.serving import ResponsesServing
 from .security import RequestGuard, cors_middleware
 from .service import Gateway

@@ -28,6 +28,7 @@ httpx2 = pytest.importorskip("httpx2")
 
 from harmony_grammar.gateway.server import serving_app  # noqa: E402
 
+from ..support.openai_sdk import check_event  # noqa: E402
 from ..support.serve_peers import ASK, Script, deadline, peer_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,6 +106,40 @@ def test_a_whole_answer_cut_by_the_drain_is_a_json_error_with_its_request_id() -
             error = answer.json()["error"]
             assert error["code"] == "server_shutting_down"
             request_id = answer.headers["x-request-id"]
+            assert request_id in error["message"]
+            assert process.wait() == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses"])
+def test_a_stream_cut_by_the_drain_ends_with_an_error_event_naming_its_request_id(path: str) -> None:
+    """A stream still open when ``--drain-seconds`` run out was cut with no word (the client
+    saw its connection close); now its last event is an error naming the request id, and
+    the stream ends properly (``[DONE]`` for Chat). The engine's pieces are a minute apart,
+    so the drain of 1 s always comes first."""
+    script = Script(delay=60.0)
+    with serving_app(peer_app(script)) as peer:
+        process, url = _start(peer, drain=1)
+        try:
+            ask = {"messages": ASK} if path == "/v1/chat/completions" else {"input": "hi"}
+            body = {"model": "tiny", "stream": True, **ask}
+            with httpx2.stream("POST", url + path, json=body, timeout=60) as answer:
+                assert answer.status_code == 200
+                request_id = answer.headers["x-request-id"]
+                lines = answer.iter_lines()
+                next(line for line in lines if line.startswith("data: "))  # the stream is open
+                process.send_signal(signal.SIGTERM)
+                rest = [line for line in lines if line.startswith("data: ")]
+            if path == "/v1/chat/completions":
+                assert rest[-1] == "data: [DONE]"
+                error = json.loads(rest[-2][6:])["error"]
+            else:
+                error = json.loads(rest[-1][6:])
+                assert check_event(error).type == "error"  # the SDK's error event
+            assert error["code"] == "server_shutting_down"
             assert request_id in error["message"]
             assert process.wait() == 0
         finally:
