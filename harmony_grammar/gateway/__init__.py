@@ -16,8 +16,10 @@ in-process :mod:`.embedded` engine, an engine over HTTP, :mod:`.engines` on
 read back by the API's ``serving`` module (:mod:`.chat.serving`, :mod:`.responses.serving`
 over :mod:`.runs`'s shared part; :mod:`.completions.serving`), whole or streamed
 (:mod:`.sse`). The Starlette app (:mod:`.app`, the router) registers each API's routes by
-what the backend can do, and :mod:`.server` runs it on uvicorn. Errors are OpenAI error
-objects (:mod:`.errors`). Responses reasoning is sealed for stateless round trips
+what the backend can do, and :mod:`.server` runs it on uvicorn; its outermost layer
+(:mod:`.request_layer`) gives every response its request id, counts it (:mod:`.metrics`) and
+answers a request that shutdown cuts. Errors are OpenAI error objects (:mod:`.errors`).
+Responses reasoning is sealed for stateless round trips
 (:mod:`.reasoning_seal`), and ``/render`` twins of both APIs show the prompt without
 generating (:mod:`.render_endpoints`). :mod:`.vllm_plugin` serves the same app inside
 ``vllm serve``.
