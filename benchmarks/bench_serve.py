@@ -73,9 +73,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harmony_grammar.gateway.backend import Output  # noqa: E402
-from harmony_grammar.gateway.engines import BACKENDS, HttpBackend  # noqa: E402
-from harmony_grammar.gateway.planning import Limits, plan_chat  # noqa: E402
-from harmony_grammar.gateway.runs import ChatRun  # noqa: E402
+from harmony_grammar.gateway.chat.protocol import plan_chat  # noqa: E402
+from harmony_grammar.gateway.chat.serving import ChatRun  # noqa: E402
+from harmony_grammar.gateway.engines import BACKENDS  # noqa: E402
+from harmony_grammar.gateway.http_engine import HttpBackend  # noqa: E402
+from harmony_grammar.gateway.plan import Limits  # noqa: E402
 
 TOOLS = [
     {

@@ -142,7 +142,7 @@ class ChatCompletionStream(BridgeStream):
 def accumulate(chunks: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The ``{"message", "finish_reason"}`` that ``chunks`` add up to, as a client library
     accumulates them: the one fold of Chat Completions chunks (the gateway's whole answer,
-    :func:`~harmony_grammar.gateway.runs.chat_completion`, is this fold too).
+    :func:`~harmony_grammar.gateway.chat.serving.chat_completion`, is this fold too).
 
     Texts are concatenated (``content`` and ``reasoning_content``, None when no chunk had
     any); each call is keyed by its ``index``, its first chunk giving the id, type and name,

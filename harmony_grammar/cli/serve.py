@@ -197,9 +197,9 @@ def _position(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Check the port, build the backend and serve until interrupted."""
     # A missing dependency is main's one line naming the extra (cli/errors.needs_extra).
-    from ..gateway.app import GatewayConfig
+    from ..gateway.config import GatewayConfig
     from ..gateway.errors import GatewayError
-    from ..gateway.planning import Limits
+    from ..gateway.plan import Limits
     from ..gateway.reasoning_seal import ReasoningSeal
     from ..gateway.server import (
         backend_options_problem,

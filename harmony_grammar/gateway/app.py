@@ -15,12 +15,16 @@ and generated docs for such bodies, which would be a second, competing reading o
 fields. Starlette is what FastAPI runs on, so the server, the streaming and the disconnect
 handling are the same either way.
 
-Every request goes through one lifecycle (:mod:`.lifecycle`): the key (:mod:`.intake`), the
-body, the model and the queue first, then the plan, in a worker thread (:func:`plan_in_worker`:
-reading tools, writing the turn grammar and rendering take seconds for a large request,
-while ``/health`` and other streams go on), then the engine's first piece, then the payloads
-(:mod:`.sse`). Routes are registered by what the backend can do: ``/v1/completions`` where
-it is a :class:`~.backend.TokenSource`.
+This module is the router: it registers each API's routes (its ``serving`` module:
+:class:`~.chat.serving.ChatServing`, :class:`~.responses.serving.ResponsesServing`,
+:class:`~.completions.serving.CompletionsServing`) by what the backend can do
+(``/v1/completions`` where it is a :class:`~.backend.TokenSource`), answers the models,
+health and metrics routes, and maps errors to OpenAI error objects in Starlette's
+``exception_handlers``. Every generation goes through one lifecycle (:mod:`.service`'s
+steps over :mod:`.lifecycle`): the key (:mod:`.intake`), the body, the model and the queue
+first, then the plan, in a worker thread (reading tools, writing the turn grammar and
+rendering take seconds for a large request, while ``/health`` and other streams go on),
+then the engine's first piece, then the payloads (:mod:`.sse`).
 
 Every failure is an OpenAI error object with its status: 400 for a request the planner
 rejects, 401 for a missing or wrong key, 403 for a foreign Host or Origin and 415 for a body
@@ -36,279 +40,97 @@ the backend's generator; a whole answer polls for the disconnect.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import secrets
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..base.options import Options
-from .backend import Backend, ScoredTokenSource, TokenSource
-from .completions import CompletionRun, Draw, fold_completion, plan_completion, unscored
-from .errors import GatewayError, UpstreamError, bad_request
-from .intake import check_key, check_model, read_body
-from .lifecycle import Generations, Run
-from .metrics import Metrics, RequestLayer
-from .planning import Limits, Plan, plan_chat, plan_responses
-from .reasoning_seal import ReasoningSeal
-from .render_endpoints import render_routes, report_headers
-from .runs import ChatRun, ResponsesRun, chat_completion
+from .backend import Backend, TokenSource
+from .chat.protocol import plan_chat
+from .chat.serving import ChatServing
+from .completions.serving import CompletionsServing
+from .config import GatewayConfig
+from .errors import GatewayError
+from .intake import check_model
+from .metrics import Metrics
+from .plan import Limits
+from .request_layer import RequestLayer
+from .responses.serving import ResponsesServing
 from .security import RequestGuard, cors_middleware
-from .sse import collect, event_stream
-from .unsupported import check_honoured
-from .validation import grammar_field
+from .service import Gateway
 
-__all__ = ["GatewayConfig", "create_app", "plan_in_worker"]
+__all__ = ["create_app", "routes"]
 
 _LOG = logging.getLogger("harmony_grammar.gateway")
-T = TypeVar("T")
 
 
-async def plan_in_worker(work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``work(*args, **kwargs)`` in a worker thread: planning (reading tools, writing the
-    turn grammar, rendering) never holds the event loop."""
-    return await anyio.to_thread.run_sync(lambda: work(*args, **kwargs))
+class _Operations:
+    """The routes that generate nothing: the models served, health, metrics."""
 
-
-@dataclass(frozen=True, kw_only=True)
-class GatewayConfig(Options):
-    """The gateway's settings (``harmony-grammar serve``'s options).
-
-    ``model`` is the gateway's own name for its model (its alias); ``engine_model`` the name
-    the engine serves it under (``--model`` of an engine backend), which the backend always
-    sends. :attr:`served_models` is the one list of names a client may send.
-    """
-
-    model: str = "tiny"
-    engine_model: str | None = None
-    api_key: str | None = None
-    max_request_bytes: int = 4 * 1024 * 1024
-    limits: Limits = field(default_factory=Limits)
-    #: At most this many generation requests held at once; the next gets 429 (None: no bound).
-    max_queue: int | None = None
-    #: Seals Responses reasoning for the client to send back (a random key by default).
-    reasoning_seal: ReasoningSeal = field(default_factory=ReasoningSeal)
-    #: The address the server listens on: a request's Host must name it, a loopback name or
-    #: an ``allow_hosts`` entry (:mod:`.security`).
-    bound_host: str = "127.0.0.1"
-    allow_hosts: tuple[str, ...] = ()
-    #: Web origins whose requests are served, with CORS (``*``: any).
-    allow_origins: tuple[str, ...] = ()
-    #: The longest wait for a request's whole body (408 after it).
-    body_seconds: float = 30.0
-
-    @property
-    def served_models(self) -> tuple[str, ...]:
-        """Every name this gateway answers to: the engine's model first, then the alias.
-        ``GET /v1/models`` lists them; a request may name any of them."""
-        names = (self.engine_model, self.model) if self.engine_model else (self.model,)
-        return tuple(dict.fromkeys(names))
-
-
-class Gateway:
-    """The app's state and endpoints: the backend, the settings, the generations."""
-
-    def __init__(self, backend: Backend, config: GatewayConfig) -> None:
-        self.backend = backend
-        self.config = config
-        self.created = int(time.time())
-        self.metrics = Metrics()
-        self.generations = Generations(self.metrics, config.max_queue)
-
-    # -- before any work ---------------------------------------------------------------------
-
-    def check_key(self, request: Request) -> None:
-        """401 unless the request carries the configured key (``Authorization: Bearer``)."""
-        check_key(request, self.config.api_key)
-
-    async def body(self, request: Request) -> Any:
-        """The JSON body, read up to ``max_request_bytes`` (413 past it, 400 if not JSON)."""
-        config = self.config
-        return await read_body(request, limit=config.max_request_bytes, seconds=config.body_seconds)
-
-    async def admitted(self, request: Request, api: str | None) -> Any:
-        """The body of a generation request that may go on: the key, the body, the model
-        served, the fields the backend honours (``api``'s), and room in the queue."""
-        self.check_key(request)
-        body = await self.body(request)
-        check_model(body, self.config.served_models)
-        if api is not None:
-            check_honoured(body, api, self.backend.name)
-        self.generations.admit()
-        return body
-
-    async def plan_chat(self, body: Any) -> Plan:
-        """The plan of a Chat Completions body (in a worker thread)."""
-        return await plan_in_worker(
-            plan_chat, body, model=self.config.model, limits=self.config.limits
-        )
-
-    async def plan_responses(self, body: Any) -> Plan:
-        """The plan of a Responses body, sealed reasoning opened under the gateway's key
-        (in a worker thread)."""
-        config = self.config
-        return await plan_in_worker(
-            plan_responses,
-            body,
-            model=config.model,
-            limits=config.limits,
-            seal=config.reasoning_seal,
-        )
-
-    # -- one generation ----------------------------------------------------------------------
-
-    async def answer(
-        self,
-        request: Request,
-        run: Run,
-        outputs: AsyncIterator[Any],
-        *,
-        stream: bool,
-        named: bool,
-        whole: Callable[[list[dict[str, Any]]], dict[str, Any]],
-        grammar_param: str,
-        headers: Mapping[str, str] | None = None,
-    ) -> Response:
-        """The generation's answer: its first piece awaited, then a stream of events, or the
-        whole answer (``whole`` of its payloads; 502 after an engine fault; 499 when the
-        client left). An engine's refusal up front (a grammar it rejects) is a 400 naming
-        ``grammar_param``, the request field the grammar came from."""
-        first = await self.generations.start(outputs, grammar_param=grammar_param)
-        faults: list[UpstreamError] = []
-        payloads = self.generations.payloads(run, outputs, first, faults)
-        if stream:
-            return event_stream(payloads, named=named, headers=headers)
-        chunks = await collect(request, payloads)
-        if chunks is None:
-            return Response(status_code=499)  # nobody is listening any more
-        if faults:
-            return JSONResponse(faults[0].body(), status_code=faults[0].status)
-        return JSONResponse(whole(chunks), headers=headers)
-
-    # -- endpoints ---------------------------------------------------------------------------
-
-    async def chat(self, request: Request) -> Response:
-        """``POST /v1/chat/completions``."""
-        plan = await self.plan_chat(await self.admitted(request, "chat"))
-        outputs = self.backend.generate(plan)
-        return await self.answer(
-            request,
-            ChatRun(plan),
-            outputs,
-            stream=plan.stream,
-            named=False,
-            whole=chat_completion,
-            grammar_param=grammar_field(plan.api, plan.response_format is not None),
-            headers=report_headers(plan),
-        )
-
-    async def responses(self, request: Request) -> Response:
-        """``POST /v1/responses``."""
-        plan = await self.plan_responses(await self.admitted(request, "responses"))
-        run = ResponsesRun(plan, seal=self.config.reasoning_seal)
-        return await self.answer(
-            request,
-            run,
-            self.backend.generate(plan),
-            stream=plan.stream,
-            named=True,
-            whole=lambda _: run.response(),
-            grammar_param=grammar_field(plan.api, plan.response_format is not None),
-            headers=report_headers(plan),
-        )
-
-    async def completions(self, request: Request) -> Response:
-        """``POST /v1/completions`` (a backend that draws ids: :mod:`.completions`)."""
-        source = self.backend
-        assert isinstance(source, TokenSource)  # the route exists only then
-        body = await self.admitted(request, None)
-        config = self.config
-        plan = await plan_in_worker(plan_completion, body, model=config.model, limits=config.limits)
-        if not plan.stream:
-            plan = dataclasses.replace(plan, include_usage=True)  # whole answers carry usage
-        sampling: dict[str, Any] = {
-            "max_tokens": plan.max_tokens,
-            "temperature": plan.temperature,
-            "seed": plan.seed,
-            "stop_ids": plan.stop_ids,
-        }
-        tokens: AsyncGenerator[Draw, None]
-        if isinstance(source, ScoredTokenSource):
-            tokens = source.draws(plan.prompt, plan.grammar, logprobs=plan.logprobs, **sampling)
-        elif plan.logprobs is not None:
-            raise bad_request(f"the {source.name} backend gives no log-probabilities", "logprobs")
-        else:
-            tokens = unscored(source.tokens(plan.prompt, plan.grammar, **sampling))
-        return await self.answer(
-            request,
-            CompletionRun(plan),
-            tokens,
-            stream=plan.stream,
-            named=False,
-            whole=fold_completion,
-            grammar_param="structured_outputs.grammar",  # the one thing a draw refuses
-        )
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
 
     def _model(self, name: str) -> dict[str, Any]:
         owner = "harmony-grammar"
-        return {"id": name, "object": "model", "created": self.created, "owned_by": owner}
+        return {"id": name, "object": "model", "created": self.gateway.created, "owned_by": owner}
 
     async def models(self, request: Request) -> Response:
         """``GET /v1/models``: the names of the model this gateway serves."""
-        self.check_key(request)
-        models = [self._model(name) for name in self.config.served_models]
+        self.gateway.check_key(request)
+        models = [self._model(name) for name in self.gateway.config.served_models]
         return JSONResponse({"object": "list", "data": models})
 
     async def model(self, request: Request) -> Response:
         """``GET /v1/models/{id}``: the model served, or 404 ``model_not_found``."""
-        self.check_key(request)
+        self.gateway.check_key(request)
         name = request.path_params["model"]
-        check_model({"model": name}, self.config.served_models)
+        check_model({"model": name}, self.gateway.config.served_models)
         return JSONResponse(self._model(name))
 
-    async def metrics_text(self, request: Request) -> Response:
+    async def metrics(self, request: Request) -> Response:
         """``GET /metrics``: Prometheus text (no key needed, as ``/health``)."""
-        body, content_type = self.metrics.exposition()
+        body, content_type = self.gateway.metrics.exposition()
         return Response(body, media_type=content_type)
 
     async def health(self, request: Request) -> Response:
         """``GET /health``: 200 once the backend answers (no key needed: load balancers)."""
-        ready = await self.backend.ready()
+        backend = self.gateway.backend
+        ready = await backend.ready()
         body = {
             "status": "ok" if ready else "unavailable",
-            "backend": self.backend.name,
-            "open_streams": self.generations.open_streams,
+            "backend": backend.name,
+            "open_streams": self.gateway.generations.open_streams,
         }
-        active = getattr(self.backend, "active", None)
+        active = getattr(backend, "active", None)
         if active is not None:
             body["active_generations"] = active
-            body["cancelled_generations"] = getattr(self.backend, "cancelled", 0)
+            body["cancelled_generations"] = getattr(backend, "cancelled", 0)
         return JSONResponse(body, status_code=200 if ready else 503)
 
 
 def routes(gateway: Gateway) -> list[Route]:
     """The gateway's routes, by what its backend can do."""
+    chat, responses, ops = ChatServing(gateway), ResponsesServing(gateway), _Operations(gateway)
     table = [
-        Route("/v1/chat/completions", gateway.chat, methods=["POST"]),
-        Route("/v1/responses", gateway.responses, methods=["POST"]),
-        Route("/v1/models", gateway.models, methods=["GET"]),
-        Route("/v1/models/{model:path}", gateway.model, methods=["GET"]),
-        *render_routes(gateway),
-        Route("/health", gateway.health, methods=["GET"]),
-        Route("/metrics", gateway.metrics_text, methods=["GET"]),
+        Route("/v1/chat/completions", chat.create, methods=["POST"]),
+        Route("/v1/responses", responses.create, methods=["POST"]),
+        Route("/v1/models", ops.models, methods=["GET"]),
+        Route("/v1/models/{model:path}", ops.model, methods=["GET"]),
+        Route("/v1/chat/completions/render", chat.render, methods=["POST"]),
+        Route("/v1/responses/render", responses.render, methods=["POST"]),
+        Route("/health", ops.health, methods=["GET"]),
+        Route("/metrics", ops.metrics, methods=["GET"]),
     ]
     if isinstance(gateway.backend, TokenSource):
-        table.append(Route("/v1/completions", gateway.completions, methods=["POST"]))
+        completions = CompletionsServing(gateway, gateway.backend)
+        table.append(Route("/v1/completions", completions.create, methods=["POST"]))
     return table
 
 
@@ -341,9 +163,14 @@ def create_app(
     config: GatewayConfig | None = None,
     *,
     extra_routes: list[Route] | None = None,
+    metrics: Metrics | None = None,
 ) -> Starlette:
-    """The gateway as an ASGI app over ``backend``; the backend is closed on shutdown."""
-    gateway = Gateway(backend, config or GatewayConfig())
+    """The gateway as an ASGI app over ``backend``; the backend is closed on shutdown.
+
+    ``metrics``: where the gateway counts (default: a registry of its own, served at its
+    ``/metrics``); the vLLM plugin passes the metrics in vLLM's registry
+    (:func:`~.metrics.metrics_in`), so that vLLM's ``/metrics`` shows them."""
+    gateway = Gateway(backend, config or GatewayConfig(), metrics)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

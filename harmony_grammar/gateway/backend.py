@@ -1,6 +1,6 @@
 """What the app asks of an engine: the :class:`Backend` protocol and its :class:`Output` pieces.
 
-A backend turns a :class:`~.planning.Plan` into the engine's request and yields what the model
+A backend turns a :class:`~.plan.Plan` into the engine's request and yields what the model
 wrote as it arrives. Engines that return token ids (vLLM, SGLang, llama.cpp, the embedded
 one) yield ``Output.ids``; Ollama returns text only and yields ``Output.text``, which the
 parser reads leniently. The last piece may carry the engine's own ``finish_reason``. A
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..generation.sampling import TokenLogprobs
-from .planning import Plan
+from .plan import Plan
 
 __all__ = ["Backend", "Output", "ScoredTokenSource", "TokenSource"]
 
@@ -29,7 +29,7 @@ class Output:
     ``finish_reason`` is the engine's own word on why it stopped, where it says: ``length``
     (its token limit) or ``stop`` (a stop token or string, which it may have dropped).
     ``logprobs`` holds one entry per id of ``ids`` where the plan asked for them
-    (:attr:`~.planning.Plan.logprobs`) and the backend can give them (the embedded one).
+    (:attr:`~.plan.Plan.logprobs`) and the backend can give them (the embedded one).
     """
 
     ids: tuple[int, ...] = ()

@@ -2,7 +2,7 @@
 
 Reading a request's tools, writing its turn grammar and rendering its prompt take time that
 grows with the request: 128 tools of forty fields each take seconds to plan. So before any
-of that, the request's shape is measured against :class:`~.planning.Limits`: how many tools
+of that, the request's shape is measured against :class:`~.plan.Limits`: how many tools
 (:data:`MAX_TOOLS`, OpenAI's own bound), how large their declarations are in all
 (:data:`MAX_TOOLS_BYTES` of JSON), and, once the prompt is rendered (linear, and before any
 grammar is written), how many tokens it holds (``context_tokens``). A request past one is a

@@ -41,7 +41,7 @@ from ..generation.sampling import (
 )
 from .backend import Output
 from .errors import GatewayError, UpstreamError
-from .planning import Plan
+from .plan import Plan
 
 __all__ = ["EmbeddedBackend", "Scorer", "load_scorer"]
 

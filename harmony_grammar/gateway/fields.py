@@ -1,7 +1,8 @@
 """The sampling fields of a request, read and checked: a 400 naming the field otherwise.
 
 Numbers in a range, integers in a range (``bool`` is neither), the token limit under the
-gateway's :class:`~.plan.Limits`, and ``stop`` (OpenAI's up to four strings). Chat, Responses
+gateway's :class:`~.plan.Limits`, ``stop`` (OpenAI's up to four strings) and how many
+log-probabilities a request asks for. Chat, Responses
 and ``/v1/completions`` read their fields with these.
 """
 
@@ -13,7 +14,16 @@ from typing import Any
 from .errors import bad_request
 from .plan import Limits
 
-__all__ = ["MAX_STOP", "given", "integer", "max_tokens", "number", "stop"]
+__all__ = [
+    "MAX_STOP",
+    "MAX_TOP_LOGPROBS",
+    "given",
+    "integer",
+    "logprobs",
+    "max_tokens",
+    "number",
+    "stop",
+]
 
 #: OpenAI allows up to four stop sequences.
 MAX_STOP = 4
@@ -66,3 +76,20 @@ def stop(request: Mapping[str, Any]) -> tuple[str, ...]:
     ):
         raise bad_request(f"stop must be a non-empty string or a list of up to {MAX_STOP}", "stop")
     return tuple(stops)
+
+
+#: OpenAI's bound on ``top_logprobs``.
+MAX_TOP_LOGPROBS = 20
+
+
+def logprobs(request: Mapping[str, Any], asked: bool, *, top_alone: bool) -> int | None:
+    """How many alternatives per position the request wants, or None when it asks for no
+    log-probabilities. ``asked``: the API's own switch (Chat ``logprobs: true``, Responses
+    ``include``); ``top_alone``: whether ``top_logprobs`` asks by itself (Responses) or needs
+    the switch (Chat, as OpenAI's: a 400 without it)."""
+    top = integer(request, "top_logprobs", 0, MAX_TOP_LOGPROBS)
+    if asked:
+        return top or 0
+    if top and not top_alone:
+        raise bad_request("top_logprobs needs logprobs: true", "top_logprobs")
+    return top or None

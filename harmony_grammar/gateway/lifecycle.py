@@ -1,9 +1,10 @@
 """One generation's lifecycle, the same for every API: admit → start → payloads → close.
 
 Chat Completions, Responses and the vLLM-style ``/v1/completions`` each read their body into
-a plan (:mod:`.planning`, :mod:`.completions`) and a :class:`Run` that turns the engine's
-pieces into the API's payloads (:mod:`.runs`, :class:`~.completions.CompletionRun`); all
-three then go through :class:`Generations`:
+a plan (their ``protocol`` modules) and a :class:`Run` that turns the engine's pieces into
+the API's payloads (their ``serving`` modules: :class:`~.chat.serving.ChatRun`,
+:class:`~.responses.serving.ResponsesRun`, :class:`~.completions.serving.CompletionRun`); all
+three then go through :class:`Generations` (by :mod:`.service`'s steps):
 
 * :meth:`~Generations.admit`: room in the queue (``--max-queue``; 429 with ``Retry-After``
   past it), before any planning;

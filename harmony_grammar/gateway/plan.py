@@ -3,9 +3,10 @@
 A :class:`Plan` is everything a backend needs: the prompt's token ids, the turn's grammar
 (llguidance; the xgrammar structural tag and llama.cpp's GBNF are written from the same
 tools on first use), the tools read once (a :class:`~harmony_grammar.declarations.toolset.ToolSet`),
-the sampling knobs. It still carries the body (``request``), which the Responses answer
-echoes field by field. :mod:`.planning` makes a plan from a Chat Completions or Responses
-body, under :class:`Limits`.
+the sampling knobs, and the few request fields a Responses answer repeats verbatim
+(:attr:`Plan.echo`). The body itself is not kept: a plan holds what was read from it. Each API's
+``protocol`` module (:mod:`.chat.protocol`, :mod:`.responses.protocol`) makes a plan from its
+body with :mod:`.planning`'s shared steps, under :class:`Limits`.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from ..schema.errors import UnsupportedSchemaError
 from .bounds import MAX_TOOLS, MAX_TOOLS_BYTES
 from .errors import bad_request
 
-__all__ = ["Api", "Limits", "Plan"]
+__all__ = ["ECHOED", "Api", "Limits", "Plan"]
 
 Api = Literal["chat", "responses"]
+#: The request fields a Responses answer repeats (``bridges.responses.response_object``).
+ECHOED = ("instructions", "tools", "tool_choice", "parallel_tool_calls", "text", "reasoning")
 #: Where a call's recipient may go in the turn grammar (``TurnOptions.recipient_position``).
 RecipientPosition = Literal["role", "channel", "either"]
 
@@ -49,7 +52,6 @@ class Plan:
     """A request ready for a backend (see the module docstring)."""
 
     api: Api
-    request: Mapping[str, Any]
     model: str
     prompt_ids: tuple[int, ...]
     #: The turn's llguidance grammar (``%llguidance {}``).
@@ -88,6 +90,13 @@ class Plan:
     recipient_position: RecipientPosition = "either"
     #: The request's fields nothing reads: accepted, and named in a header and the log.
     ignored_fields: tuple[str, ...] = ()
+    #: What a Responses answer repeats of its request, as OpenAI's does (:data:`ECHOED`:
+    #: ``instructions``, ``tools``, ``tool_choice``, ``parallel_tool_calls``, ``text``,
+    #: ``reasoning``), where the request had them; empty for Chat.
+    echo: Mapping[str, Any] = field(default_factory=dict)
+    #: Responses ``include`` asked for ``reasoning.encrypted_content``: each reasoning item
+    #: goes out sealed too (:mod:`.reasoning_seal`).
+    seal_reasoning: bool = False
 
     @property
     def prompt_text(self) -> str:

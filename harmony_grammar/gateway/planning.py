@@ -1,9 +1,12 @@
-"""One request, planned: the Harmony prompt as token ids, the turn's grammar, the sampling knobs.
+"""The planning steps Chat Completions and Responses share: a body read into a :class:`~.plan.Plan`.
 
-A :class:`Plan` is everything a backend needs and nothing about the wire: the app reads a
-Chat Completions or Responses body with :func:`plan_chat` / :func:`plan_responses`, each
-backend turns the plan into its engine's request. Every check on the body happens here, so a
-bad request is a 400 with the field's path before any engine is called.
+Each API's ``protocol`` module (:func:`~.chat.protocol.plan_chat`,
+:func:`~.responses.protocol.plan_responses`) checks what only its API has, then calls
+:func:`read_body` (the one reading of a request body every door shares) and
+:func:`plan_turn`: the tools judged, the prompt rendered and checked against the context, the
+turn's grammar written once per distinct grammar (and through the grammar gate), the sampling
+fields read. Every check on the body happens before any engine is called, so a bad request
+is a 400 with the field's path. A plan holds nothing of the wire, only what was read.
 
 Decisions the APIs leave open (docs/serving.md, "The gateway"):
 
@@ -27,7 +30,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,28 +39,17 @@ from ..rendering.chat import ChatCompletionError
 from ..rendering.errors import RenderError
 from ..rendering.renderer import DropRule, render
 from ..rendering.request_body import RequestReading, read_request
-from ..rendering.request_fields import (
-    CHAT_FIELDS,
-    RESPONSES_FIELDS,
-    named_fields,
-    unknown_fields,
-)
+from ..rendering.request_fields import named_fields
 from ..schema.errors import UnsupportedSchemaError
 from ..schema.grammar_gate import GrammarLimitError, check_grammar
 from ..tools.parameters import schema_problem
-from .bounds import check_context, check_shape
+from .bounds import check_context
 from .errors import GatewayError, bad_request
-from .fields import given as _given
 from .fields import integer as _integer
-from .fields import max_tokens as _max_tokens
 from .fields import number as _number
-from .fields import stop as _stop
-from .plan import Api, Limits, Plan
-from .reasoning_seal import ReasoningSeal, open_reasoning
-from .unsupported import LOGPROBS_INCLUDE
-from .validation import check_fields
+from .plan import ECHOED, Api, Limits, Plan
 
-__all__ = ["REASONING_SHARE", "Limits", "Plan", "plan_chat", "plan_responses", "reasoning_budget"]
+__all__ = ["REASONING_SHARE", "plan_turn", "read_body", "reasoning_budget"]
 
 #: The field that holds each API's conversation (an error in it names this field).
 _CONVERSATION: dict[Api, str] = {"chat": "messages", "responses": "input"}
@@ -134,7 +125,7 @@ def reasoning_budget(
     return int(max_tokens * REASONING_SHARE[_effort(request)])
 
 
-def _read(request: Mapping[str, Any], api: Api) -> RequestReading:
+def read_body(request: Mapping[str, Any], api: Api) -> RequestReading:
     """The request read by the one reader every door shares (:func:`read_request`): a bad
     body is a 400 with its path; ignored fields are logged (and go out in a header)."""
     try:
@@ -146,7 +137,7 @@ def _read(request: Mapping[str, Any], api: Api) -> RequestReading:
     return reading
 
 
-def _plan(
+def plan_turn(
     request: Mapping[str, Any],
     reading: RequestReading,
     max_tokens: int,
@@ -160,7 +151,13 @@ def _plan(
     presence_penalty: float | None = None,
     frequency_penalty: float | None = None,
     logit_bias: tuple[tuple[int, float], ...] = (),
+    seal_reasoning: bool = False,
 ) -> Plan:
+    """The plan of ``request`` as ``reading`` read it, with what the API's own protocol read
+    (the token limit, ``stop``, usage, log-probabilities, Chat's penalties and biases, a
+    Responses ``include``); a :class:`~.errors.GatewayError` (400) naming the field otherwise.
+    The plan keeps none of the body: a Responses plan keeps the fields its answer repeats
+    (:data:`~.plan.ECHOED`)."""
     # The request's tools as the reader read them, once: the grammar and the parser take them,
     # once every parameters schema is judged able to check (tools.parameters.schema_problem).
     api, toolset = reading.api, reading.toolset
@@ -219,7 +216,6 @@ def _plan(
         raise bad_request("stream must be a boolean", "stream")
     return Plan(
         api=api,
-        request=request,
         model=str(request["model"]) if isinstance(request.get("model"), str) else model,
         prompt_ids=tuple(prompt),
         grammar=grammar,
@@ -243,119 +239,6 @@ def _plan(
         logit_bias=logit_bias,
         recipient_position=limits.recipient_position,
         ignored_fields=reading.ignored,
+        echo={key: request[key] for key in ECHOED if key in request and api == "responses"},
+        seal_reasoning=seal_reasoning,
     )
-
-
-#: OpenAI's bounds on ``logit_bias``: at most this many ids, each biased by -100 to 100.
-MAX_LOGIT_BIAS = 300
-#: A ``logit_bias`` key: a token id in ASCII decimal (o200k_harmony has fewer than 10**7).
-_TOKEN_ID = re.compile(r"[0-9]{1,7}")
-
-
-def _logit_bias(value: Any) -> tuple[tuple[int, float], ...]:
-    """Chat's ``logit_bias`` (``{"id": bias}``) as ``(id, bias)`` pairs; a 400 naming the
-    field for anything else (ids of o200k_harmony, biases from -100 to 100)."""
-    if value is None:
-        return ()
-    from ..format.vocabulary import load_encoding
-
-    size = load_encoding().n_vocab
-    if not isinstance(value, Mapping) or len(value) > MAX_LOGIT_BIAS:
-        raise bad_request(f"must be an object of at most {MAX_LOGIT_BIAS} ids", "logit_bias")
-    pairs = []
-    for key, bias in value.items():
-        # ASCII digits only, and few: str.isdigit() takes '²' and '٣' (int() refuses the
-        # first), and int() refuses more than 4,300 digits; neither may reach it unchecked.
-        if not (isinstance(key, str) and _TOKEN_ID.fullmatch(key) and int(key) < size):
-            raise bad_request(f"{key!r} is not an o200k_harmony token id", "logit_bias")
-        if isinstance(bias, bool) or not isinstance(bias, (int, float)) or abs(bias) > 100:
-            raise bad_request(f"the bias of {key} must be a number from -100 to 100", "logit_bias")
-        pairs.append((int(key), float(bias)))
-    return tuple(pairs)
-
-
-#: OpenAI's bound on ``top_logprobs``.
-MAX_TOP_LOGPROBS = 20
-
-
-def _logprobs(request: Mapping[str, Any], asked: bool, *, top_alone: bool) -> int | None:
-    """How many alternatives per position the request wants, or None when it asks for no
-    log-probabilities. ``asked``: the API's own switch (Chat ``logprobs: true``, Responses
-    ``include``); ``top_alone``: whether ``top_logprobs`` asks by itself (Responses) or needs
-    the switch (Chat, as OpenAI's: a 400 without it)."""
-    top = _integer(request, "top_logprobs", 0, MAX_TOP_LOGPROBS)
-    if asked:
-        return top or 0
-    if top and not top_alone:
-        raise bad_request("top_logprobs needs logprobs: true", "top_logprobs")
-    return top or None
-
-
-def plan_chat(request: Any, *, model: str, limits: Limits) -> Plan:
-    """The plan of a Chat Completions body; raises :class:`GatewayError` (400) naming the field."""
-    if not isinstance(request, Mapping):
-        raise bad_request("the request body must be a JSON object")
-    # A misspelled field first: ``mesages`` is named as such, not as ``messages`` missing.
-    unknown_fields(request, CHAT_FIELDS, "", bad_request)
-    check_fields(request, "chat")
-    check_shape(request, max_tools=limits.max_tools, max_tools_bytes=limits.max_tools_bytes)
-    reading = _read(request, "chat")
-    options = request.get("stream_options")
-    include_usage = isinstance(options, Mapping) and options.get("include_usage") is True
-    return _plan(
-        request,
-        reading,
-        _max_tokens(request, ("max_completion_tokens", "max_tokens"), limits),
-        model=model,
-        limits=limits,
-        stop=_stop(request),
-        include_usage=include_usage or not request.get("stream", False),
-        limit_given=_given(request, "max_completion_tokens", "max_tokens"),
-        logprobs=_logprobs(request, request.get("logprobs") is True, top_alone=False),
-        presence_penalty=_number(request, "presence_penalty", -2.0, 2.0),
-        frequency_penalty=_number(request, "frequency_penalty", -2.0, 2.0),
-        logit_bias=_logit_bias(request.get("logit_bias")),
-    )
-
-
-def plan_responses(
-    request: Any, *, model: str, limits: Limits, seal: ReasoningSeal | None = None
-) -> Plan:
-    """The plan of a Responses body; raises :class:`GatewayError` (400) naming the field.
-
-    With ``seal``, reasoning items sent back with ``encrypted_content`` are opened into the
-    analysis they hold (:mod:`.reasoning_seal`); one that does not open is a 400.
-    """
-    if not isinstance(request, Mapping):
-        raise bad_request("the request body must be a JSON object")
-    unknown_fields(request, RESPONSES_FIELDS, "", bad_request)
-    check_fields(request, "responses")
-    check_shape(request, max_tools=limits.max_tools, max_tools_bytes=limits.max_tools_bytes)
-    if request.get("previous_response_id") is not None:
-        raise bad_request(
-            "the gateway is stateless and stores no responses (store: true keeps nothing "
-            "here): send the earlier output items in input instead of previous_response_id",
-            "previous_response_id",
-        )
-    if request.get("background") not in (None, False):
-        raise bad_request(
-            "background responses need a server that keeps them, and the gateway is "
-            "stateless: leave background out and read the response (or its stream) directly",
-            "background",
-        )
-    if seal is not None:
-        request = open_reasoning(request, seal)
-    return _plan(
-        request,
-        _read(request, "responses"),
-        _max_tokens(request, ("max_output_tokens",), limits),
-        model=model,
-        limits=limits,
-        limit_given=_given(request, "max_output_tokens"),
-        logprobs=_logprobs(request, _includes(request, LOGPROBS_INCLUDE), top_alone=True),
-    )
-
-
-def _includes(request: Mapping[str, Any], entry: str) -> bool:
-    include = request.get("include")
-    return isinstance(include, list) and entry in include

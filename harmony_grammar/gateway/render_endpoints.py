@@ -1,10 +1,11 @@
-"""The render endpoints, and the header that reports hosted tools left out.
+"""What the render endpoints answer, and the headers that report what a request left out.
 
 ``POST /v1/chat/completions/render`` and ``POST /v1/responses/render`` (as vLLM 0.34 has
-them) take the body their API takes and answer ``{"prompt": TEXT, "prompt_token_ids":
-[...]}``: the Harmony prompt the gateway would hand the engine, planned exactly as a
-generation request is (same checks, same 400s, sealed reasoning opened), without
-generating. A client or a test can see what the model would read.
+them; each API's ``serving`` module has the route) take the body their API takes and answer
+``{"prompt": TEXT, "prompt_token_ids": [...]}`` (:func:`rendered`): the Harmony prompt the
+gateway would hand the engine, planned exactly as a generation request is (same checks,
+same 400s, sealed reasoning opened), without generating. A client or a test can see what
+the model would read.
 
 Hosted tools (``web_search``, ``file_search``, ...) cannot run here; they are left out of
 the prompt, and every Responses answer that left any out names them, once each, in the
@@ -15,34 +16,17 @@ in the ``x-harmony-grammar-ignored-fields`` header of every answer (docs/serving
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
-from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from ..rendering.request_fields import named_fields
-from .planning import Plan
+from .plan import Plan
 
-__all__ = ["HOSTED_TOOLS_HEADER", "IGNORED_FIELDS_HEADER", "render_routes", "report_headers"]
+__all__ = ["HOSTED_TOOLS_HEADER", "IGNORED_FIELDS_HEADER", "rendered", "report_headers"]
 
 #: The response header naming the hosted tools a request sent and the prompt left out.
 HOSTED_TOOLS_HEADER = "x-hosted-tools-ignored"
 #: The response header naming the request's fields nothing read (their paths).
 IGNORED_FIELDS_HEADER = "x-harmony-grammar-ignored-fields"
-
-
-class Planner(Protocol):
-    """What the render endpoints need of the gateway: the key check, the body, the plans
-    (made in a worker thread, as a generation's are)."""
-
-    def check_key(self, request: Request) -> None: ...
-
-    async def body(self, request: Request) -> Any: ...
-
-    async def plan_chat(self, body: Any) -> Plan: ...
-
-    async def plan_responses(self, body: Any) -> Plan: ...
 
 
 def report_headers(plan: Plan) -> dict[str, str]:
@@ -75,23 +59,8 @@ def _header_safe(name: str) -> str:
     return name
 
 
-def _rendered(plan: Plan) -> Response:
+def rendered(plan: Plan) -> Response:
+    """A render endpoint's answer: the plan's prompt as text and as ids, with the report
+    headers of a generation's answer."""
     body = {"prompt": plan.prompt_text, "prompt_token_ids": list(plan.prompt_ids)}
     return JSONResponse(body, headers=report_headers(plan))
-
-
-def render_routes(gateway: Planner) -> list[Route]:
-    """The two render routes over ``gateway`` (its errors are the app's to answer)."""
-
-    async def chat(request: Request) -> Response:
-        gateway.check_key(request)
-        return _rendered(await gateway.plan_chat(await gateway.body(request)))
-
-    async def responses(request: Request) -> Response:
-        gateway.check_key(request)
-        return _rendered(await gateway.plan_responses(await gateway.body(request)))
-
-    return [
-        Route("/v1/chat/completions/render", chat, methods=["POST"]),
-        Route("/v1/responses/render", responses, methods=["POST"]),
-    ]

@@ -45,7 +45,7 @@ from ..schema.grammar_gate import GrammarLimitError, build_matcher
 from ..tools.arguments import first_schema_error
 from .backend import Output
 from .errors import GatewayError, UpstreamError
-from .planning import Plan
+from .plan import Plan
 
 __all__ = ["ReplayBackend", "ReplayFileError", "read_replay"]
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import uvicorn
 
-from .app import GatewayConfig, create_app
+from .app import create_app
 from .backend import Backend
+from .config import GatewayConfig
 from .embedded import EmbeddedBackend
 from .engines import BACKENDS
 from .replay import ReplayBackend

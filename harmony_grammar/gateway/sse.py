@@ -17,7 +17,10 @@ from starlette.responses import StreamingResponse
 
 from .lifecycle import engine_fault
 
-__all__ = ["collect", "event_stream"]
+__all__ = ["DONE", "collect", "error_event", "event_stream"]
+
+#: What ends a Chat Completions or ``/v1/completions`` stream.
+DONE = b"data: [DONE]\n\n"
 
 #: How often a whole (non-streamed) request checks that its client is still there.
 _DISCONNECT_POLL_SECONDS = 0.25
@@ -28,6 +31,16 @@ def _event(payload: dict[str, Any], *, named: bool) -> bytes:
     if named:
         return f"event: {payload['type']}\ndata: {data}\n\n".encode()
     return f"data: {data}\n\n".encode()
+
+
+def error_event(error: Mapping[str, Any], *, named: bool) -> bytes:
+    """The event that ends a stream on an error (an OpenAI error object's ``error``): an
+    ``error`` event (Responses, ``named``) or a ``data: {"error": ...}`` line as vLLM sends
+    one (Chat, completions; :data:`DONE` follows it there)."""
+    if named:
+        # OpenAI's ``error`` event: the error's fields, its ``type`` the event's own.
+        return _event({**error, "type": "error", "sequence_number": 0}, named=True)
+    return _event({"error": dict(error)}, named=False)
 
 
 def event_stream(
@@ -49,16 +62,12 @@ def event_stream(
             async for payload in payloads:
                 yield _event(payload, named=named)
         except Exception as exc:
-            error = engine_fault(exc).body()["error"]
-            if named:
-                yield _event({"type": "error", **error, "sequence_number": 0}, named=True)
-            else:
-                yield _event({"error": error}, named=False)
+            yield error_event(engine_fault(exc).body()["error"], named=named)
         finally:
             with anyio.CancelScope(shield=True):
                 await payloads.aclose()
         if not named:
-            yield b"data: [DONE]\n\n"
+            yield DONE
 
     return StreamingResponse(
         body(),

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from .backend import Output
 from .engines import vllm_sampling
 from .errors import GatewayError, UpstreamError
-from .planning import Plan
+from .plan import Plan
 
 __all__ = ["EngineClient", "RequestFactory", "VllmEngineBackend", "vllm_request"]
 

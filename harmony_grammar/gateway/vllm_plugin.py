@@ -17,9 +17,13 @@ its engine client.
 
 What stays vLLM's: every other route (``/v1/completions``, ``/v1/models``, ``/health``,
 ``/metrics``, ...), the ``--api-key`` check and CORS (vLLM's middleware runs before any
-route), and the server. The gateway's Host check applies where vLLM listens on one address
-(a loopback vLLM refuses rebound names); on a wildcard address any Host is served, as vLLM
-serves it. docs/serving.md ("vLLM endpoint plugin") says what the replaced routes give up.
+route), and the server. The gateway counts its requests, tokens, queue and engine faults
+in prometheus_client's default registry, the one vLLM's ``/metrics`` serves
+(:func:`~.metrics.metrics_in`): ``harmony_gateway_*`` beside vLLM's ``vllm:*``, under the
+same names as ``serve``'s ``/metrics``. The gateway's Host check applies where vLLM listens
+on one address (a loopback vLLM refuses rebound names); on a wildcard address any Host is
+served, as vLLM serves it. docs/serving.md ("vLLM endpoint plugin") says what the replaced
+routes give up.
 """
 
 from __future__ import annotations
@@ -28,11 +32,15 @@ import logging
 from argparse import Namespace
 from typing import Any
 
+from prometheus_client import REGISTRY
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .app import GatewayConfig, create_app
+from .app import create_app
+from .chat.protocol import plan_chat
+from .config import GatewayConfig
 from .errors import GatewayError
-from .planning import Limits, plan_chat
+from .metrics import metrics_in
+from .plan import Limits
 from .vllm_engine import EngineClient, RequestFactory, VllmEngineBackend, vllm_request
 
 __all__ = ["PATHS", "HarmonyGrammarPlugin", "plugin_config"]
@@ -118,7 +126,9 @@ class HarmonyGrammarPlugin:
         # grammar): built now, while vLLM starts, as `serve` builds them before listening.
         plan_chat({"messages": [{"role": "user", "content": "hi"}]}, model="", limits=Limits())
         backend = VllmEngineBackend(engine_client, request=self._request)
-        self.gateway = create_app(backend, config)
+        # vLLM serves prometheus_client's default registry at /metrics (with one API server,
+        # its default): the gateway's counters go there, made once however many plugins run.
+        self.gateway = create_app(backend, config, metrics=metrics_in(REGISTRY))
         state.harmony_grammar = self.gateway
         _LOG.info(
             "harmony_grammar serves model %r (context %s tokens)",

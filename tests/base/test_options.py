@@ -15,7 +15,7 @@ import pytest
 from harmony_grammar.audit.batch import AuditOptions, audit_record
 from harmony_grammar.base.options import Options
 from harmony_grammar.format.options import ParseOptions
-from harmony_grammar.gateway.app import GatewayConfig
+from harmony_grammar.gateway.config import GatewayConfig
 from harmony_grammar.generation.options import TurnGrammarError, TurnOptions, turn_options
 from harmony_grammar.rendering.options import DropRule, RenderOptions
 from harmony_grammar.rendering.profiles import DEFAULT_PROFILE, get_profile

@@ -23,8 +23,11 @@ from harmony_grammar import ChatCompletionStream, ResponsesStream
 from harmony_grammar.bridges.chat import accumulate
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.gateway.backend import Output
-from harmony_grammar.gateway.planning import Limits, plan_chat, plan_responses
-from harmony_grammar.gateway.runs import ChatRun, ResponsesRun, chat_completion
+from harmony_grammar.gateway.chat.protocol import plan_chat
+from harmony_grammar.gateway.chat.serving import ChatRun, chat_completion
+from harmony_grammar.gateway.plan import Limits
+from harmony_grammar.gateway.responses.protocol import plan_responses
+from harmony_grammar.gateway.responses.serving import ResponsesRun
 
 from ..format.test_field_conservation import PIECES, PROPERTY
 from ..support.harmony_alphabet import as_ids, as_text

@@ -1,5 +1,5 @@
 """The one fold of Chat Completions chunks (issue 34, item 5): :func:`bridges.chat.accumulate`,
-which the gateway's whole answer (:func:`gateway.runs.chat_completion`) is built on.
+which the gateway's whole answer (:func:`gateway.chat.serving.chat_completion`) is built on.
 
 The oracle is the openai SDK's own accumulator (``ChatCompletionStreamState``, what
 ``client.chat.completions.stream`` folds chunks with): for any completion the fuzzer makes,
@@ -19,8 +19,9 @@ from harmony_grammar import ChatCompletionStream
 from harmony_grammar.bridges.chat import accumulate
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.gateway.backend import Output
-from harmony_grammar.gateway.planning import Limits, plan_chat
-from harmony_grammar.gateway.runs import ChatRun, chat_completion
+from harmony_grammar.gateway.chat.protocol import plan_chat
+from harmony_grammar.gateway.chat.serving import ChatRun, chat_completion
+from harmony_grammar.gateway.plan import Limits
 
 from ..format.test_field_conservation import PIECES, PROPERTY
 from ..support.harmony_alphabet import as_ids, as_text

@@ -285,3 +285,14 @@ def test_the_plugin_replaces_vllms_routes(vllm: RealEngine) -> None:
     # The routes it leaves are vLLM's: /v1/completions answers as vLLM does.
     completion = _post(vllm.url, "/v1/completions", {"model": vllm.model, "prompt": "hi", "max_tokens": 2})
     assert completion["object"] == "text_completion"
+    # vLLM's own /metrics shows the gateway's counters (serve's names) beside vLLM's: the 400
+    # above is counted under its route.
+    metrics = httpx2.get(vllm.url + "/metrics", timeout=10).text
+    assert "vllm:generation_tokens_total" in metrics
+    refused = [
+        line
+        for line in metrics.splitlines()
+        if line.startswith('harmony_gateway_requests_total{route="/v1/chat/completions",status="400"}')
+    ]
+    assert refused and float(refused[0].rsplit(" ", 1)[1]) >= 1, metrics[-3000:]
+    assert "harmony_gateway_completion_tokens_total" in metrics

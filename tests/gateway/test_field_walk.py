@@ -38,9 +38,11 @@ from openai.types.responses import response_create_params  # noqa: E402
 
 from harmony_grammar.gateway import EmbeddedBackend, GatewayConfig  # noqa: E402
 from harmony_grammar.gateway.app import create_app  # noqa: E402
-from harmony_grammar.gateway.completions import plan_completion  # noqa: E402
+from harmony_grammar.gateway.chat.protocol import plan_chat  # noqa: E402
+from harmony_grammar.gateway.completions.protocol import plan_completion  # noqa: E402
 from harmony_grammar.gateway.errors import GatewayError  # noqa: E402
-from harmony_grammar.gateway.planning import Limits, plan_chat, plan_responses  # noqa: E402
+from harmony_grammar.gateway.plan import Limits  # noqa: E402
+from harmony_grammar.gateway.responses.protocol import plan_responses  # noqa: E402
 from harmony_grammar.gateway.unsupported import UNHONOURED  # noqa: E402
 
 Path = tuple[str | int, ...]

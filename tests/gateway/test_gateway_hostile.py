@@ -29,7 +29,7 @@ from starlette.routing import Route  # noqa: E402
 from harmony_grammar.format.vocabulary import load_encoding  # noqa: E402
 from harmony_grammar.gateway import EmbeddedBackend, GatewayConfig, Output, serving  # noqa: E402
 from harmony_grammar.gateway.app import create_app  # noqa: E402
-from harmony_grammar.gateway.planning import Limits, Plan  # noqa: E402
+from harmony_grammar.gateway.plan import Limits, Plan  # noqa: E402
 from harmony_grammar.gateway.server import serving_app  # noqa: E402
 from harmony_grammar.schema.grammar_gate import MAX_RULE_DEPTH  # noqa: E402
 
@@ -409,6 +409,7 @@ def test_the_turn_grammar_passes_the_gate_for_every_backend(monkeypatch: pytest.
     gate (rule count); the planner refuses it for every backend, not only the embedded one.
     The limit is lowered here so that the test stays small; the check is the same."""
     from harmony_grammar.gateway import planning
+    from harmony_grammar.gateway.chat.protocol import plan_chat
     from harmony_grammar.gateway.errors import GatewayError
     from harmony_grammar.schema import grammar_gate
 
@@ -418,7 +419,7 @@ def test_the_turn_grammar_passes_the_gate_for_every_backend(monkeypatch: pytest.
     tools = [{"type": "function", "function": {"name": f"t{j}", "parameters": schema}} for j in range(3)]
     try:
         with pytest.raises(GatewayError) as caught:
-            planning.plan_chat({"messages": ASK, "tools": tools}, model="m", limits=Limits())
+            plan_chat({"messages": ASK, "tools": tools}, model="m", limits=Limits())
     finally:
         planning._grammar.cache_clear()
     assert caught.value.status == 400 and caught.value.code == "grammar_rule_count_exceeded"

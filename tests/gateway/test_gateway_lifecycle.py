@@ -39,8 +39,9 @@ from harmony_grammar.gateway import (  # noqa: E402
 )
 from harmony_grammar.gateway.backend import TokenSource  # noqa: E402
 from harmony_grammar.gateway.bounds import MAX_TOOLS, MAX_TOOLS_BYTES  # noqa: E402
+from harmony_grammar.gateway.chat.protocol import plan_chat  # noqa: E402
 from harmony_grammar.gateway.errors import GatewayError  # noqa: E402
-from harmony_grammar.gateway.planning import Limits, Plan  # noqa: E402
+from harmony_grammar.gateway.plan import Limits, Plan  # noqa: E402
 
 from ..support.serve_peers import deadline  # noqa: E402
 
@@ -203,7 +204,7 @@ def test_the_cheap_bounds_answer_before_any_grammar_is_written(monkeypatch) -> N
     monkeypatch.setattr(planning, "completion_grammar", no_grammar)
     for code, body in cases.items():
         with pytest.raises(GatewayError) as refused:
-            planning.plan_chat(body, model="m", limits=limits)
+            plan_chat(body, model="m", limits=limits)
         assert refused.value.code == code
 
 
@@ -248,7 +249,7 @@ def test_health_answers_while_the_largest_request_is_planned() -> None:
 _MEMORY = textwrap.dedent(
     """
     import asyncio, resource, sys
-    from harmony_grammar.gateway.completions import UNCONSTRAINED
+    from harmony_grammar.gateway.completions.protocol import UNCONSTRAINED
     from harmony_grammar.gateway.embedded import EmbeddedBackend
 
     backend = EmbeddedBackend("tiny", workers=1)

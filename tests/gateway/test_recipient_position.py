@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from harmony_grammar.bridges.chat import to_chat_completion
 from harmony_grammar.format.harmony_ids import encode_harmony
-from harmony_grammar.gateway.planning import Limits, plan_chat
+from harmony_grammar.gateway.chat.protocol import plan_chat
+from harmony_grammar.gateway.plan import Limits
 from harmony_grammar.training.batch import PrepareOptions
 from harmony_grammar.training.importers import import_record
 from harmony_grammar.training.render import render_training

@@ -694,7 +694,8 @@ def test_client_leaving_a_whole_answer_cancels_the_upstream(embedded: tuple[str,
 
 def test_plan_keeps_the_tool_loops_chain_of_thought() -> None:
     """The current tool loop's analysis is rendered back; an earlier turn's is dropped."""
-    from harmony_grammar.gateway.planning import Limits, plan_chat
+    from harmony_grammar.gateway.chat.protocol import plan_chat
+    from harmony_grammar.gateway.plan import Limits
 
     loop = [
         {"role": "user", "content": "First question"},

@@ -29,7 +29,9 @@ from hypothesis import strategies as st  # noqa: E402
 
 from harmony_grammar.bridges.chat import to_chat_completion  # noqa: E402
 from harmony_grammar.format.vocabulary import load_encoding  # noqa: E402
-from harmony_grammar.gateway.planning import Limits, plan_chat, reasoning_budget  # noqa: E402
+from harmony_grammar.gateway.chat.protocol import plan_chat  # noqa: E402
+from harmony_grammar.gateway.plan import Limits  # noqa: E402
+from harmony_grammar.gateway.planning import reasoning_budget  # noqa: E402
 from harmony_grammar.generation.sampling import Sampler  # noqa: E402
 from harmony_grammar.generation.turn_grammar import completion_grammar  # noqa: E402
 

@@ -22,7 +22,9 @@ pytest.importorskip("uvicorn")
 openai = pytest.importorskip("openai")
 
 from harmony_grammar.gateway import GatewayConfig, ReplayBackend, serving  # noqa: E402
-from harmony_grammar.gateway.planning import Limits, plan_chat, plan_responses  # noqa: E402
+from harmony_grammar.gateway.chat.protocol import plan_chat  # noqa: E402
+from harmony_grammar.gateway.plan import Limits  # noqa: E402
+from harmony_grammar.gateway.responses.protocol import plan_responses  # noqa: E402
 from harmony_grammar.rendering.chat import from_chat_completions  # noqa: E402
 from harmony_grammar.rendering.renderer import render  # noqa: E402
 from harmony_grammar.rendering.responses import from_responses  # noqa: E402

@@ -28,8 +28,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 from harmony_grammar.format.harmony_ids import encode_harmony  # noqa: E402
 from harmony_grammar.gateway import EmbeddedBackend, ReplayBackend, build_backend, serving  # noqa: E402
-from harmony_grammar.gateway.runs import TextCount  # noqa: E402
 from harmony_grammar.gateway.server import serving_app  # noqa: E402
+from harmony_grammar.gateway.text_count import TextCount  # noqa: E402
 
 from ..support.serve_peers import (  # noqa: E402
     ASK,

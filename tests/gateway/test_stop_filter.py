@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harmony_grammar.gateway.runs import StopFilter
+from harmony_grammar.gateway.stop_strings import StopFilter
 
 _TEXT = st.text(alphabet="abc\u00e9 ", min_size=0, max_size=4)
 

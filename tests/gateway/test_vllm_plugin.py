@@ -33,9 +33,14 @@ import jsonschema  # noqa: E402
 import numpy as np  # noqa: E402
 from fastapi import FastAPI  # noqa: E402
 from fastapi.routing import APIRoute  # noqa: E402
+from prometheus_client import REGISTRY, CollectorRegistry, make_asgi_app  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+from starlette.routing import Mount  # noqa: E402
 
+from harmony_grammar.gateway.chat.protocol import plan_chat  # noqa: E402
 from harmony_grammar.gateway.engines import VllmBackend, vllm_sampling  # noqa: E402
-from harmony_grammar.gateway.planning import Limits, Plan, plan_chat  # noqa: E402
+from harmony_grammar.gateway.metrics import Metrics, metrics_in  # noqa: E402
+from harmony_grammar.gateway.plan import Limits, Plan  # noqa: E402
 from harmony_grammar.gateway.server import serving_app  # noqa: E402
 from harmony_grammar.gateway.vllm_plugin import PATHS, HarmonyGrammarPlugin, plugin_config  # noqa: E402
 from harmony_grammar.generation.sampling import Sampler  # noqa: E402
@@ -139,13 +144,16 @@ def engine() -> FakeEngineClient:
 
 
 def _vllm_like_app() -> FastAPI:
-    """A FastAPI app with a route of vLLM's that the plugin leaves alone."""
+    """A FastAPI app with routes of vLLM's that the plugin leaves alone: a completions route,
+    and ``/metrics`` mounted as vLLM mounts it (``prometheus_client.make_asgi_app`` over the
+    default registry: vllm/entrypoints/serve/instrumentator/metrics.py, one API server)."""
     app = FastAPI()
 
     @app.post("/v1/completions")
     async def completions() -> dict[str, str]:
         return {"served_by": "vllm"}
 
+    app.routes.append(Mount("/metrics", make_asgi_app(registry=REGISTRY)))
     return app
 
 
@@ -308,6 +316,74 @@ def test_engine_faults_are_openai_errors() -> None:
     with _plugged(aborting) as url:
         answer = _chat(url, max_tokens=50)
     assert answer.status_code == 502 and "aborted" in answer.json()["error"]["message"]
+
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def _samples(url: str) -> tuple[set[str], Samples]:
+    """The metric families of the ``/metrics`` text at ``url``, and every sample by name and
+    labels."""
+    text = httpx2.get(url + "/metrics/", timeout=30).text
+    families = list(text_string_to_metric_families(text))
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in families
+        for sample in family.samples
+    }
+    return {family.name for family in families}, samples
+
+
+def test_vllms_metrics_show_the_gateways_counters(engine: FakeEngineClient) -> None:
+    """vLLM's own ``/metrics`` (the default registry) shows the gateway's families, under the
+    names ``serve``'s ``/metrics`` has, counting what the plugin's routes served: requests
+    by route and status, prompt and completion tokens, time to first token."""
+    # What serve's /metrics shows, read the same way: the families of a gateway's own metrics.
+    serve_text = Metrics().exposition()[0].decode()
+    # (``_created`` timestamps come and go with a labelled counter's children: left out.)
+    serve_names = {
+        family.name
+        for family in text_string_to_metric_families(serve_text)
+        if not family.name.endswith("_created")
+    }
+    body = {"messages": ASK, "max_tokens": 40, "seed": 5}
+    with _plugged(engine) as url:
+        _, before = _samples(url)
+        whole = _chat(url, **body).json()
+        _streamed(url, "/v1/chat/completions", body)
+        refused = _chat(url, tool_choice="required")  # the planner's 400: counted too
+        families, after = _samples(url)
+    assert refused.status_code == 400
+    shown = {n for n in families if n.startswith("harmony_gateway_") and not n.endswith("_created")}
+    assert shown == serve_names
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    route = "/v1/chat/completions"
+    assert grew("harmony_gateway_requests_total", route=route, status="200") == 2
+    assert grew("harmony_gateway_requests_total", route=route, status="400") == 1
+    usage = whole["usage"]
+    assert grew("harmony_gateway_prompt_tokens_total") == 2 * usage["prompt_tokens"]
+    # The same seed, the same turn, whole and streamed.
+    assert grew("harmony_gateway_completion_tokens_total") == 2 * usage["completion_tokens"]
+    assert grew("harmony_gateway_time_to_first_token_seconds_count") == 2
+    assert after[("harmony_gateway_open_streams", ())] == 0
+
+
+def test_one_registry_holds_one_set_of_gateway_metrics() -> None:
+    """However many plugins start in one process, the default registry holds each gateway
+    metric once (a second registration would raise): they count into the same objects."""
+    first = metrics_in(REGISTRY)
+    with _plugged(FakeEngineClient()), _plugged(FakeEngineClient()):
+        pass
+    assert metrics_in(REGISTRY) is first
+    names = [name for name in REGISTRY._names_to_collectors if name.startswith("harmony_gateway_")]
+    assert len(names) == len(set(names))
+    # A registry of its own (``serve``'s default) gets its own objects, never the shared ones.
+    own = CollectorRegistry()
+    assert metrics_in(own) is not first and metrics_in(own) is metrics_in(own)
 
 
 def test_before_init_state_the_routes_answer_503() -> None:

@@ -27,8 +27,9 @@ from harmony_grammar.format.bounded_encode import (
 )
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.vocabulary import load_encoding
+from harmony_grammar.gateway.chat.protocol import plan_chat
 from harmony_grammar.gateway.errors import GatewayError
-from harmony_grammar.gateway.planning import Limits, plan_chat
+from harmony_grammar.gateway.plan import Limits
 from harmony_grammar.safety.escaping import encode_untrusted
 
 #: Every character of Unicode's White_Space (tiktoken's ``\s``).

@@ -29,7 +29,9 @@ from hypothesis import HealthCheck, given, settings
 
 from harmony_grammar import render
 from harmony_grammar.cli.main import main
-from harmony_grammar.gateway.planning import Limits, plan_chat, plan_responses
+from harmony_grammar.gateway.chat.protocol import plan_chat
+from harmony_grammar.gateway.plan import Limits
+from harmony_grammar.gateway.responses.protocol import plan_responses
 from harmony_grammar.rendering.conversation import DeveloperContent
 from harmony_grammar.rendering.request_body import read_request
 from tests.support.request_bodies import request_bodies

@@ -19,9 +19,11 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from harmony_grammar import render
+from harmony_grammar.gateway.chat.protocol import plan_chat
 from harmony_grammar.gateway.errors import GatewayError
-from harmony_grammar.gateway.planning import Limits, plan_chat, plan_responses
+from harmony_grammar.gateway.plan import Limits
 from harmony_grammar.gateway.render_endpoints import IGNORED_FIELDS_HEADER, report_headers
+from harmony_grammar.gateway.responses.protocol import plan_responses
 from harmony_grammar.rendering.chat import ChatCompletionError
 from harmony_grammar.rendering.request_body import read_request
 from harmony_grammar.rendering.request_fields import (

@@ -1,0 +1,1 @@
+"""Responses: :mod:`.protocol` reads and plans a body, :mod:`.serving` runs and answers it."""
