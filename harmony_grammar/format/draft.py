@@ -40,7 +40,7 @@ class Draft:
     #: Where the header's fields were read: ``(field, start, end)``, ``-1`` for a default
     #: (the conservation ledger's field slices, :attr:`.model.Accounting.fields`).
     fields: list[tuple[str, int, int]] = field(default_factory=list)
-    #: Header text read as no field (no letter, no digit) and its input ranges (flat).
+    #: Header text read as no field (no letter) and its input ranges (flat).
     unread: list[str] = field(default_factory=list)
     unread_spans: list[int] = field(default_factory=list)
     #: Header words the message's own fields replaced (:attr:`.model.Message.superseded`).

@@ -94,8 +94,6 @@ _HELD_CLOSERS = frozenset({_CHANNEL, _CONSTRAIN})
 _CONTENT = "CONTENT"
 #: How many distinct delta events one message shares (Draft.deltas): bounded memory.
 _SHARED_DELTAS = 4096
-#: Bare content types a header holds even when it never reached ``<|message|>``.
-_BARE_CONTENT_TYPES = frozenset({"json", "code"})
 
 
 class Engine:

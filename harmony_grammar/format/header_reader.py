@@ -22,7 +22,7 @@ from .headers import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
 from .lalr import LalrDriver
 from .model import RecipientPosition, Role
 from .repairs import Where
-from .tokens import ControlToken
+from .tokens import BARE_CONTENT_TYPES, ControlToken
 
 __all__ = [
     "HEADER_TOKENS",
@@ -39,7 +39,6 @@ _CONSTRAIN = ControlToken.CONSTRAIN.terminal
 _END = ControlToken.END.terminal
 #: Control tokens that belong to a header: in lenient mode they wait with its text.
 HEADER_TOKENS = frozenset({ControlToken.CHANNEL, ControlToken.CONSTRAIN})
-_BARE_TYPES = frozenset({"json", "code"})
 #: The channel of content in a header that has none, by the token that ended it: an
 #: answer that simply stops is a final one; reasoning must never reach the user.
 _CHANNEL_BY_CLOSER = {ControlToken.RETURN.terminal: "final", "$END": "final"}
@@ -425,9 +424,10 @@ def _positions(header: HeaderText, pieces: list[Piece], exact: bool) -> tuple[An
 def _holds(name: str, value: str, constrained: bool, closed: bool) -> bool:
     """Whether a terminal the grammar read stands as the grammar reads it: a Harmony word
     glued to text is that word (the least-cost reading decides), and in a header that never
-    reached ``<|message|>`` a bare content type is only ``json`` or ``code``."""
+    reached ``<|message|>`` a bare content type is only a word of
+    :data:`.tokens.BARE_CONTENT_TYPES`."""
     if name == "CONTENT_TYPE" and not constrained and not closed:
-        return value.lower() in _BARE_TYPES
+        return value.lower() in BARE_CONTENT_TYPES
     if name.endswith("RECIPIENT"):  # a name; not its arguments, not stray punctuation
         return RECIPIENT.fullmatch(value.lstrip()) is not None
     if name == "CHANNEL_NAME":

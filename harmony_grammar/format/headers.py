@@ -18,7 +18,9 @@ A move puts the text it reads in exactly one place:
   content type), or two slices of one field when the header repeats it. An author is a role
   or a tool's name (JSON and punctuation are none); ``:NAME`` names a role, right after it;
 * whitespace and the syntax between fields (``to=``, ``:``, a control token a field takes);
-* ``unread``: text with no letter and no digit, read as no field (HG156);
+* ``unread``: text with no letter, read as no field (HG156): stray punctuation, or a
+  number with closing punctuation right after the channel word of a header that lost
+  ``<|message|>`` (``commentary 2? The…``);
 * debris: a control token no field can take (HG175);
 * content: text with a letter or a digit that no field reads (HG161, HG178);
 * a message of its own (prose before a completion's first header, HG171), or the end of this
@@ -34,7 +36,7 @@ import re
 
 from .costs import COSTS
 from .header_search import ROLES, HeaderState, HeaderText, Move
-from .tokens import CHANNEL_WORD, ControlToken
+from .tokens import BARE_CONTENT_TYPES, CHANNEL_WORD, ControlToken
 
 __all__ = [
     "AUTHOR",
@@ -64,8 +66,6 @@ _DOTTED = re.compile(
     rf"(?!{CHANNEL_WORD}\.)[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)+(?![^\s<>|])"
 )
 _CONTENT_TYPE = re.compile(r"(?![A-Za-z0-9_.+/\-]*=)[A-Za-z0-9_.+/\-]+")
-#: Bare content types a header holds even when it never reached ``<|message|>``.
-_BARE_TYPES = frozenset({"json", "code"})
 _SPACE = re.compile(r"\s+")
 #: A word of Harmony's own (a role, a channel, ``to=``): punctuation glued before it is
 #: stray (``––commentary``), not the start of prose.
@@ -74,6 +74,10 @@ _FIELDS = ("author", "name", "recipient", "channel", "content_type")
 #: Punctuation that ends a word: glued to a Harmony word of a header that lost
 #: ``<|message|>`` (``analysis??``, ``final!final!``, ``commentary...``) it is unread.
 WORD_END_PUNCTUATION = frozenset("?!.,;:")
+#: A number with closing punctuation glued on (``2?``, ``7)``, ``3.``) and a space after it:
+#: right after the channel word of a header that lost ``<|message|>`` it is a degraded
+#: model's junk or a list marker, never a field, and the prose starts after it.
+_NUMBER_JUNK = re.compile(r"[0-9]{1,3}[?!.,;:)\]]+(?=\s)")
 #: A channel word or a role that ends right where the text searched ends.
 _HARMONY_WORD_END = re.compile(rf"(?<![A-Za-z])(?:{_ROLES}|{CHANNEL_WORD})$")
 
@@ -397,7 +401,7 @@ def tool_in_channel_slot(header: HeaderText, pos: int, state: HeaderState) -> Mo
 def content_type(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     """The content type: any word after ``<|constrain|>``; a bare one after another field,
     when the header ends after it (a header that never reached ``<|message|>`` holds only
-    ``json`` or ``code``, or ``json`` right before its arguments)."""
+    one of :data:`.tokens.BARE_CONTENT_TYPES`, last or right before its arguments)."""
     if state.content_type is not None or _control(header, pos):
         return None
     match = _CONTENT_TYPE.match(header.text, pos)
@@ -421,7 +425,7 @@ def content_type(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
     )
     if header.closed and last:
         return Move("field", pos, end, fields=here)
-    if value.lower() in _BARE_TYPES and (last or header.text[end : end + 1] in ("{", "[")):
+    if value.lower() in BARE_CONTENT_TYPES and (last or header.text[end : end + 1] in ("{", "[")):
         return Move("field", pos, end, fields=here)
     return None
 
@@ -429,8 +433,15 @@ def content_type(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
 def unread(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
     """HG156: stray characters with no letter and no digit, read as no field (only where
     the header goes on: a header that never reached ``<|message|>`` ends at its first
-    character that is no field)."""
+    character that is no field); in such a header, also a number with closing punctuation
+    right after the channel word (``commentary 7) We should…``)."""
     text = header.text
+    if text[pos : pos + 1].isdigit():
+        end = _number_junk(header, pos, state)
+        if end == pos:
+            return None
+        what = f"stray characters {text[pos:end]!r} after the channel word"
+        return Move("unread", pos, end, COSTS["unread-number"], "HG156", what)
     end = pos
     while end < len(text) and end not in header.controls:
         char = text[end]
@@ -460,6 +471,18 @@ def unread(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
         return None
     cost = COSTS["unread-after-word" if after_word else "unread"]
     return Move("unread", pos, end, cost, "HG156", f"stray characters {text[pos:end]!r}")
+
+
+def _number_junk(header: HeaderText, pos: int, state: HeaderState) -> int:
+    """Where ``<|channel|>commentary 2? The request…``'s junk ends: a number and its
+    punctuation right after the channel word (spaces apart at most) of a header that lost
+    ``<|message|>``; ``pos`` when there is none (elsewhere a number is text)."""
+    if header.closed or state.channel is None or state.channel_default:
+        return pos
+    junk = _NUMBER_JUNK.match(header.text, pos)
+    if junk is None or not header.text[:pos].rstrip().endswith(state.channel):
+        return pos
+    return junk.end()
 
 
 def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:

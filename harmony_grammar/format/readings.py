@@ -36,7 +36,7 @@ from .recoveries import (
     start_missing,
 )
 from .stripped import read_stripped, stripped_evidence
-from .tokens import CHANNEL_WORD, ControlToken
+from .tokens import CHANNEL_WORD, GLUED_CONTENT_TYPES, ControlToken
 
 __all__ = [
     "DOTTED_NAME",
@@ -69,8 +69,11 @@ _HEADER_CLOSERS = frozenset({_CHANNEL, _MESSAGE, ControlToken.CONSTRAIN.terminal
 #: follows cannot be told, and reasoning must never reach the user, so it is analysis.
 _CHANNEL_BY_CLOSER = {ControlToken.RETURN.terminal: "final", "$END": "final"}
 _DEFAULT_CHANNEL = "analysis"
-#: A content type glued onto the recipient by the model: ``to=functions.shelljson``.
-_GLUED_JSON = re.compile(r"^(?P<recipient>.*[A-Za-z0-9])json$")
+#: A content type glued onto the recipient by the model: ``to=functions.shelljson``,
+#: ``to=functions.message_agentresponse`` (``<|constrain|>`` stripped between them).
+_GLUED_TYPE = re.compile(
+    rf"^(?P<recipient>.*[A-Za-z0-9])(?P<type>{'|'.join(GLUED_CONTENT_TYPES)})$"
+)
 #: A tool's dotted name where the channel name belongs: ``<|channel|>functions.read``.
 DOTTED_NAME = re.compile(
     rf"(?!{CHANNEL_WORD}\.)[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)+"
@@ -373,8 +376,8 @@ def repair_glued_content_type(engine: Repairable, draft: Draft, at: int) -> None
     """HG154: ``to=functions.fs_readjson``: a content type glued onto the recipient.
 
     With known tools the name is split after the longest declared name it starts with
-    (``message_agentresponse`` → ``message_agent`` + ``response``); otherwise only a
-    trailing ``json`` is split off.
+    (``message_agentresponse`` → ``message_agent`` + ``response``); otherwise a trailing
+    word of :data:`.tokens.GLUED_CONTENT_TYPES` (``json``, ``response``) is split off.
     """
     if not draft.recipient or draft.content_type is not None:
         return
@@ -390,10 +393,10 @@ def repair_glued_content_type(engine: Repairable, draft: Draft, at: int) -> None
             best = max(prefixes, key=len)
             recipient, rest = _FUNCTIONS + best, name[len(best) :].lower()
     if not rest:
-        glued = _GLUED_JSON.match(recipient)
+        glued = _GLUED_TYPE.match(recipient)
         if glued is None:
             return
-        recipient, rest = glued["recipient"], "json"
+        recipient, rest = glued["recipient"], glued["type"]
     engine.diagnose(
         "HG154",
         f"recipient {draft.recipient!r} read as {recipient!r} with content type {rest!r}",

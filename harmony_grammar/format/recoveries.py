@@ -20,11 +20,11 @@ import re
 from typing import Any, Protocol
 
 from .draft import Draft, PendingText
-from .events import MessageStart
+from .events import Event, HeaderComplete, MessageStart
 from .grammar import HeaderLexer
 from .lalr import LalrDriver
 from .model import Message, Role, Terminator
-from .tokens import CHANNEL_WORD, TERMINATORS, ControlToken
+from .tokens import BARE_CONTENT_TYPES, CHANNEL_WORD, TERMINATORS, ControlToken
 
 __all__ = [
     "Repairable",
@@ -57,7 +57,8 @@ _RECIPIENT_AHEAD = re.compile(r" to=[^\s<>|]")
 _KNOWN_CHANNEL_GLUED = re.compile(CHANNEL_WORD + r"(?=[^\x00-\x7f])")
 #: A call's recipient with its arguments right after it: ``to=functions.f json{``.
 CALL_LIKE = re.compile(
-    r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?(?:json|code)?[ \t]*[{\[]"
+    r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?"
+    rf"(?:{'|'.join(sorted(BARE_CONTENT_TYPES))})?[ \t]*[{{\[]"
 )
 
 
@@ -228,15 +229,28 @@ def recover_echoed_start(
 def recover_restarted_header(
     engine: Repairable, terminal: str, value: str, start: int, end: int
 ) -> bool:
-    """HG157: ``<|start|>`` while a header with no recipient is open: the model began its
-    header again (``<|start|>assistant<|start|>assistant<|channel|>final<|message|>``).
+    """HG157: a header begun again before any content: ``<|start|>`` while a header with no
+    recipient is open (``<|start|>assistant<|start|>assistant<|channel|>final<|message|>``),
+    or ``<|start|>``/``<|channel|>`` right after such a header's ``<|message|>``, its body
+    still empty (``<|start|>assistant<|message|><|channel|>analysis<|message|>``).
 
     One message, begun where the first header was: the words of the header written over
-    are kept in :attr:`.model.Message.superseded`, never an empty message of their own. A
-    header naming a recipient is left to HG150 (a call is never dropped).
+    are kept in :attr:`.model.Message.superseded` (after an empty body the author stays the
+    author: ``<|channel|>`` writes the header on), never an empty message of their own. A
+    header naming a recipient is left to HG150/HG159 (a call is never dropped).
     """
     old = engine.draft
-    if terminal != _START or old is None or old.content is not None or old.recipient:
+    if old is None or old.recipient or terminal not in (_START, _CHANNEL):
+        return False
+    # An empty body: only the assistant's own, unnamed (a user's empty turn is a turn).
+    empty_body = (
+        old.content == []
+        and not old.content_spans
+        and not old.content_fed
+        and old.role is Role.ASSISTANT
+        and old.name is None
+    )
+    if not (old.content is None and terminal == _START) and not empty_body:
         return False
     if old.early:
         return False  # the header held prose (content): not written over before any
@@ -246,17 +260,26 @@ def recover_restarted_header(
         "channel": old.channel or "",
         "content_type": (old.content_type or "").removeprefix(ControlToken.CONSTRAIN.value),
     }
+    carried = ("author",) if terminal == _CHANNEL else ()
     engine.restart(engine.resync_start)
+    if terminal == _CHANNEL:  # the header goes on: its author as written, then the channel
+        engine.feed(_START, "", start, start)
+        engine.feed("AUTHOR", words["author"], start, start)
     engine.feed(terminal, value, start, end)
     draft = engine.draft
     if draft is None:  # pragma: no cover - the resynced grammar always takes <|start|>
         return True
     if engine.events and isinstance(engine.events[-1], MessageStart):
         engine.events.pop()  # the message began with the first header: one start
+        _drop_header_event(engine.events)
     draft.start = old.start
+    if carried:
+        draft.fields = [f for f in draft.fields if f[0] not in carried]
     earlier = iter(old.superseded)  # a header written over more than once
     for name, a, b in old.fields:
-        if a >= 0:
+        if name in carried:
+            draft.fields.append((name, a, b))
+        elif a >= 0:
             draft.fields.append(("superseded", a, b))
             draft.superseded.append(next(earlier) if name == "superseded" else words.get(name, ""))
     draft.unread += old.unread
@@ -264,12 +287,23 @@ def recover_restarted_header(
     draft.early += old.early
     engine.diagnose(
         "HG157",
-        "<|start|> began the header again before any content: one message (the header"
+        f"{value} began the header again before any content: one message (the header"
         " written over kept in Message.superseded)",
         start,
         end,
     )
     return True
+
+
+def _drop_header_event(events: list[Event]) -> None:
+    """The header event of a message whose header was written over, while still unsent
+    (a stream that already sent it sees the header again, with the later fields)."""
+    for index in range(len(events) - 1, -1, -1):
+        if isinstance(events[index], MessageStart):
+            return
+        if isinstance(events[index], HeaderComplete):
+            del events[index]
+            return
 
 
 def recover_missing_message(

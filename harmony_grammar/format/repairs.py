@@ -34,7 +34,7 @@ the empty table: every deviation is then an error with its position.
 
 The rows never know the syntax themselves: they ask the parser which terminals it accepts
 and feed terminals of ``harmony.lark``. And none of them drops text: every character is a
-field, content, :attr:`.model.Message.unread` (no letter, no digit) or control-token
+field, content, :attr:`.model.Message.unread` (no letter) or control-token
 debris, the one thing discarded
 (:class:`.model.Accounting`). Each code is reported by one function; the rows below say which.
 """
@@ -161,18 +161,19 @@ LENIENT = RepairTable(
             recoveries.recover_echoed_start,
         ),
         Repair(
+            ("HG157",),
+            _T,
+            "<|start|> while a header with no recipient is open, or <|start|>/<|channel|> right"
+            " after its <|message|> (the model began it again)",
+            "one message: the header written over kept in Message.superseded",
+            recoveries.recover_restarted_header,
+        ),
+        Repair(
             ("HG159",),
             _T,
             "<|start|> or <|channel|> inside an open body",
             "the body ended there (no terminator); the token begins the next message",
             recoveries.recover_missing_terminator,
-        ),
-        Repair(
-            ("HG157",),
-            _T,
-            "<|start|> while a header with no recipient is open (the model began it again)",
-            "one message: the header written over kept in Message.superseded",
-            recoveries.recover_restarted_header,
         ),
         Repair(
             ("HG150",),
@@ -325,10 +326,11 @@ LENIENT = RepairTable(
         Repair(
             ("HG156",),
             _R,
-            "stray characters with no letter and no digit",
+            "stray characters with no letter (punctuation; a number with closing"
+            " punctuation right after a broken header's channel word)",
             "Message.unread",
             headers.unread,
-            costs=("unread", "unread-after-word"),
+            costs=("unread", "unread-number", "unread-after-word"),
         ),
         Repair(
             ("HG175",),
