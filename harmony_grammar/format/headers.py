@@ -312,25 +312,34 @@ def channel_name(header: HeaderText, pos: int, state: HeaderState) -> Move | Non
 
 
 def channel_again(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """HG157: the header's channel word written again with no ``<|channel|>`` before it
-    (``final!final!``, ``commentary?commentary?``): the one field, written twice."""
-    if state.channel is None or state.channel_default or state.expect or _control(header, pos):
+    """HG157: the header's channel written again before any content, the one move of a
+    header written over: the same word again is the one field, written twice, with or
+    without ``<|channel|>`` before it (``final!final!``, ``final<|channel|>final``, a
+    looping model's repeats); after ``<|channel|>`` a different word is the message's
+    channel and the earlier one is kept in :attr:`.model.Message.superseded` (the model
+    wrote its header over: an empty message is never made up, a call is never broken)."""
+    channel = state.channel
+    if channel is None or state.channel_default:
         return None
-    if not header.text.startswith(state.channel, pos):
-        return None
-    end = pos + len(state.channel)
-    glued = end < len(header.text) and (header.text[end].isalnum() or header.text[end] in "_-")
-    if glued and GLUED_CHANNEL.match(header.text, pos) is None:
-        return None  # a longer word (``finalize``), not the channel again
-    return Move(
-        "field",
-        pos,
-        end,
-        COSTS["channel-again"],
-        "HG157",
-        f"the channel {state.channel!r} written twice",
-        (("channel", state.channel, pos, end),),
-    )
+    text = header.text
+    if _control(header, pos) is ControlToken.CHANNEL:
+        end = header.controls[pos][1]
+        word = _CHANNEL_NAME.match(text, end)
+        if word is None or word.group() != channel:  # a different word: written over
+            what = f"'<|channel|>' wrote over the channel {channel!r} before any content"
+            over = (("superseded", "channel", -1, -1),)
+            cost = COSTS["channel-written-over"]
+            return Move("field", pos, end, cost, "HG157", what, over, expect="channel")
+        start, stop, cost = end, word.end(), COSTS["channel-token-again"]
+    else:
+        if state.expect or _control(header, pos) or not text.startswith(channel, pos):
+            return None
+        start, stop, cost = pos, pos + len(channel), COSTS["channel-again"]
+        glued = stop < len(text) and (text[stop].isalnum() or text[stop] in "_-")
+        if glued and GLUED_CHANNEL.match(text, pos) is None:
+            return None  # a longer word (``finalize``), not the channel again
+    what = f"the channel {channel!r} written twice"
+    return Move("field", pos, stop, cost, "HG157", what, (("channel", channel, start, stop),))
 
 
 def glued_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
@@ -492,45 +501,6 @@ def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
         return None
     return Move(
         "debris", pos, found[1], COSTS["debris"], "HG175", f"a stray {found[0].value} was discarded"
-    )
-
-
-def second_channel(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """HG157: ``<|channel|>`` in a header whose channel is written: the model wrote the
-    header again before any content (a restart, a loop). It stays one message: a header
-    writing the same channel twice keeps it as one field; a different channel word is the
-    message's channel and the earlier one is kept in :attr:`.model.Message.superseded`
-    (an empty message is never made up, a call is never broken)."""
-    if _control(header, pos) is not ControlToken.CHANNEL or state.channel is None:
-        return None
-    if state.channel_default:
-        return None
-    end = header.controls[pos][1]
-    word = _CHANNEL_NAME.match(header.text, end)
-    if word is not None and word.group() == state.channel:
-        # The same channel written twice (``final<|channel|>final``: a bare channel word,
-        # then the header it began spelled out): one field; a call is never broken.
-        return Move(
-            "field",
-            pos,
-            word.end(),
-            COSTS["channel-token-again"],
-            "HG157",
-            f"'<|channel|>{state.channel}' written twice",
-            (("channel", state.channel, end, word.end()),),
-        )
-    # A different channel: the model wrote the header over before any content. One
-    # message, whose channel is the later word; the earlier one is kept as superseded.
-    return Move(
-        "field",
-        pos,
-        end,
-        COSTS["channel-written-over"],
-        "HG157",
-        f"'<|channel|>' wrote over the channel {state.channel!r} before any content: the"
-        " later channel is the message's (the earlier kept in Message.superseded)",
-        (("superseded", "channel", -1, -1),),
-        expect="channel",
     )
 
 

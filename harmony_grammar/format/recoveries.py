@@ -229,7 +229,7 @@ def recover_echoed_start(
 def recover_restarted_header(
     engine: Repairable, terminal: str, value: str, start: int, end: int
 ) -> bool:
-    """HG157: a header begun again before any content: ``<|start|>`` while a header with no
+    """HG185: a header begun again before any content: ``<|start|>`` while a header with no
     recipient is open (``<|start|>assistant<|start|>assistant<|channel|>final<|message|>``),
     or ``<|start|>``/``<|channel|>`` right after such a header's ``<|message|>``, its body
     still empty (``<|start|>assistant<|message|><|channel|>analysis<|message|>``).
@@ -286,7 +286,7 @@ def recover_restarted_header(
     draft.unread_spans += old.unread_spans
     draft.early += old.early
     engine.diagnose(
-        "HG157",
+        "HG185",
         f"{value} began the header again before any content: one message (the header"
         " written over kept in Message.superseded)",
         start,

@@ -161,7 +161,7 @@ LENIENT = RepairTable(
             recoveries.recover_echoed_start,
         ),
         Repair(
-            ("HG157",),
+            ("HG185",),
             _T,
             "<|start|> while a header with no recipient is open, or <|start|>/<|channel|> right"
             " after its <|message|> (the model began it again)",
@@ -295,10 +295,12 @@ LENIENT = RepairTable(
         Repair(
             ("HG157",),
             _R,
-            "the header's channel word again, no <|channel|> before it (final!final!)",
-            "the one channel field, written twice",
+            "the header's channel written again before any content (final!final!,"
+            " <|channel|>final<|channel|>final, <|channel|>commentary<|channel|>final)",
+            "one channel field (the same word written twice; a different word after"
+            " <|channel|> is the channel, the earlier kept in Message.superseded)",
             headers.channel_again,
-            costs=("channel-again",),
+            costs=("channel-again", "channel-token-again", "channel-written-over"),
         ),
         Repair(
             ("HG166",),
@@ -339,14 +341,6 @@ LENIENT = RepairTable(
             "discarded as debris",
             headers.debris,
             costs=("debris",),
-        ),
-        Repair(
-            ("HG157",),
-            _R,
-            "a second <|channel|> in one header",
-            "the next message (each channel word the field of one)",
-            headers.second_channel,
-            costs=("channel-token-again", "channel-written-over"),
         ),
         Repair(
             ("HG161", "HG178", "HG160", "HG158", "HG171"),

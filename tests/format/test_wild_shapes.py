@@ -6,7 +6,8 @@ docs/parser.md ("Restarted headers, junk, Harmony words, spaced names") says it 
 * a header written over before any content (a second ``<|channel|>``, a looping model's
   repeats, or a new header right after ``<|message|>``, the body still empty) is one
   message: the later channel stands, the earlier word is kept in ``Message.superseded``
-  (HG157), never an empty message of its own;
+  (HG157 within one header, HG185 across ``<|start|>`` or an empty body), never an empty
+  message of its own;
 * punctuation glued to a channel word in a header that lost ``<|message|>`` is ``unread``
   and the content starts after it, as is a number with closing punctuation right after the
   channel word (``commentary 7) We should…``); prose in such a ``commentary`` header with
@@ -126,14 +127,14 @@ def test_a_header_begun_again_after_an_empty_body_is_one_message(
 ) -> None:
     """``<|start|>assistant<|message|><|channel|>analysis<|message|>…``: ``<|message|>`` with
     nothing after it, then a new header, is one message; the earlier channel is kept in
-    ``superseded`` (HG157), never an empty message of its own."""
+    ``superseded`` (HG185), never an empty message of its own."""
     text = f"<|start|>assistant{first}<|message|>{again}{second}<|message|>{body}<|end|>"
     result = _conserved(text, start)
     (message,) = result.messages
     assert (message.author, message.channel, message.content) == ("assistant", second, body)
     earlier = first.removeprefix("<|channel|>")
     assert (earlier in message.superseded.split()) == bool(earlier)
-    assert "HG157" in _codes(result) and "HG159" not in _codes(result)
+    assert "HG185" in _codes(result) and "HG159" not in _codes(result)
 
 
 @PROPERTY
@@ -336,12 +337,12 @@ def test_a_header_begun_again_with_start_is_one_message(
     first: str, second: str, times: int, start: str, body: str
 ) -> None:
     """``<|start|>assistant<|start|>assistant<|channel|>final<|message|>…``: a header with no
-    recipient begun again before any content is one message (HG157)."""
+    recipient begun again before any content is one message (HG185)."""
     restarted = f"<|start|>assistant{first}" * times
     text = f"{restarted}<|start|>assistant<|channel|>{second}<|message|>{body}<|end|>"
     result = _conserved(text, start)
     assert [(m.channel, m.content) for m in result.messages] == [(second, body)]
-    assert "HG157" in _codes(result) and "HG150" not in _codes(result)
+    assert "HG185" in _codes(result) and "HG150" not in _codes(result)
 
 
 @PROPERTY
