@@ -18,7 +18,7 @@ from typing import Any
 from .draft import Draft, supersede
 from .engine_view import EngineView
 from .header_search import ROLES, HeaderState, HeaderText, Move, read_header
-from .headers import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
+from .header_words import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
 from .lalr import LalrDriver
 from .model import RecipientPosition, Role
 from .repairs import Where

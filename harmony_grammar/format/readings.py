@@ -39,7 +39,6 @@ from .stripped import read_stripped, stripped_evidence
 from .tokens import CHANNEL_WORD, GLUED_CONTENT_TYPES, ControlToken
 
 __all__ = [
-    "DOTTED_NAME",
     "body_at_end",
     "header_at_end",
     "read_author_without_start",
@@ -73,11 +72,6 @@ _DEFAULT_CHANNEL = "analysis"
 #: ``to=functions.message_agentresponse`` (``<|constrain|>`` stripped between them).
 _GLUED_TYPE = re.compile(
     rf"^(?P<recipient>.*[A-Za-z0-9])(?P<type>{'|'.join(GLUED_CONTENT_TYPES)})$"
-)
-#: A tool's dotted name where the channel name belongs: ``<|channel|>functions.read``.
-DOTTED_NAME = re.compile(
-    rf"(?!{CHANNEL_WORD}\.)[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)+"
-    r"(?![^\s<>|])"
 )
 #: ``assistant`` glued to a channel word: the one stripped shape read inside a real header.
 _GLUED_AUTHOR = re.compile(f"assistant{CHANNEL_WORD}")

@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import headers, readings, recoveries
+from . import header_channel, header_rest, headers, readings, recoveries
 from .costs import COSTS
 
 __all__ = ["LENIENT", "STRICT", "Hook", "Repair", "RepairTable", "Where"]
@@ -228,14 +228,14 @@ LENIENT = RepairTable(
             readings.read_headerless,
             frozenset({Where.BETWEEN, Where.COMPLETION_START}),
         ),
-        # -- a whole header, read at once (headers.py): the least total cost wins
+        # -- a whole header, read at once (headers, header_channel, header_rest): least cost wins
         Repair((), _R, "whitespace between fields", "syntax", headers.syntax_space),
         Repair(
             ("HG179", "HG174"),
             _R,
             "<|channel|> in a header with no channel",
             "the channel follows",
-            headers.channel_token,
+            header_channel.channel_token,
             costs=("channel-after-type",),
         ),
         Repair(
@@ -281,7 +281,7 @@ LENIENT = RepairTable(
             _R,
             "a word after <|channel|>",
             "the channel",
-            headers.channel_name,
+            header_channel.channel_name,
             costs=("non-ascii-channel",),
         ),
         Repair(
@@ -289,7 +289,7 @@ LENIENT = RepairTable(
             _R,
             "a channel word glued to text (analysisOK)",
             "the word is the channel",
-            headers.glued_channel,
+            header_channel.glued_channel,
             costs=("glued-channel", "glued-channel-bare"),
         ),
         Repair(
@@ -299,7 +299,7 @@ LENIENT = RepairTable(
             " <|channel|>final<|channel|>final, <|channel|>commentary<|channel|>final)",
             "one channel field (the same word written twice; a different word after"
             " <|channel|> is the channel, the earlier kept in Message.superseded)",
-            headers.channel_again,
+            header_channel.channel_again,
             costs=("channel-again", "channel-token-again", "channel-written-over"),
         ),
         Repair(
@@ -307,7 +307,7 @@ LENIENT = RepairTable(
             _R,
             "a tool's dotted name where the channel belongs",
             "channel commentary (a default) to=NAME",
-            headers.tool_in_channel_slot,
+            header_channel.tool_in_channel_slot,
             costs=("tool-in-channel",),
         ),
         Repair(
@@ -322,7 +322,7 @@ LENIENT = RepairTable(
             _R,
             "a channel word with no <|channel|> before it",
             "the channel",
-            headers.stripped_channel,
+            header_channel.stripped_channel,
             costs=("stripped-channel",),
         ),
         Repair(
@@ -331,7 +331,7 @@ LENIENT = RepairTable(
             "stray characters with no letter (punctuation; a number with closing"
             " punctuation right after a broken header's channel word)",
             "Message.unread",
-            headers.unread,
+            header_rest.unread,
             costs=("unread", "unread-number", "unread-after-word"),
         ),
         Repair(
@@ -339,7 +339,7 @@ LENIENT = RepairTable(
             _R,
             "a control token no field of this header can take",
             "discarded as debris",
-            headers.debris,
+            header_rest.debris,
             costs=("debris",),
         ),
         Repair(
@@ -347,7 +347,7 @@ LENIENT = RepairTable(
             _R,
             "text with a letter or a digit that no field reads",
             "content (before a completion's first header: a message of its own)",
-            headers.content,
+            header_rest.content,
             costs=("content", "content-per-char"),
         ),
         # -- header text past the length limit
