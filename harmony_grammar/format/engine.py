@@ -29,28 +29,23 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..declarations.typescript import declared_names
-from .actions import ACTIONS
+from .actions import ACTIONS, begin_message, finish_message, stop_generation
 from .diagnostics import LineIndex, Overflow, make_diagnostic
 from .draft import Draft, PendingText
 from .events import (
     DiagnosticEvent,
     Event,
-    MessageEnd,
-    MessageStart,
-    StopGeneration,
-    ToolCallEnd,
     content_delta,
     tool_call_delta,
 )
 from .grammar import expected_description, harmony_parser, header_lexer
 from .header_reader import HEADER_TOKENS, lex_pending, lexes_as_header, read_pending
 from .lalr import LalrDriver, parse_table
+from .ledger_book import LedgerBook
 from .lexer import TextRun
 from .model import (
     Diagnostic,
-    Ledger,
     Message,
-    Role,
     Span,
     Terminator,
     author_text,
@@ -160,15 +155,10 @@ class Engine:
         #: ``call``, ``return`` or ``abort`` once generation must stop.
         self.stop_reason: str | None = None
         self.draft: Draft | None = None
-        #: The conservation ledger: content ranges per finished message, discarded ranges.
-        self._content_spans: list[list[int]] = []
-        self._bodies: list[int] = []
-        self._next_turn_span: Span | None = None
-        self._fields: list[list[tuple[str, int, int]]] = []
-        self._unread: list[list[int]] = []
-        self._discarded: list[int] = []  # flat [start, end, ...], adjacent ranges merged
+        #: The conservation ledger: where every piece of input went.
+        self.book = LedgerBook()
         if self._completion:
-            self._begin(0)
+            begin_message(self, 0).fields.append(("author", -1, -1))  # its role: a default
 
     @property
     def exact_positions(self) -> bool:
@@ -188,7 +178,7 @@ class Engine:
         self.flush_pending(_TERMINAL_OF[token])
         if self.skipping:
             if token is not ControlToken.START:
-                self.discard(start, end)
+                self.book.discard(start, end)
                 return
             self.skipping = False
             self.parser = LalrDriver(self._table, self._resync_start)
@@ -222,7 +212,7 @@ class Engine:
                 events.append(delta)  # type: ignore[arg-type]
             return
         if self.skipping:
-            self.discard(start, end)
+            self.book.discard(start, end)
             return
         self.route_text(text, start, end)
 
@@ -290,7 +280,7 @@ class Engine:
     def special(self, token_id: object, index: int) -> None:
         """A special id that is not a Harmony control token, or an element of the ids that
         is not an integer at all (token input only)."""
-        self.discard(index, index + 1)
+        self.book.discard(index, index + 1)
         if type(token_id) is not int:
             what = f"{type(token_id).__name__} {reprlib.repr(token_id)} is not a token id (an int)"
             self.diagnose("HG106", f"{what}; it was skipped", index, index + 1)
@@ -313,7 +303,7 @@ class Engine:
         if self._lines is not None:
             self._lines.add(text, start)
         self.flush_pending("$END")
-        self.discard(start, end)
+        self.book.discard(start, end)
         self.diagnose("HG175", f"{text!r}, a control token cut short, was discarded", start, end)
 
     def run_end(self, run: TextRun) -> None:
@@ -357,7 +347,7 @@ class Engine:
             self.finish(None, end)  # a completion's last message, its stop token stripped
         elif draft is not None:  # a prompt's trailing <|start|>{author}
             self.next_turn = author_text(draft.role, draft.name)
-            self._next_turn_span = Span(draft.start, end)
+            self.book.next_turn = Span(draft.start, end)
             self.draft = None
 
     # ------------------------------------------------------------------ feeding
@@ -444,98 +434,19 @@ class Engine:
         return driver.feed(_START) and lexes_as_header(self, driver, text)
 
     # ------------------------------------------------------------------ actions
-    def _begin(self, start: int) -> None:
-        self.draft = Draft(start=start, role=self.role)
-        self.draft.fields.append(("author", -1, -1))  # a completion's role: a default
-        if self.events is not None:
-            self.events.append(MessageStart(start))
-
     def complete_header(self, draft: Draft, at: int) -> None:
         """Run the repairs of a complete header (the ``HEADER_COMPLETE`` rows)."""
         for repair in self.repairs.header_complete:
             repair(self, draft, at)
 
-    def finish(self, terminator: Terminator | None, end: int) -> None:
-        draft = self.draft
-        if draft is None:
-            return
-        self.draft = None
-        message = Message(
-            role=draft.role,
-            content="".join(draft.content or ()),
-            name=draft.name,
-            recipient=draft.recipient,
-            channel=draft.channel,
-            content_type=draft.content_type,
-            terminator=terminator,
-            recipient_position=draft.recipient_position,
-            span=Span(draft.start, end),
-            unread="".join(draft.unread),
-            superseded=" ".join(draft.superseded),
-        )
-        self.messages.append(message)
-        if message.role is Role.DEVELOPER:
-            self._tool_names = None  # a new declaration: read again when next asked
-        self._fields.append(draft.fields)
-        self._unread.append(draft.unread_spans)
-        self._content_spans.append(draft.content_spans)  # the draft is done with it
-        self._bodies.append(draft.body_start)
-        call_check, self.call_check = self.call_check, None
-        if call_check is not None:
-            call_check.close(message.content, draft.start, end)
-        if draft.is_tool_call and terminator is not Terminator.CALL:
-            how = f"<|{terminator.value}|>" if terminator else "the end of input"
-            self.diagnose(
-                "HG153",
-                f"the tool call to {draft.recipient!r} ended with {how}, not <|call|>",
-                draft.start,
-                end,
-            )
-        events = self.events
-        if events is not None:
-            # A call ended otherwise (HG153) is still a call wherever the table recovers it.
-            recovered = bool(self.repairs) and terminator is not None
-            if draft.call_id is not None and (terminator is Terminator.CALL or recovered):
-                events.append(ToolCallEnd(draft.call_id, message.content))
-            events.append(MessageEnd(message))
-        if terminator is Terminator.CALL or terminator is Terminator.RETURN:
-            self.stop(terminator.value, end)
+    #: What ends a message (:func:`.actions.finish_message`) and the turn
+    #: (:func:`.actions.stop_generation`): the actions write message fields, not the engine.
+    finish = finish_message
+    stop = stop_generation
 
-    def stop(self, reason: str, position: int) -> None:
-        if self.stop_reason is None or reason == "abort":
-            first = self.stop_reason is None
-            self.stop_reason = reason
-            if self.events is not None and (first or reason == "abort"):
-                self.events.append(StopGeneration(reason, position))
-
-    # ------------------------------------------------------------------ accounting
-    def discard(self, start: int, end: int) -> None:
-        """Record ``[start, end)`` as held by no message (a diagnostic must name it)."""
-        if end <= start:
-            return
-        spans = self._discarded
-        if spans and start < spans[-2]:  # held text discarded after a later token: re-sort
-            pairs = sorted([*zip(spans[::2], spans[1::2], strict=True), (start, end)])
-            spans.clear()
-            for first, last in pairs:
-                self.discard(first, last)
-        elif spans and spans[-1] >= start:
-            spans[-1] = max(spans[-1], end)
-        else:
-            spans += (start, end)
-
-    def ledger(self, length: int) -> Ledger:
-        """The ledger of the parse so far (``length``: the input's length in its units); a
-        snapshot: parsing on does not change it."""
-        return Ledger(
-            length,
-            list(self._content_spans),
-            list(self._discarded),
-            list(self._bodies),
-            self._next_turn_span,
-            list(self._fields),
-            list(self._unread),
-        )
+    def declarations_changed(self) -> None:
+        """A developer message ended: the declared tool names are read again when asked."""
+        self._tool_names = None
 
     # ------------------------------------------------------------------ diagnostics
     def diagnose(
@@ -563,7 +474,7 @@ class Engine:
             pending.start if pending.start >= 0 else start,
             start,
         )
-        self.discard(first, max(end, pending.end))
+        self.book.discard(first, max(end, pending.end))
         self.skipping = True
         self.draft = None
         self._pending = PendingText()

@@ -21,7 +21,7 @@ from .header_search import ROLES, HeaderState, HeaderText, Move, read_header
 from .header_words import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
 from .lalr import LalrDriver
 from .model import RecipientPosition, Role
-from .repairs import Where
+from .repair_table import Where
 from .tokens import BARE_CONTENT_TYPES, ControlToken
 
 __all__ = [
@@ -205,7 +205,7 @@ def _apply(
             draft.unread.append(header.text[move.start : move.end])
             draft.unread_spans += (at(move.start), till(move.end))
         elif move.kind == "debris":
-            engine.discard(at(move.start), till(move.end))
+            engine.book.discard(at(move.start), till(move.end))
         elif move.kind == "content":
             if content_at is None:
                 content_at, content_code = move.start, move.code
@@ -311,7 +311,7 @@ def _early(
             engine.diagnose(
                 "HG175", f"a stray {control[0].value} was discarded", at(pos), till(control[1])
             )
-            engine.discard(at(pos), till(control[1]))
+            engine.book.discard(at(pos), till(control[1]))
             pos = control[1]
             continue
         stop = min(last, header.control_after(pos))

@@ -25,9 +25,9 @@ import re
 from collections.abc import Callable
 
 from .draft import Draft, PendingText, supersede
+from .engine_view import Repairable
 from .model import RecipientPosition, Role
 from .recoveries import (
-    Repairable,
     end_open_body,
     open_empty_body,
     report_before_header,
@@ -492,7 +492,7 @@ def read_long_header(engine: Repairable, pending: PendingText, over: int) -> boo
         if token is None:
             engine.route_text(piece, begin, finish)
         else:
-            engine.discard(begin, finish)
+            engine.book.discard(begin, finish)
     return True
 
 

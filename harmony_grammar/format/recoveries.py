@@ -17,17 +17,13 @@ Codes that two rows report (HG150, HG159, HG160, HG171) are emitted by one funct
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
 
-from .draft import Draft, PendingText
+from .engine_view import Repairable
 from .events import Event, HeaderComplete, MessageStart
-from .grammar import HeaderLexer
-from .lalr import LalrDriver
-from .model import Message, Role, Terminator
+from .model import Role
 from .tokens import BARE_CONTENT_TYPES, CHANNEL_WORD, TERMINATORS, ControlToken
 
 __all__ = [
-    "Repairable",
     "end_open_body",
     "open_empty_body",
     "recover_echoed_start",
@@ -60,105 +56,6 @@ CALL_LIKE = re.compile(
     r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?"
     rf"(?:{'|'.join(sorted(BARE_CONTENT_TYPES))})?[ \t]*[{{\[]"
 )
-
-
-class Repairable(Protocol):
-    """The engine as a recovery sees it."""
-
-    #: The LALR driver: which terminals are acceptable now, and feeding them.
-    parser: LalrDriver
-    #: The grammar's contextual lexer for header text.
-    lexer: HeaderLexer
-    #: The message being parsed (None between messages).
-    draft: Draft | None
-    #: The author of a message whose ``<|start|>{author}`` is missing.
-    role: Role
-    #: The messages parsed so far.
-    messages: list[Message]
-    #: Whether ordinary text may be read as stripped control tokens.
-    reads_stripped: bool
-
-    @property
-    def completion(self) -> bool:
-        """True when parsing a completion (model output), not a stored conversation."""
-        ...
-
-    @property
-    def at_completion_start(self) -> bool:
-        """True while nothing of a completion's first header has been read."""
-        ...
-
-    @property
-    def stopped(self) -> bool:
-        """True once ``<|call|>`` or ``<|return|>`` (or an abort) ended the turn."""
-        ...
-
-    @property
-    def tool_names(self) -> frozenset[str]:
-        """The names of the known functions."""
-        ...
-
-    def lexes_as_header(self, text: str) -> bool:
-        """Whether the whole of ``text`` lexes as header text here."""
-        ...
-
-    def restart(self, start: str) -> None:
-        """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
-        ...
-
-    @property
-    def resync_start(self) -> str:
-        """The grammar's start symbol a message may begin from again."""
-        ...
-
-    #: Stream events, when recording them (None: batch parsing).
-    events: list[Any] | None
-
-    def route_text(self, text: str, start: int, end: int) -> None:
-        """Route text: message content, or pending header text."""
-        ...
-
-    def lexes_as_header_after_start(self, text: str) -> bool:
-        """Whether ``<|start|>`` then ``text`` would lex as header text here (untouched)."""
-        ...
-
-    def hold(self, token: ControlToken | None, text: str, start: int, end: int) -> None:
-        """Keep a piece of header text for its header (read whole when it ends)."""
-        ...
-
-    def discard(self, start: int, end: int) -> None:
-        """Record ``[start, end)`` as held by no message."""
-        ...
-
-    #: The longest header text before HG104.
-    max_header_length: int
-
-    def take_pending(self) -> PendingText:
-        """Hand over the pending header text, leaving none."""
-        ...
-
-    def complete_header(self, draft: Draft, at: int) -> None:
-        """Run the repairs of a complete header (``HEADER_COMPLETE``) on ``draft``."""
-        ...
-
-    @property
-    def exact_positions(self) -> bool:
-        """True for text input (character offsets), False for token ids (whole runs)."""
-        ...
-
-    def diagnose(
-        self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
-    ) -> None:
-        """Report a diagnostic."""
-        ...
-
-    def feed(self, terminal: str, value: str, start: int, end: int) -> None:
-        """Feed a terminal (real or synthetic) and run its action."""
-        ...
-
-    def finish(self, terminator: Terminator | None, end: int) -> None:
-        """End the message being parsed."""
-        ...
 
 
 def report_before_header(engine: Repairable, what: str, start: int, end: int) -> None:
@@ -364,7 +261,7 @@ def recover_stray_control_token(
         engine.feed(terminal, value, start, end)
         return True
     engine.diagnose("HG175", f"a stray {value} was discarded", start, end)
-    engine.discard(start, end)
+    engine.book.discard(start, end)
     return True
 
 
