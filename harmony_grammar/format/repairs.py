@@ -29,9 +29,9 @@ help, and each point is a *hook* of this table:
 The table's mechanism (its hooks, rows and the grouping the engine calls) is
 :mod:`.repair_table`; the rows are here. A row names the codes it reports, the shape it
 reads, what it produces and (``HEADER``) its cost, and points at its function (in
-:mod:`.recoveries`, :mod:`.readings`, :mod:`.headers`, :mod:`.header_channel` or
-:mod:`.header_rest`). At the other hooks the rows run in order and the first that applies
-wins; a row that declines returns a falsy value. Strict mode is
+:mod:`.recoveries`, :mod:`.readings`, :mod:`.header_complete`, :mod:`.headers`,
+:mod:`.header_channel` or :mod:`.header_rest`). At the other hooks the rows run in order
+and the first that applies wins; a row that declines returns a falsy value. Strict mode is
 the empty table: every deviation is then an error with its position.
 
 The rows never know the syntax themselves: they ask the parser which terminals it accepts
@@ -43,7 +43,7 @@ debris, the one thing discarded
 
 from __future__ import annotations
 
-from . import header_channel, header_rest, headers, readings, recoveries
+from . import header_channel, header_complete, header_rest, headers, readings, recoveries
 from .repair_table import Hook, Repair, RepairTable, Where
 
 __all__ = ["LENIENT", "STRICT"]
@@ -273,42 +273,42 @@ LENIENT = RepairTable(
             _H,
             "a content type not in lower case",
             "a warning; the field stays as written (an exact slice)",
-            readings.repair_content_type_case,
+            header_complete.repair_content_type_case,
         ),
         Repair(
             ("HG168",),
             _H,
             "a tool's reply header around a call's content type",
             "the assistant's call",
-            readings.repair_call_shaped_as_reply,
+            header_complete.repair_call_shaped_as_reply,
         ),
         Repair(
             ("HG167",),
             _H,
             "to=assistant in the assistant's own header",
             "no recipient",
-            readings.repair_stray_to_assistant,
+            header_complete.repair_stray_to_assistant,
         ),
         Repair(
             ("HG154",),
             _H,
             "a content type glued onto the recipient",
             "recipient and content type apart",
-            readings.repair_glued_content_type,
+            header_complete.repair_glued_content_type,
         ),
         Repair(
             ("HG169",),
             _H,
             "a declared function named without functions.",
             "functions.NAME",
-            readings.repair_bare_function_name,
+            header_complete.repair_bare_function_name,
         ),
         Repair(
             ("HG165",),
             _H,
             "a functions.* call with no channel",
             "channel commentary",
-            readings.repair_call_without_channel,
+            header_complete.repair_call_without_channel,
         ),
         # -- the end of input where the grammar cannot end
         Repair(
