@@ -23,7 +23,7 @@ from .events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from .header_reader import release_early
+from .header_apply import release_early
 from .model import Message, RecipientPosition, Role, Span, Terminator
 from .tokens import TERMINATORS, ControlToken
 
