@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from .diagnostics import LineIndex
 from .draft import Draft, PendingText
 from .events import Event
 from .grammar import HeaderLexer
@@ -141,6 +142,14 @@ class EngineView(Repairable, Protocol):
     call_check: CallArguments | None
     #: True after an error, until the next ``<|start|>`` (strict mode).
     skipping: bool
+    #: Line starts of text input, for line and column (None for token ids).
+    lines: LineIndex | None
+    #: The author a prompt's trailing ``<|start|>{author}`` hands the turn to.
+    next_turn: str | None
+
+    def text(self, text: str, start: int, end: int) -> None:
+        """Text at ``[start, end)`` (any part of a message body, header or gap)."""
+        ...
 
     @property
     def header_open(self) -> bool:
