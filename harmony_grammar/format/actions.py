@@ -50,6 +50,7 @@ def finish_message(engine: EngineView, terminator: Terminator | None, end: int) 
     if draft is None:
         return
     engine.draft = None
+    _send_held_header(engine, draft)
     message = Message(
         role=draft.role,
         content="".join(draft.content or ()),
@@ -192,16 +193,18 @@ def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
                 namespaced=engine.namespaced,
             )
     if engine.events is not None:
-        engine.events.append(
-            HeaderComplete(
-                draft.role,
-                draft.name,
-                draft.recipient,
-                draft.channel,
-                draft.content_type,
-                content_in_header=bool(draft.early),
-            )
+        header = HeaderComplete(
+            draft.role,
+            draft.name,
+            draft.recipient,
+            draft.channel,
+            draft.content_type,
+            content_in_header=bool(draft.early),
         )
+        if engine.repairs and _may_begin_again(draft):
+            draft.held_header = header  # sent with the body's first content, or its end
+        else:
+            engine.events.append(header)
         if draft.call_id is not None and draft.recipient is not None:
             name = draft.recipient.removeprefix("functions.")
             engine.events.append(ToolCallStart(name, draft.recipient, draft.call_id))
@@ -210,7 +213,26 @@ def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
 
 
 def on_content(engine: EngineView, value: str, start: int, end: int) -> None:
-    _require_draft(engine, start).content_fed = True
+    draft = _require_draft(engine, start)
+    draft.content_fed = True
+    _send_held_header(engine, draft)
+
+
+def _may_begin_again(draft: Draft) -> bool:
+    """Whether a header begun again right after this ``<|message|>`` would be one message
+    with it (HG185's empty-body case: the assistant's own unnamed header, no recipient)."""
+    return (
+        draft.role is Role.ASSISTANT
+        and draft.name is None
+        and draft.recipient is None
+        and not draft.early
+    )
+
+
+def _send_held_header(engine: EngineView, draft: Draft) -> None:
+    held, draft.held_header = draft.held_header, None
+    if held is not None and engine.events is not None:
+        engine.events.append(held)  # type: ignore[arg-type]
 
 
 def on_terminator(engine: EngineView, value: str, start: int, end: int) -> None:

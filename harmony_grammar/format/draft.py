@@ -47,6 +47,10 @@ class Draft:
     superseded: list[str] = field(default_factory=list)
     #: Header text read as content before the body opened: ``(text, start, end)``.
     early: list[tuple[str, int, int]] = field(default_factory=list)
+    #: The header's event, held until the body holds something (lenient, the assistant's
+    #: own header with no recipient): a header begun again right after ``<|message|>``
+    #: (HG185) is then one message in a stream as in a batch, never announced twice.
+    held_header: object | None = None
 
     @property
     def is_tool_call(self) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from .engine_view import Repairable
-from .events import Event, HeaderComplete, MessageStart
+from .events import MessageStart
 from .model import Role
 from .tokens import BARE_CONTENT_TYPES, CHANNEL_WORD, TERMINATORS, ControlToken
 
@@ -168,7 +168,6 @@ def recover_restarted_header(
         return True
     if engine.events and isinstance(engine.events[-1], MessageStart):
         engine.events.pop()  # the message began with the first header: one start
-        _drop_header_event(engine.events)
     draft.start = old.start
     if carried:
         draft.fields = [f for f in draft.fields if f[0] not in carried]
@@ -190,17 +189,6 @@ def recover_restarted_header(
         end,
     )
     return True
-
-
-def _drop_header_event(events: list[Event]) -> None:
-    """The header event of a message whose header was written over, while still unsent
-    (a stream that already sent it sees the header again, with the later fields)."""
-    for index in range(len(events) - 1, -1, -1):
-        if isinstance(events[index], MessageStart):
-            return
-        if isinstance(events[index], HeaderComplete):
-            del events[index]
-            return
 
 
 def recover_missing_message(
