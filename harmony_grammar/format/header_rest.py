@@ -86,7 +86,9 @@ def _number_junk(header: HeaderText, pos: int, state: HeaderState) -> int:
     if header.closed or state.channel is None or state.channel_default:
         return pos
     junk = _NUMBER_JUNK.match(header.text, pos)
-    if junk is None or not header.text[:pos].rstrip().endswith(state.channel):
+    # after the channel word and any punctuation glued to it (``analysis?? 2) The…``)
+    before = header.text[:pos].rstrip().rstrip("".join(WORD_END_PUNCTUATION)).rstrip()
+    if junk is None or not before.endswith(state.channel):
         return pos
     return junk.end()
 

@@ -181,16 +181,17 @@ def test_a_channel_word_repeated_with_junk_is_one_field(channel: str, junk: str,
     space=st.sampled_from([" ", "  ", "\n"]),
     body=SENTENCE,
     closer=st.sampled_from(["<|end|>", "", "<|start|>assistant<|channel|>final<|message|>Ok."]),
+    glued=st.sampled_from(["", "??", "!", "..."]),
 )
 def test_a_number_with_punctuation_after_a_broken_headers_channel_is_unread(
-    channel: str, number: str, junk: str, space: str, body: str, closer: str
+    channel: str, number: str, junk: str, space: str, body: str, closer: str, glued: str
 ) -> None:
-    """``<|channel|>commentary 7) We should…``: the number and its punctuation are unread
-    (HG156) and the content is the prose after them."""
-    text = f"<|channel|>{channel} {number}{junk}{space}{body}{closer}"
+    """``<|channel|>commentary 7) We should…``, ``analysis?? 2) The…``: the number and its
+    punctuation are unread (HG156) and the content is the prose after them."""
+    text = f"<|channel|>{channel}{glued} {number}{junk}{space}{body}{closer}"
     result = _conserved(text)
     message = result.messages[0]
-    assert (message.unread, message.content) == (number + junk, body)
+    assert (message.unread, message.content) == (glued + number + junk, body)
     assert message.channel == ("analysis" if channel == "commentary" else channel)
     assert "HG156" in _codes(result)
 
