@@ -68,7 +68,7 @@ def apply_reading(
         channel = _CHANNEL_BY_CLOSER.get(closer, "analysis")
         draft.channel = channel
         draft.fields.append(("channel", -1, -1))
-    if content_code != "HG161":  # its own code said it (HG160: a call's arguments)
+    if content_code is not None:  # its own code said it (HG160: a call's arguments)
         engine.feed(_MESSAGE, "", here, here)
         return
     reasoning = ""
@@ -161,7 +161,7 @@ def _early(
         stop = min(last, header.control_after(pos))
         draft.early.append((header.text[pos:stop], at(pos), till(stop)))
         pos = stop
-    if code is not None and code != "HG161":
+    if code is not None:
         shown = header.text[first:last]
         engine.diagnose(
             code, f"header text {shown[:60]!r} read as the message's content", at(first), till(last)

@@ -104,7 +104,8 @@ def debris(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
 
 
 def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
-    """HG161/HG178/HG171: text with a letter or a digit that no field reads.
+    """HG178/HG160/HG158: text with a letter or a digit that no field reads (in a header
+    that lost ``<|message|>``, HG161, reported by :func:`.header_apply.apply_reading`).
 
     Before a completion's first header (nothing read, a ``<|channel|>`` after it) it is a
     message of its own. Where a control token follows that the header can still use, it
@@ -118,14 +119,17 @@ def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
         channel = header.control_after(pos, ControlToken.CHANNEL)
         if channel < len(text):
             cost = _content_cost(text, pos, following)  # as content costs
-            return Move("prose", pos, following, cost, "HG171", "text before the first header")
+            # A message of its own: readings.own_message reports it (HG171).
+            return Move("prose", pos, following, cost, None, "text before the first header")
     if following < len(text) and _usable(header, following, state):
         stop = len(text[pos:following].rstrip()) + pos
         code = "HG158" if state.recipient and text.startswith("to=", pos) else "HG178"
         end = max(stop, pos + 1)
         cost = _content_cost(text, pos, end)
         return Move("content", pos, end, cost, code, "header text read as content")
-    code = "HG161" if not header.closed else "HG178"
+    # No code for content where a header lost <|message|>: where it began is known only
+    # once the reading is whole, and header_apply reports it there (HG161).
+    code = None if not header.closed else "HG178"
     if state.recipient is not None and text[pos] in "{[":
         code = "HG160"
     elif state.recipient is not None and text.startswith("to=", pos):

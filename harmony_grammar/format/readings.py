@@ -110,9 +110,9 @@ def own_message(engine: Repairable, text: str, start: int, end: int, closer: str
     stop = len(text.rstrip()) if followed or not engine.at_completion_start else len(text)
     here, there = at(lead), at(stop) if engine.exact_positions else end
     channel = _CHANNEL_BY_CLOSER.get(closer, _DEFAULT_CHANNEL)
+    code: str | None = None  # None: text before the first header (HG171, its one reporter)
     if engine.at_completion_start:
         if followed:
-            code = "HG171"
             what = "text before the first header was kept as a message of its own"
         else:
             code = "HG163"
@@ -125,7 +125,7 @@ def own_message(engine: Repairable, text: str, start: int, end: int, closer: str
     engine.feed(_CHANNEL, "", here, here)
     engine.feed("CHANNEL_NAME", channel, here, here)
     what += f" on channel {channel!r}"
-    if code == "HG171":
+    if code is None:
         report_before_header(engine, f"{what}: {body[:80]!r}", here, there)
     else:
         engine.diagnose(code, f"{what}: {body[:80]!r}", here, there)
