@@ -129,13 +129,13 @@ def content(header: HeaderText, pos: int, state: HeaderState) -> Move | None:
         return Move("content", pos, end, cost, code, "header text read as content")
     # No code for content where a header lost <|message|>: where it began is known only
     # once the reading is whole, and header_apply reports it there (HG161).
-    code = None if not header.closed else "HG178"
+    last: str | None = None if not header.closed else "HG178"
     if state.recipient is not None and text[pos] in "{[":
-        code = "HG160"
+        last = "HG160"
     elif state.recipient is not None and text.startswith("to=", pos):
-        code = "HG158"  # a second recipient
+        last = "HG158"  # a second recipient
     cost = _content_cost(text, pos, len(text))
-    return Move("content", pos, len(text), cost, code, "header text read as content", stop=True)
+    return Move("content", pos, len(text), cost, last, "header text read as content", stop=True)
 
 
 def _content_cost(text: str, start: int, end: int) -> int:
