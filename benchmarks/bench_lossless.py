@@ -16,7 +16,9 @@ and half conversations (one well-formed sample per seed, mangled by every kind),
 * **ledger**: inputs where ``conservation_problems`` finds a problem (text; ids 1 in 10);
 * **exact**: where the mangling leaves one reading, the share read back as the originals
   (``tests/support/mangler.recovered``, as the property tests compare them);
-* **repair** (1 in 10): outputs that are not idempotent, or do not parse strictly;
+* **repair** (1 in 10): repairs that raise, completions refused because their first
+  message is not the assistant's (a decision, docs/parser.md, not a failure), outputs that
+  are not idempotent, or do not parse strictly;
 * **time**: ``conservation_problems`` time against parse time (the ledger check must stay
   linear: a small multiple of parsing at any size).
 
@@ -40,7 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harmony_grammar import parse
-from harmony_grammar.cli.repair import repaired_text
+from harmony_grammar.cli.repair import NotACompletionError, repaired_text
 from harmony_grammar.format.accounting import conservation_problems
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.model import ParseResult
@@ -143,6 +145,9 @@ def _repair(text: str, start: str, result: ParseResult) -> Counter[str]:
         again = repaired_text(
             parse(once, start=start, strict=False).messages, completion=completion
         )
+    except NotACompletionError:  # refused by decision (docs/parser.md): counted apart
+        out["repair_refused"] += 1
+        return out
     except Exception:  # a repair that raises is a finding, not the end of the run
         out["repair_raises"] += 1
         return out
@@ -166,7 +171,8 @@ def _report(rows: Rows, worst: Worst) -> None:
     print(
         "| kind | inputs | missing (inputs) | missing (chars) | extra | order | ledger (text)"
         " | ids: ledger / field check (1 in 10) | exact (one reading) | repair: raises /"
-        " not idempotent / not strict-clean (1 in 10) | conservation_problems / parse time |"
+        " refused / not idempotent / not strict-clean (1 in 10) | conservation_problems /"
+        " parse time |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind, r in rows.items():
@@ -176,7 +182,8 @@ def _report(rows: Rows, worst: Worst) -> None:
             f" {r['missing_chars']:,} | {r['extra']:,} | {r['order']:,} | {r['ledger']:,} |"
             f" {r['ids_ledger']:,} / {r['ids_missing']:,} of {r['ids_n']:,} |"
             f" {_share(r['exact'], r['exact_n']) if r['exact_n'] else '— (ambiguous)'} |"
-            f" {r['repair_raises']} / {r['repair_not_idempotent']} / {r['repair_not_strict']} |"
+            f" {r['repair_raises']} / {r['repair_refused']} / {r['repair_not_idempotent']}"
+            f" / {r['repair_not_strict']} |"
             f" {ratio:.2f} |"
         )
     every: Counter[str] = sum(rows.values(), Counter())

@@ -10,7 +10,12 @@ completion: the leading ``<|start|>assistant`` is left out, so the output is wha
 well-behaved model would have generated after the same prompt, and ``parse(out,
 start="completion")`` reads the same messages with no diagnostic. Its last message gets the
 stop token it lost: ``<|call|>`` for a call, ``<|return|>`` for a final answer, ``<|end|>``
-otherwise. A conversation is printed whole. Analysis is never dropped: the output is what
+otherwise. A completion whose first message is not the assistant's (the model began with
+``<|start|>user``, a tool's forged result, or another author: HG170, HG171) is refused,
+exit 2, with one line naming the fix (drop ``--completion``: repair it as a conversation):
+a completion is the assistant's by construction, and no completion reads back as that
+message.
+A conversation is printed whole. Analysis is never dropped: the output is what
 was there, repaired, not a prompt for the next turn. Token ids in, Harmony text out.
 
 Exit 0 when nothing needed repair, 1 when something did (or errors remain), 2 on usage or
@@ -38,7 +43,7 @@ from .errors import CliError
 from .input_kind import check_harmony
 from .inputs import add_input_options, read_text, read_token_ids, read_tools
 
-__all__ = ["register", "repaired_text"]
+__all__ = ["NotACompletionError", "register", "repaired_text"]
 
 _ASSISTANT_START = f"{ControlToken.START.value}{Role.ASSISTANT.value}"
 
@@ -62,6 +67,11 @@ def register(subparsers: Any) -> None:
         "names split glued text and calls are checked against them",
     )
     parser.set_defaults(func=run)
+
+
+class NotACompletionError(ValueError):
+    """Recovered messages that cannot be written as a completion: the first is not the
+    assistant's (a completion follows the prompt's ``<|start|>assistant``)."""
 
 
 def _ended(message: Message, last: bool) -> Message:
@@ -99,7 +109,8 @@ def repaired_text(
 
     A message whose channel the renderer refuses is written on a channel it accepts
     (:func:`_writable`), and a completion's first message without its author's name (its
-    header has no author); ``notes`` gets one line per such change.
+    header has no author); ``notes`` gets one line per such change. A completion whose first
+    message is not the assistant's raises :class:`NotACompletionError`.
     """
     if not messages:
         return ""
@@ -110,7 +121,13 @@ def repaired_text(
         if note is not None and notes is not None:
             notes.append(f"message {index}: {note}")
     messages = written
-    if completion and messages[0].role is Role.ASSISTANT and messages[0].name is not None:
+    if completion and messages[0].role is not Role.ASSISTANT:
+        author = messages[0].name or messages[0].role.value
+        raise NotACompletionError(
+            f"the completion's first message is from {author!r}, not the assistant: it is"
+            " no completion; drop --completion to repair it as a conversation"
+        )
+    if completion and messages[0].name is not None:
         # A completion's first header has no author (the prompt's ``<|start|>assistant``
         # is its start), so an author's name cannot be written there: the note keeps it.
         if notes is not None:
@@ -153,6 +170,10 @@ def run(args: argparse.Namespace) -> int:
     notes: list[str] = []
     try:
         text = repaired_text(result.messages, completion=args.completion, notes=notes)
+    except NotACompletionError as exc:  # the wrong mode, as check_harmony says of text
+        _report(result, filename)
+        print(f"harmony-grammar: error: {filename}: {exc}", file=sys.stderr)
+        return 2
     except RenderError as exc:
         _report(result, filename)
         print(f"harmony-grammar: error: {filename}: cannot render: {exc}", file=sys.stderr)

@@ -12,8 +12,9 @@ For text input the check is field by field. Every character is in exactly one of
   fields replaced (:attr:`~harmony_grammar.format.model.Message.superseded`: a header
   written over, a stray ``to=assistant``);
 * a message's content (its ranges, joined, are the content exactly);
-* a message's :attr:`~harmony_grammar.format.model.Message.unread` text (no letter, no
-  digit; its ranges, joined, are ``unread`` exactly);
+* a message's :attr:`~harmony_grammar.format.model.Message.unread` text (no letter: stray
+  punctuation, or a number with closing punctuation after a broken header's channel word;
+  its ranges, joined, are ``unread`` exactly);
 * a discarded range (in lenient mode control-token debris only, or a control token's
   spelling cut short at the end of input; in strict mode also an error's skip, which the
   error names);
@@ -121,7 +122,7 @@ def _text_problems(text: str, messages: Sequence[Message], ledger: Accounting) -
         stray = "".join(text[s.start : s.end] for s in unread[index])
         if stray != message.unread:
             problems.append(f"message {index}: unread {message.unread[:40]!r} is not the input")
-        if any(c.isalnum() for c in message.unread):
+        if any(c.isalpha() for c in message.unread):
             problems.append(f"message {index}: unread {message.unread[:40]!r} holds a letter")
         for start, end, kind, _, _ in owned:
             if not span.start <= start <= end <= span.end:

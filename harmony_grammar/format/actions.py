@@ -15,12 +15,19 @@ from collections.abc import Callable
 from .calls import open_call_check
 from .draft import Draft
 from .engine_view import EngineView
-from .events import HeaderComplete, MessageStart, ToolCallStart
-from .header_reader import release_early
-from .model import RecipientPosition, Role, Terminator
+from .events import (
+    HeaderComplete,
+    MessageEnd,
+    MessageStart,
+    StopGeneration,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from .header_apply import release_early
+from .model import Message, RecipientPosition, Role, Span, Terminator
 from .tokens import TERMINATORS, ControlToken
 
-__all__ = ["ACTIONS"]
+__all__ = ["ACTIONS", "begin_message", "finish_message", "stop_generation"]
 
 _TERMINATOR_BY_SPELLING = {token.value: Terminator(token.name.lower()) for token in TERMINATORS}
 _START = ControlToken.START.terminal
@@ -28,10 +35,73 @@ _MESSAGE = ControlToken.MESSAGE.terminal
 _CONTENT = "CONTENT"
 
 
-def on_start(engine: EngineView, value: str, start: int, end: int) -> None:
-    engine.draft = Draft(start=start)
+def begin_message(engine: EngineView, start: int) -> Draft:
+    """A message begins at ``start`` (its ``<|start|>``, or a completion's first header)."""
+    engine.draft = draft = Draft(start=start, role=engine.role)
     if engine.events is not None:
         engine.events.append(MessageStart(start))
+    return draft
+
+
+def finish_message(engine: EngineView, terminator: Terminator | None, end: int) -> None:
+    """The message being parsed ends at ``end`` (``terminator``: None where the input or the
+    next message ended it): its fields become a :class:`.model.Message`."""
+    draft = engine.draft
+    if draft is None:
+        return
+    engine.draft = None
+    _send_held_header(engine, draft)
+    message = Message(
+        role=draft.role,
+        content="".join(draft.content or ()),
+        name=draft.name,
+        recipient=draft.recipient,
+        channel=draft.channel,
+        content_type=draft.content_type,
+        terminator=terminator,
+        recipient_position=draft.recipient_position,
+        span=Span(draft.start, end),
+        unread="".join(draft.unread),
+        superseded=" ".join(draft.superseded),
+    )
+    engine.messages.append(message)
+    if message.role is Role.DEVELOPER:
+        engine.declarations_changed()
+    engine.book.close(draft)
+    call_check, engine.call_check = engine.call_check, None
+    if call_check is not None:
+        call_check.close(message.content, draft.start, end)
+    if draft.is_tool_call and terminator is not Terminator.CALL:
+        how = f"<|{terminator.value}|>" if terminator else "the end of input"
+        engine.diagnose(
+            "HG153",
+            f"the tool call to {draft.recipient!r} ended with {how}, not <|call|>",
+            draft.start,
+            end,
+        )
+    events = engine.events
+    if events is not None:
+        # A call ended otherwise (HG153) is still a call wherever the table recovers it.
+        recovered = bool(engine.repairs) and terminator is not None
+        if draft.call_id is not None and (terminator is Terminator.CALL or recovered):
+            events.append(ToolCallEnd(draft.call_id, message.content))
+        events.append(MessageEnd(message))
+    if terminator is Terminator.CALL or terminator is Terminator.RETURN:
+        stop_generation(engine, terminator.value, end)
+
+
+def stop_generation(engine: EngineView, reason: str, position: int) -> None:
+    """Generation must stop: ``call``, ``return`` or ``abort`` (an abort after another
+    reason is still reported: the turn is forged)."""
+    if engine.stop_reason is None or reason == "abort":
+        first = engine.stop_reason is None
+        engine.stop_reason = reason
+        if engine.events is not None and (first or reason == "abort"):
+            engine.events.append(StopGeneration(reason, position))
+
+
+def on_start(engine: EngineView, value: str, start: int, end: int) -> None:
+    begin_message(engine, start)
 
 
 def on_author(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -52,7 +122,7 @@ def on_author(engine: EngineView, value: str, start: int, end: int) -> None:
                 draft.start,
                 end,
             )
-            engine.stop("abort", draft.start)
+            stop_generation(engine, "abort", draft.start)
 
 
 def on_author_name(engine: EngineView, value: str, start: int, end: int) -> None:
@@ -123,16 +193,18 @@ def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
                 namespaced=engine.namespaced,
             )
     if engine.events is not None:
-        engine.events.append(
-            HeaderComplete(
-                draft.role,
-                draft.name,
-                draft.recipient,
-                draft.channel,
-                draft.content_type,
-                content_in_header=bool(draft.early),
-            )
+        header = HeaderComplete(
+            draft.role,
+            draft.name,
+            draft.recipient,
+            draft.channel,
+            draft.content_type,
+            content_in_header=bool(draft.early),
         )
+        if engine.repairs and _may_begin_again(draft):
+            draft.held_header = header  # sent with the body's first content, or its end
+        else:
+            engine.events.append(header)
         if draft.call_id is not None and draft.recipient is not None:
             name = draft.recipient.removeprefix("functions.")
             engine.events.append(ToolCallStart(name, draft.recipient, draft.call_id))
@@ -141,11 +213,30 @@ def on_message(engine: EngineView, value: str, start: int, end: int) -> None:
 
 
 def on_content(engine: EngineView, value: str, start: int, end: int) -> None:
-    _require_draft(engine, start).content_fed = True
+    draft = _require_draft(engine, start)
+    draft.content_fed = True
+    _send_held_header(engine, draft)
+
+
+def _may_begin_again(draft: Draft) -> bool:
+    """Whether a header begun again right after this ``<|message|>`` would be one message
+    with it (HG185's empty-body case: the assistant's own unnamed header, no recipient)."""
+    return (
+        draft.role is Role.ASSISTANT
+        and draft.name is None
+        and draft.recipient is None
+        and not draft.early
+    )
+
+
+def _send_held_header(engine: EngineView, draft: Draft) -> None:
+    held, draft.held_header = draft.held_header, None
+    if held is not None and engine.events is not None:
+        engine.events.append(held)  # type: ignore[arg-type]
 
 
 def on_terminator(engine: EngineView, value: str, start: int, end: int) -> None:
-    engine.finish(_TERMINATOR_BY_SPELLING[value], end)
+    finish_message(engine, _TERMINATOR_BY_SPELLING[value], end)
 
 
 def _require_draft(engine: EngineView, start: int) -> Draft:

@@ -40,13 +40,17 @@ class Draft:
     #: Where the header's fields were read: ``(field, start, end)``, ``-1`` for a default
     #: (the conservation ledger's field slices, :attr:`.model.Accounting.fields`).
     fields: list[tuple[str, int, int]] = field(default_factory=list)
-    #: Header text read as no field (no letter, no digit) and its input ranges (flat).
+    #: Header text read as no field (no letter) and its input ranges (flat).
     unread: list[str] = field(default_factory=list)
     unread_spans: list[int] = field(default_factory=list)
     #: Header words the message's own fields replaced (:attr:`.model.Message.superseded`).
     superseded: list[str] = field(default_factory=list)
     #: Header text read as content before the body opened: ``(text, start, end)``.
     early: list[tuple[str, int, int]] = field(default_factory=list)
+    #: The header's event, held until the body holds something (lenient, the assistant's
+    #: own header with no recipient): a header begun again right after ``<|message|>``
+    #: (HG185) is then one message in a stream as in a batch, never announced twice.
+    held_header: object | None = None
 
     @property
     def is_tool_call(self) -> bool:

@@ -24,45 +24,42 @@ terminals may come is the grammar's alone.
 
 from __future__ import annotations
 
-import reprlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..declarations.typescript import declared_names
-from .actions import ACTIONS
+from .actions import ACTIONS, begin_message, finish_message, stop_generation
 from .diagnostics import LineIndex, Overflow, make_diagnostic
 from .draft import Draft, PendingText
+from .engine_errors import (
+    cut_spelling,
+    end_of_input,
+    error,
+    expected_terminals,
+    rejected_token,
+    run_facts,
+    special_id,
+)
 from .events import (
     DiagnosticEvent,
     Event,
-    MessageEnd,
-    MessageStart,
-    StopGeneration,
-    ToolCallEnd,
     content_delta,
     tool_call_delta,
 )
-from .grammar import expected_description, harmony_parser, header_lexer
+from .grammar import harmony_parser, header_lexer
 from .header_reader import HEADER_TOKENS, lex_pending, lexes_as_header, read_pending
 from .lalr import LalrDriver, parse_table
-from .lexer import TextRun
+from .ledger_book import LedgerBook
 from .model import (
     Diagnostic,
-    Ledger,
     Message,
-    Role,
-    Span,
     Terminator,
-    author_text,
 )
 from .options import DEFAULT_MAX_HEADER_LENGTH, CallArguments, ParseKeywords, ParseOptions
 from .repairs import LENIENT, STRICT
 from .tokens import (
-    FIRST_SPECIAL_ID,
-    LAST_SPECIAL_ID,
     TERMINATORS,
     ControlToken,
-    special_token_spelling,
 )
 
 if TYPE_CHECKING:
@@ -94,8 +91,6 @@ _HELD_CLOSERS = frozenset({_CHANNEL, _CONSTRAIN})
 _CONTENT = "CONTENT"
 #: How many distinct delta events one message shares (Draft.deltas): bounded memory.
 _SHARED_DELTAS = 4096
-#: Bare content types a header holds even when it never reached ``<|message|>``.
-_BARE_CONTENT_TYPES = frozenset({"json", "code"})
 
 
 class Engine:
@@ -140,7 +135,8 @@ class Engine:
             not token_units if stripped_dialect is None else stripped_dialect
         )
         self.max_header_length = max_header_length
-        self._lines: LineIndex | None = None if token_units else LineIndex()
+        #: Line starts of text input, for line and column (None for token ids).
+        self.lines: LineIndex | None = None if token_units else LineIndex()
         #: Where events go (None: nobody listens); the stream parser swaps in fresh lists.
         self.events = events
         self.new_call_id = call_id or _counter_ids()
@@ -162,20 +158,15 @@ class Engine:
         #: ``call``, ``return`` or ``abort`` once generation must stop.
         self.stop_reason: str | None = None
         self.draft: Draft | None = None
-        #: The conservation ledger: content ranges per finished message, discarded ranges.
-        self._content_spans: list[list[int]] = []
-        self._bodies: list[int] = []
-        self._next_turn_span: Span | None = None
-        self._fields: list[list[tuple[str, int, int]]] = []
-        self._unread: list[list[int]] = []
-        self._discarded: list[int] = []  # flat [start, end, ...], adjacent ranges merged
+        #: The conservation ledger: where every piece of input went.
+        self.book = LedgerBook()
         if self._completion:
-            self._begin(0)
+            begin_message(self, 0).fields.append(("author", -1, -1))  # its role: a default
 
     @property
     def exact_positions(self) -> bool:
         """True for text input (character offsets), False for token ids (whole runs)."""
-        return self._lines is not None
+        return self.lines is not None
 
     # ------------------------------------------------------------------ pieces in
     def control(self, token: ControlToken, start: int, end: int) -> None:
@@ -190,7 +181,7 @@ class Engine:
         self.flush_pending(_TERMINAL_OF[token])
         if self.skipping:
             if token is not ControlToken.START:
-                self.discard(start, end)
+                self.book.discard(start, end)
                 return
             self.skipping = False
             self.parser = LalrDriver(self._table, self._resync_start)
@@ -198,8 +189,8 @@ class Engine:
 
     def text(self, text: str, start: int, end: int) -> None:
         """Text at ``[start, end)`` (any part of a message body, header or gap)."""
-        if self._lines is not None:
-            self._lines.add(text, start)
+        if self.lines is not None:
+            self.lines.add(text, start)
         draft = self.draft
         if draft is not None and draft.content_fed and self.call_check is None:
             # The hot path: more of a body already open (see route_text for the rest).
@@ -224,7 +215,7 @@ class Engine:
                 events.append(delta)  # type: ignore[arg-type]
             return
         if self.skipping:
-            self.discard(start, end)
+            self.book.discard(start, end)
             return
         self.route_text(text, start, end)
 
@@ -289,88 +280,19 @@ class Engine:
         pending, self._pending = self._pending, PendingText()
         return pending
 
-    def special(self, token_id: object, index: int) -> None:
-        """A special id that is not a Harmony control token, or an element of the ids that
-        is not an integer at all (token input only)."""
-        self.discard(index, index + 1)
-        if type(token_id) is not int:
-            what = f"{type(token_id).__name__} {reprlib.repr(token_id)} is not a token id (an int)"
-            self.diagnose("HG106", f"{what}; it was skipped", index, index + 1)
-            return
-        if FIRST_SPECIAL_ID <= token_id <= LAST_SPECIAL_ID:
-            spelling = special_token_spelling(token_id)
-            what = f"special token {token_id} ({spelling}) is not part of Harmony"
-        elif token_id.bit_length() > 64:  # never convert a huge int to text (quadratic, limited)
-            what = f"an integer of {token_id.bit_length()} bits is not an o200k_harmony token id"
-        else:
-            what = f"{token_id} is not an o200k_harmony token id"
-        self.diagnose("HG103", f"{what}; it was skipped", index, index + 1)
-
-    def partial(self, text: str, start: int, end: int) -> None:
-        """The start of a control token's spelling at the end of input (text only): text,
-        as the grammar reads it, in strict mode (no repair); debris in lenient mode."""
-        if not self.repairs:
-            self.text(text, start, end)
-            return
-        if self._lines is not None:
-            self._lines.add(text, start)
-        self.flush_pending("$END")
-        self.discard(start, end)
-        self.diagnose("HG175", f"{text!r}, a control token cut short, was discarded", start, end)
-
-    def run_end(self, run: TextRun) -> None:
-        """Facts about a run of ordinary token ids that just ended."""
-        if run.invalid_utf8:
-            self.diagnose(
-                "HG105",
-                "these token ids do not decode as UTF-8; invalid bytes became U+FFFD",
-                run.start,
-                run.end,
-            )
-        if run.spellings:
-            self.diagnose(
-                "HG110",
-                f"ordinary text tokens spell {', '.join(run.spellings)}: read as text, not as"
-                " control tokens",
-                run.start,
-                run.end,
-            )
-
-    def eof(self, end: int) -> None:
-        """The end of input at offset ``end``."""
-        self.flush_pending("$END")
-        if self.skipping:
-            return
-        # A prompt's trailing <|start|>{author} is complete input (next_turn), not a header
-        # cut short: only input the grammar cannot end here is repaired.
-        if not self.parser.feed_eof() and not any(
-            repair(self, end) for repair in self.repairs.end_of_input
-        ):
-            self.error(
-                "HG102",
-                "the input ends inside a message",
-                end,
-                end,
-                expected=self.expected_terminals(),
-            )
-            return
-        draft = self.draft
-        if draft is not None and draft.content is not None:
-            self.finish(None, end)  # a completion's last message, its stop token stripped
-        elif draft is not None:  # a prompt's trailing <|start|>{author}
-            self.next_turn = author_text(draft.role, draft.name)
-            self._next_turn_span = Span(draft.start, end)
-            self.draft = None
+    # Where the grammar cannot go on (:mod:`.engine_errors`): the lexer's pieces that carry
+    # no text for it (``special``, ``run_end``, ``partial``), the end of input, errors.
+    special = special_id
+    run_end = run_facts
+    partial = cut_spelling
+    eof = end_of_input
+    error = error
+    expected_terminals = expected_terminals
 
     # ------------------------------------------------------------------ feeding
     def feed(self, terminal: str, value: str, start: int, end: int) -> None:
         if not self.parser.feed(terminal):
-            if start == end:
-                # A repair's zero-width terminal the grammar refuses: the repair misjudged
-                # the state. Say so as an error (never a silent skip of real input).
-                self.error("HG100", f"a repair could not feed {terminal} here", start, end)
-                return
-            self._unexpected_token(terminal, value, start, end)
+            rejected_token(self, terminal, value, start, end)
             return
         action = ACTIONS.get(terminal)
         if action is not None:
@@ -381,15 +303,6 @@ class Engine:
         action = ACTIONS.get(terminal)
         if action is not None:
             action(self, value, start, end)
-
-    def expected_terminals(self) -> tuple[str, ...]:
-        return expected_description(
-            {
-                name
-                for name in self.parser.choices()
-                if name.isupper() or name.startswith(("$", "_"))
-            }
-        )
 
     def flush_pending(self, closer: str) -> None:
         """Read the pending header text; ``closer`` is the terminal that ends it (or $END)."""
@@ -446,98 +359,19 @@ class Engine:
         return driver.feed(_START) and lexes_as_header(self, driver, text)
 
     # ------------------------------------------------------------------ actions
-    def _begin(self, start: int) -> None:
-        self.draft = Draft(start=start, role=self.role)
-        self.draft.fields.append(("author", -1, -1))  # a completion's role: a default
-        if self.events is not None:
-            self.events.append(MessageStart(start))
-
     def complete_header(self, draft: Draft, at: int) -> None:
         """Run the repairs of a complete header (the ``HEADER_COMPLETE`` rows)."""
         for repair in self.repairs.header_complete:
             repair(self, draft, at)
 
-    def finish(self, terminator: Terminator | None, end: int) -> None:
-        draft = self.draft
-        if draft is None:
-            return
-        self.draft = None
-        message = Message(
-            role=draft.role,
-            content="".join(draft.content or ()),
-            name=draft.name,
-            recipient=draft.recipient,
-            channel=draft.channel,
-            content_type=draft.content_type,
-            terminator=terminator,
-            recipient_position=draft.recipient_position,
-            span=Span(draft.start, end),
-            unread="".join(draft.unread),
-            superseded=" ".join(draft.superseded),
-        )
-        self.messages.append(message)
-        if message.role is Role.DEVELOPER:
-            self._tool_names = None  # a new declaration: read again when next asked
-        self._fields.append(draft.fields)
-        self._unread.append(draft.unread_spans)
-        self._content_spans.append(draft.content_spans)  # the draft is done with it
-        self._bodies.append(draft.body_start)
-        call_check, self.call_check = self.call_check, None
-        if call_check is not None:
-            call_check.close(message.content, draft.start, end)
-        if draft.is_tool_call and terminator is not Terminator.CALL:
-            how = f"<|{terminator.value}|>" if terminator else "the end of input"
-            self.diagnose(
-                "HG153",
-                f"the tool call to {draft.recipient!r} ended with {how}, not <|call|>",
-                draft.start,
-                end,
-            )
-        events = self.events
-        if events is not None:
-            # A call ended otherwise (HG153) is still a call wherever the table recovers it.
-            recovered = bool(self.repairs) and terminator is not None
-            if draft.call_id is not None and (terminator is Terminator.CALL or recovered):
-                events.append(ToolCallEnd(draft.call_id, message.content))
-            events.append(MessageEnd(message))
-        if terminator is Terminator.CALL or terminator is Terminator.RETURN:
-            self.stop(terminator.value, end)
+    #: What ends a message (:func:`.actions.finish_message`) and the turn
+    #: (:func:`.actions.stop_generation`): the actions write message fields, not the engine.
+    finish = finish_message
+    stop = stop_generation
 
-    def stop(self, reason: str, position: int) -> None:
-        if self.stop_reason is None or reason == "abort":
-            first = self.stop_reason is None
-            self.stop_reason = reason
-            if self.events is not None and (first or reason == "abort"):
-                self.events.append(StopGeneration(reason, position))
-
-    # ------------------------------------------------------------------ accounting
-    def discard(self, start: int, end: int) -> None:
-        """Record ``[start, end)`` as held by no message (a diagnostic must name it)."""
-        if end <= start:
-            return
-        spans = self._discarded
-        if spans and start < spans[-2]:  # held text discarded after a later token: re-sort
-            pairs = sorted([*zip(spans[::2], spans[1::2], strict=True), (start, end)])
-            spans.clear()
-            for first, last in pairs:
-                self.discard(first, last)
-        elif spans and spans[-1] >= start:
-            spans[-1] = max(spans[-1], end)
-        else:
-            spans += (start, end)
-
-    def ledger(self, length: int) -> Ledger:
-        """The ledger of the parse so far (``length``: the input's length in its units); a
-        snapshot: parsing on does not change it."""
-        return Ledger(
-            length,
-            list(self._content_spans),
-            list(self._discarded),
-            list(self._bodies),
-            self._next_turn_span,
-            list(self._fields),
-            list(self._unread),
-        )
+    def declarations_changed(self) -> None:
+        """A developer message ended: the declared tool names are read again when asked."""
+        self._tool_names = None
 
     # ------------------------------------------------------------------ diagnostics
     def diagnose(
@@ -546,46 +380,13 @@ class Engine:
         if self.overflow.full(len(self.diagnostics), code):
             return
         diagnostic = make_diagnostic(
-            code, message, start, max(start, end), lines=self._lines, expected=expected
+            code, message, start, max(start, end), lines=self.lines, expected=expected
         )
         self.diagnostics.append(diagnostic)
         if self.events is not None:
             self.events.append(DiagnosticEvent(diagnostic))
 
-    def error(
-        self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
-    ) -> None:
-        """An unrecoverable error: report it and skip to the next ``<|start|>``."""
-        skip = "" if code == "HG102" else "; skipped to the next <|start|>"
-        self.diagnose(code, message + skip, start, end, expected)
-        # What the error abandons is discarded: the message being read, the pending text.
-        draft, pending = self.draft, self._pending
-        first = min(
-            draft.start if draft is not None else start,
-            pending.start if pending.start >= 0 else start,
-            start,
-        )
-        self.discard(first, max(end, pending.end))
-        self.skipping = True
-        self.draft = None
-        self._pending = PendingText()
-
-    def _unexpected_token(self, terminal: str, value: str, start: int, end: int) -> None:
-        for repair in self.repairs.rejected_token:
-            if repair(self, terminal, value, start, end):
-                return
-        if terminal == _CONTENT:
-            described = "message content"
-        else:
-            described = value if terminal in _CONTROL_TERMINALS else f"{terminal} {value!r}"
-        self.error(
-            "HG100", f"unexpected {described}", start, end, expected=self.expected_terminals()
-        )
-
 
 def _counter_ids() -> Callable[[], str]:
     counter = iter(range(1, 1 << 62))
     return lambda: f"call_{next(counter)}"
-
-
-_CONTROL_TERMINALS = frozenset(token.terminal for token in ControlToken)

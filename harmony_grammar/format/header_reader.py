@@ -5,24 +5,26 @@ outside a message body. In strict mode header text is lexed by the grammar's con
 lexer as it stands. In lenient mode a header's pieces (its text and its own control tokens)
 wait until the header ends, and are then read whole: by the grammar alone when it can (the
 reading of cost 0), else by the least-cost reading of :mod:`.headers`, whose rows are the
-repair table's ``HEADER`` hook. What a reading chose is applied here: fields through the
-engine's actions, unread text to :attr:`.model.Message.unread`, debris to the discarded
-ranges, text no field reads to the content.
+repair table's ``HEADER`` hook. What a reading chose is written by :mod:`.header_apply`.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
-from .draft import Draft, supersede
 from .engine_view import EngineView
-from .header_search import ROLES, HeaderState, HeaderText, Move, read_header
-from .headers import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
+from .header_apply import apply_reading
+from .header_search import (
+    ROLES,
+    HeaderState,
+    Piece,
+    header_text_of,
+    joined,
+    positions,
+    read_header,
+)
+from .header_words import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
 from .lalr import LalrDriver
-from .model import RecipientPosition, Role
-from .repairs import Where
-from .tokens import ControlToken
+from .repair_table import Where
+from .tokens import BARE_CONTENT_TYPES, ControlToken
 
 __all__ = [
     "HEADER_TOKENS",
@@ -30,7 +32,6 @@ __all__ = [
     "lex_pending",
     "lexes_as_header",
     "read_pending",
-    "release_early",
 ]
 
 _MESSAGE = ControlToken.MESSAGE.terminal
@@ -39,21 +40,11 @@ _CONSTRAIN = ControlToken.CONSTRAIN.terminal
 _END = ControlToken.END.terminal
 #: Control tokens that belong to a header: in lenient mode they wait with its text.
 HEADER_TOKENS = frozenset({ControlToken.CHANNEL, ControlToken.CONSTRAIN})
-_BARE_TYPES = frozenset({"json", "code"})
-#: The channel of content in a header that has none, by the token that ended it: an
-#: answer that simply stops is a final one; reasoning must never reach the user.
-_CHANNEL_BY_CLOSER = {ControlToken.RETURN.terminal: "final", "$END": "final"}
-_EMPTY_WORDS = ("AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE")
 _TERMINAL_OF = {token: token.terminal for token in ControlToken}
 #: The terminals whose grammar reading a lenient reading may judge otherwise (_holds).
 _JUDGED = frozenset(
     {"AUTHOR", "CHANNEL_NAME", "CONTENT_TYPE", "ROLE_RECIPIENT", "CHANNEL_RECIPIENT"}
 )
-
-Piece = tuple[Any, str, int, int]
-#: Ordinary ids spelling ``<|constrain|>`` in a header are read as the token (HG174): the
-#: spelling means nothing else there, and the ids then read as the same text does.
-_SPELLED_HEADER_TOKEN = re.compile(re.escape(ControlToken.CONSTRAIN.value))
 
 
 def lex_pending(engine: EngineView, pieces: list[Piece], closer: str) -> None:
@@ -66,7 +57,7 @@ def read_pending(engine: EngineView, pieces: list[Piece], closer: str) -> None:
     """Read held pieces now that the token that ends them (``closer``) is known."""
     start, end = pieces[0][2], pieces[-1][3]
     if not engine.header_open:
-        text = _joined(pieces)
+        text = joined(pieces)
         if not text.strip():
             return  # whitespace between messages: syntax (the grammar's optional _SEP)
         for repair in engine.repairs.pending_text[Where.BETWEEN]:
@@ -75,7 +66,7 @@ def read_pending(engine: EngineView, pieces: list[Piece], closer: str) -> None:
         lex_header_text(engine, text, start, end)
         return
     if engine.at_completion_start and all(p[0] is None for p in pieces):
-        text = _joined(pieces)
+        text = joined(pieces)
         if closer != _MESSAGE and not text.lstrip().startswith("to="):
             for repair in engine.repairs.pending_text[Where.COMPLETION_START]:
                 if repair(engine, text, start, end, closer):
@@ -92,7 +83,7 @@ def read_whole_header(engine: EngineView, pieces: list[Piece], closer: str) -> N
         return
     draft = engine.draft
     assert draft is not None
-    header = _header_text(pieces, closer == _MESSAGE)
+    header = header_text_of(pieces, closer == _MESSAGE)
     header.spaced_names = _spaced_names(engine)
     choices = engine.parser.choices()
     state = HeaderState(
@@ -107,7 +98,7 @@ def read_whole_header(engine: EngineView, pieces: list[Piece], closer: str) -> N
     )
     if "CONTENT_TYPE" in choices and "SPACE" not in choices:
         state.expect = "content_type"
-    at, till = _positions(header, pieces, engine.exact_positions)
+    at, till = positions(header, pieces, engine.exact_positions)
     for offset in header.spelled:
         spelling = header.text[offset : header.controls[offset][1]]
         engine.diagnose(
@@ -117,7 +108,7 @@ def read_whole_header(engine: EngineView, pieces: list[Piece], closer: str) -> N
             till(header.controls[offset][1]),
         )
     reading = read_header(header, state, engine.repairs.header)
-    _apply(engine, reading.moves, header, pieces, closer)
+    apply_reading(engine, reading.moves, header, pieces, closer)
 
 
 def _spaced_names(engine: EngineView) -> tuple[str, ...]:
@@ -183,251 +174,13 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
     return True
 
 
-def _apply(
-    engine: EngineView, moves: list[Move], header: HeaderText, pieces: list[Piece], closer: str
-) -> None:
-    """Apply a reading's moves to the message being read."""
-    draft = engine.draft
-    assert draft is not None
-    at, till = _positions(header, pieces, engine.exact_positions)
-    constrained = False
-    content_at: int | None = None
-    content_code: str | None = None
-    for move in moves:
-        if move.code is not None and move.kind not in ("content", "prose"):
-            engine.diagnose(move.code, _what(move, header), at(move.start), till(move.end))
-        if move.expect is not None:
-            constrained = move.expect == "content_type" and move.start in header.controls
-        if move.kind == "field":
-            for name, value, start, end in move.fields:
-                _set_field(engine, draft, name, value, at(start), till(end), start < 0, constrained)
-            constrained = False
-        elif move.kind == "unread":
-            draft.unread.append(header.text[move.start : move.end])
-            draft.unread_spans += (at(move.start), till(move.end))
-        elif move.kind == "debris":
-            engine.discard(at(move.start), till(move.end))
-        elif move.kind == "content":
-            if content_at is None:
-                content_at, content_code = move.start, move.code
-            _early(engine, draft, header, pieces, move.start, move.end, move.code)
-        elif move.kind == "prose":
-            _prose(engine, header, pieces, move, closer)
-            return
-    if engine.parser.at_start and _CHANNEL in engine.parser.choices():
-        engine.parser.feed(_CHANNEL)  # a completion's header was read: it is not empty
-    _reach_message(engine)
-    if closer == _MESSAGE or content_at is None:
-        return
-    # A header that never reached <|message|>: its content began where no field read.
-    here = at(content_at)
-    if draft.channel is None and draft.role.value == "assistant" and draft.recipient is None:
-        channel = _CHANNEL_BY_CLOSER.get(closer, "analysis")
-        draft.channel = channel
-        draft.fields.append(("channel", -1, -1))
-    if content_code != "HG161":  # its own code said it (HG160: a call's arguments)
-        engine.feed(_MESSAGE, "", here, here)
-        return
-    reasoning = ""
-    if draft.channel == "commentary" and draft.recipient is None and draft.role is Role.ASSISTANT:
-        # Prose written into a broken commentary header with no recipient is the model's
-        # reasoning (every such output reported from real servers): channel analysis, the
-        # written word kept in Message.superseded.
-        while any(name == "channel" for name, _, _ in draft.fields):  # each time written
-            supersede(draft, "channel", draft.channel)
-        draft.channel = "analysis"
-        draft.fields.append(("channel", -1, -1))
-        reasoning = " (prose in a broken 'commentary' header with no recipient: reasoning)"
-    engine.diagnose(
-        "HG161",
-        f"the header holds text and no <|message|>: {header.text[:content_at]!r} read as"
-        f" channel {draft.channel!r}{reasoning}, the rest as its content",
-        at(0),
-        here if engine.exact_positions else till(len(header.text)),
-    )
-    engine.feed(_MESSAGE, "", here, here)
-
-
-def _set_field(
-    engine: EngineView,
-    draft: Draft,
-    name: str,
-    value: str,
-    start: int,
-    end: int,
-    default: bool,
-    constrained: bool,
-) -> None:
-    if name == "author":
-        if "AUTHOR" in engine.parser.choices():
-            engine.act("AUTHOR", value, start, end)
-        else:  # a completion's role, written: the default's field, now spelled
-            draft.fields = [f for f in draft.fields if f != ("author", -1, -1)]
-            draft.fields.append(("author", start, end))
-        return
-    if name == "name":
-        engine.act("AUTHOR_NAME", value, start, end)
-        return
-    if name == "superseded":
-        if value == "channel" and default:  # the channel read so far is written over
-            supersede(draft, "channel", draft.channel or "")
-            draft.channel = None
-        else:  # a stray word of the header (``to=assistant`` after a tool's name)
-            draft.superseded.append(value)
-            draft.fields.append((name, start, end))
-        return
-    if default:
-        start = end = -1
-    if name == "recipient":
-        if draft.recipient is None:
-            draft.recipient = value
-            draft.recipient_position = (
-                RecipientPosition.ROLE if draft.channel is None else RecipientPosition.CHANNEL
-            )
-    elif name == "channel":
-        draft.channel = value
-    elif name == "content_type":
-        draft.constrained = constrained
-        prefix = ControlToken.CONSTRAIN.value if constrained else ""
-        draft.content_type = prefix + value
-    draft.fields.append((name, start, end))
-
-
-def _early(
-    engine: EngineView,
-    draft: Draft,
-    header: HeaderText,
-    pieces: list[Piece],
-    first: int,
-    last: int,
-    code: str | None,
-) -> None:
-    """Header text from ``first`` to ``last`` that no field reads: content, before the
-    body (control tokens inside it are debris)."""
-    at, till = _positions(header, pieces, engine.exact_positions)
-    pos = first
-    while pos < last:
-        control = header.controls.get(pos)
-        if control is not None:
-            engine.diagnose(
-                "HG175", f"a stray {control[0].value} was discarded", at(pos), till(control[1])
-            )
-            engine.discard(at(pos), till(control[1]))
-            pos = control[1]
-            continue
-        stop = min(last, header.control_after(pos))
-        draft.early.append((header.text[pos:stop], at(pos), till(stop)))
-        pos = stop
-    if code is not None and code != "HG161":
-        shown = header.text[first:last]
-        engine.diagnose(
-            code, f"header text {shown[:60]!r} read as the message's content", at(first), till(last)
-        )
-
-
-def _prose(
-    engine: EngineView, header: HeaderText, pieces: list[Piece], move: Move, closer: str
-) -> None:
-    """Text before a completion's first header: a message of its own."""
-    from .readings import own_message
-
-    at, till = _positions(header, pieces, engine.exact_positions)
-    own_message(
-        engine, header.text[move.start : move.end], at(move.start), till(move.end), _CHANNEL
-    )
-    _reinject(engine, header, pieces, move.end, closer)
-
-
-def _reinject(
-    engine: EngineView, header: HeaderText, pieces: list[Piece], offset: int, closer: str
-) -> None:
-    """Feed the header's pieces from ``offset`` on again (a new message begins there)."""
-    for (token, text, start, end), (begin, _, _) in zip(pieces, header.pieces, strict=True):
-        if begin + len(text) <= offset:
-            continue
-        if token is not None:
-            engine.control(token, start, end)
-            continue
-        cut = max(0, offset - begin)
-        if cut and engine.exact_positions:
-            start += cut
-        engine.route_text(text[cut:], start, end)
-    engine.flush_pending(closer)
-
-
-def _reach_message(engine: EngineView) -> None:
-    """Feed empty header words (no actions) until the grammar takes ``<|message|>``."""
-    for _ in range(4):
-        choices = engine.parser.choices()
-        if _MESSAGE in choices:
-            return
-        word = next((w for w in _EMPTY_WORDS if w in choices), None)
-        if word is None:
-            return
-        engine.parser.feed(word)
-
-
-def release_early(engine: EngineView, draft: Draft) -> None:
-    """Route header text read as content once the body opened (first in its content)."""
-    early, draft.early = draft.early, []
-    for text, start, end in early:
-        engine.route_text(text, start, end)
-
-
-def _joined(pieces: list[Piece]) -> str:
-    return pieces[0][1] if len(pieces) == 1 else "".join(p[1] for p in pieces)
-
-
-def _header_text(pieces: list[Piece], closed: bool) -> HeaderText:
-    controls: dict[int, tuple[ControlToken, int]] = {}
-    offsets: list[tuple[int, int, int]] = []
-    spelled: list[int] = []
-    offset = 0
-    for token, text, start, end in pieces:
-        offsets.append((offset, start, end))
-        if token is not None:
-            controls[offset] = (token, offset + len(text))
-        elif "<|" in text:  # ordinary ids spelling <|constrain|> (HG110): read as it
-            for match in _SPELLED_HEADER_TOKEN.finditer(text):
-                token = ControlToken.from_spelling(match.group())
-                controls[offset + match.start()] = (token, offset + match.end())
-                spelled.append(offset + match.start())
-        offset += len(text)
-    return HeaderText(_joined(pieces), controls, closed, offsets, spelled)
-
-
-def _positions(header: HeaderText, pieces: list[Piece], exact: bool) -> tuple[Any, Any]:
-    """Input positions of header offsets: exact for text, whole pieces for token ids."""
-    base = header.pieces[0][1] if header.pieces else 0
-    if exact:
-        return (lambda offset: base + offset), (lambda offset: base + offset)
-    spans = header.pieces
-
-    def at(offset: int) -> int:
-        found = base
-        for begin, start, _ in spans:
-            if begin > offset:
-                break
-            found = start
-        return found
-
-    def till(offset: int) -> int:
-        found = base
-        for begin, _, end in spans:
-            if begin >= offset and offset > 0:
-                break
-            found = end
-        return found
-
-    return at, till
-
-
 def _holds(name: str, value: str, constrained: bool, closed: bool) -> bool:
     """Whether a terminal the grammar read stands as the grammar reads it: a Harmony word
     glued to text is that word (the least-cost reading decides), and in a header that never
-    reached ``<|message|>`` a bare content type is only ``json`` or ``code``."""
+    reached ``<|message|>`` a bare content type is only a word of
+    :data:`.tokens.BARE_CONTENT_TYPES`."""
     if name == "CONTENT_TYPE" and not constrained and not closed:
-        return value.lower() in _BARE_TYPES
+        return value.lower() in BARE_CONTENT_TYPES
     if name.endswith("RECIPIENT"):  # a name; not its arguments, not stray punctuation
         return RECIPIENT.fullmatch(value.lstrip()) is not None
     if name == "CHANNEL_NAME":
@@ -439,10 +192,6 @@ def _holds(name: str, value: str, constrained: bool, closed: bool) -> bool:
         glued = GLUED_ROLE.match(value)
         return glued is None or glued.end() == len(value)
     return True
-
-
-def _what(move: Move, header: HeaderText) -> str:
-    return move.what or header.text[move.start : move.end]
 
 
 # ------------------------------------------------------------------ the grammar's lexing

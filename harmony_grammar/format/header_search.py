@@ -16,10 +16,12 @@ be in (headers are capped by the engine's ``max_header_length``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from heapq import heappop, heappush
 from itertools import count
+from typing import Any
 
 from .tokens import ControlToken
 
@@ -29,8 +31,12 @@ __all__ = [
     "HeaderState",
     "HeaderText",
     "Move",
+    "Piece",
     "Reading",
     "advance",
+    "header_text_of",
+    "joined",
+    "positions",
     "read_header",
 ]
 
@@ -38,6 +44,11 @@ __all__ = [
 #: The roles: ``:NAME`` names one of them (``user:alice``); after a tool's name a ``:`` is
 #: no separator (the grammar's AUTHOR_NAME would overwrite the tool's name).
 ROLES = frozenset({"system", "developer", "user", "assistant"})
+#: A held piece of a header: its control token (None for text), its text, its input range.
+Piece = tuple[Any, str, int, int]
+#: Ordinary ids spelling ``<|constrain|>`` in a header are read as the token (HG174): the
+#: spelling means nothing else there, and the ids then read as the same text does.
+_SPELLED_HEADER_TOKEN = re.compile(re.escape(ControlToken.CONSTRAIN.value))
 
 
 @dataclass
@@ -247,3 +258,55 @@ def advance(state: HeaderState, move: Move) -> None:
             state.content_type, state.expect = value, None
     if move.kind == "content":
         state.author_open = False
+
+
+# ------------------------------------------------------------------ a header's text
+def joined(pieces: list[Piece]) -> str:
+    """The pieces' text, joined."""
+    return pieces[0][1] if len(pieces) == 1 else "".join(p[1] for p in pieces)
+
+
+def header_text_of(pieces: list[Piece], closed: bool) -> HeaderText:
+    """A buffered header's pieces as one :class:`HeaderText` (``closed``: ``<|message|>``
+    ended it)."""
+    controls: dict[int, tuple[ControlToken, int]] = {}
+    offsets: list[tuple[int, int, int]] = []
+    spelled: list[int] = []
+    offset = 0
+    for token, text, start, end in pieces:
+        offsets.append((offset, start, end))
+        if token is not None:
+            controls[offset] = (token, offset + len(text))
+        elif "<|" in text:  # ordinary ids spelling <|constrain|> (HG110): read as it
+            for match in _SPELLED_HEADER_TOKEN.finditer(text):
+                token = ControlToken.from_spelling(match.group())
+                controls[offset + match.start()] = (token, offset + match.end())
+                spelled.append(offset + match.start())
+        offset += len(text)
+    return HeaderText(joined(pieces), controls, closed, offsets, spelled)
+
+
+def positions(header: HeaderText, pieces: list[Piece], exact: bool) -> tuple[Any, Any]:
+    """Input positions of header offsets: exact for text, whole pieces for token ids."""
+    base = header.pieces[0][1] if header.pieces else 0
+    if exact:
+        return (lambda offset: base + offset), (lambda offset: base + offset)
+    spans = header.pieces
+
+    def at(offset: int) -> int:
+        found = base
+        for begin, start, _ in spans:
+            if begin > offset:
+                break
+            found = start
+        return found
+
+    def till(offset: int) -> int:
+        found = base
+        for begin, _, end in spans:
+            if begin >= offset and offset > 0:
+                break
+            found = end
+        return found
+
+    return at, till

@@ -120,7 +120,9 @@ class Message:
     without a stop token. ``span`` is where the message stood in the parsed input; it does not
     take part in equality, so messages parsed from text and from token ids compare equal.
     ``unread`` is lenient reading's header text read as no field, verbatim: stray
-    punctuation with no letter and no digit (text with one is always a field or content).
+    punctuation (no letter; a number only with closing punctuation right after a broken
+    header's channel word, ``commentary 7) We…``); text with a letter is always a field or
+    content.
     ``superseded`` holds the header words (lenient only) that this message's own fields
     replaced, verbatim and space-separated: a header the model wrote over before any content
     (``<|channel|>commentary<|channel|>analysis``: ``commentary``), a stray

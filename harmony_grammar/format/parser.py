@@ -70,4 +70,5 @@ def parse(
         end = token_lexer.close()
     engine.eof(end)
     diagnostics = engine.overflow.cap(engine.diagnostics, end)
-    return ParseResult(tuple(engine.messages), diagnostics, engine.next_turn, engine.ledger(end))
+    ledger = engine.book.ledger(end)
+    return ParseResult(tuple(engine.messages), diagnostics, engine.next_turn, ledger)

@@ -13,8 +13,9 @@ Text outside a message body waits until the token that ends it is known; then th
   as far as it reads, the rest as content;
 * text outside any header (HG163, HG164, HG152, HG171): a message of its own.
 
-When ``<|message|>`` arrives, the ``HEADER_COMPLETE`` rows look at the whole header once more
-(HG154, HG165-HG169); at the end of input, the ``END_OF_INPUT`` rows close what is open.
+When ``<|message|>`` arrives, the ``HEADER_COMPLETE`` rows (:mod:`.header_complete`) look
+at the whole header once more; at the end of input, the ``END_OF_INPUT`` rows here close
+what is open.
 Like :mod:`.recoveries`, every row feeds the grammar's terminals and reports its own code,
 and none drops text: what a header cannot hold becomes content.
 """
@@ -24,10 +25,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .draft import Draft, PendingText, supersede
-from .model import RecipientPosition, Role
+from .draft import PendingText
+from .engine_view import Repairable
+from .model import Role
 from .recoveries import (
-    Repairable,
     end_open_body,
     open_empty_body,
     report_before_header,
@@ -39,7 +40,6 @@ from .stripped import read_stripped, stripped_evidence
 from .tokens import CHANNEL_WORD, ControlToken
 
 __all__ = [
-    "DOTTED_NAME",
     "body_at_end",
     "header_at_end",
     "read_author_without_start",
@@ -47,12 +47,6 @@ __all__ = [
     "read_long_header",
     "read_stripped_headers",
     "recover_stray_text",
-    "repair_bare_function_name",
-    "repair_call_shaped_as_reply",
-    "repair_call_without_channel",
-    "repair_content_type_case",
-    "repair_glued_content_type",
-    "repair_stray_to_assistant",
 ]
 
 
@@ -69,13 +63,6 @@ _HEADER_CLOSERS = frozenset({_CHANNEL, _MESSAGE, ControlToken.CONSTRAIN.terminal
 #: follows cannot be told, and reasoning must never reach the user, so it is analysis.
 _CHANNEL_BY_CLOSER = {ControlToken.RETURN.terminal: "final", "$END": "final"}
 _DEFAULT_CHANNEL = "analysis"
-#: A content type glued onto the recipient by the model: ``to=functions.shelljson``.
-_GLUED_JSON = re.compile(r"^(?P<recipient>.*[A-Za-z0-9])json$")
-#: A tool's dotted name where the channel name belongs: ``<|channel|>functions.read``.
-DOTTED_NAME = re.compile(
-    rf"(?!{CHANNEL_WORD}\.)[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)+"
-    r"(?![^\s<>|])"
-)
 #: ``assistant`` glued to a channel word: the one stripped shape read inside a real header.
 _GLUED_AUTHOR = re.compile(f"assistant{CHANNEL_WORD}")
 #: A channel word alone (a recipient and a content type may follow) where ``<|channel|>``
@@ -87,7 +74,6 @@ _BARE_CHANNEL = re.compile(
 _AUTHOR_WORD = re.compile(
     r"(?:(?:system|developer|user|assistant)(?![^\s:<>|=])|[A-Za-z_][\w\-]*(?:\.[\w\-]+)+)"
 )
-_FUNCTIONS = "functions."
 
 
 def _positions(engine: Repairable, start: int, end: int) -> Callable[[int], int]:
@@ -124,9 +110,9 @@ def own_message(engine: Repairable, text: str, start: int, end: int, closer: str
     stop = len(text.rstrip()) if followed or not engine.at_completion_start else len(text)
     here, there = at(lead), at(stop) if engine.exact_positions else end
     channel = _CHANNEL_BY_CLOSER.get(closer, _DEFAULT_CHANNEL)
+    code: str | None = None  # None: text before the first header (HG171, its one reporter)
     if engine.at_completion_start:
         if followed:
-            code = "HG171"
             what = "text before the first header was kept as a message of its own"
         else:
             code = "HG163"
@@ -139,7 +125,7 @@ def own_message(engine: Repairable, text: str, start: int, end: int, closer: str
     engine.feed(_CHANNEL, "", here, here)
     engine.feed("CHANNEL_NAME", channel, here, here)
     what += f" on channel {channel!r}"
-    if code == "HG171":
+    if code is None:
         report_before_header(engine, f"{what}: {body[:80]!r}", here, there)
     else:
         engine.diagnose(code, f"{what}: {body[:80]!r}", here, there)
@@ -304,152 +290,6 @@ def read_stripped_headers(engine: Repairable, text: str, start: int, end: int, c
     return True
 
 
-# ------------------------------------------------------------------ a recipient first
-
-# ------------------------------------------------------------------ prose in a header
-
-
-# ------------------------------------------------------------------ header text, before lexing
-
-
-# ------------------------------------------------------------------ header, complete
-def repair_content_type_case(engine: Repairable, draft: Draft, at: int) -> None:
-    """HG155: a content type not in lower case (``JSON``, ``<|constrain|>Json``).
-
-    The field stays as written (a field is an exact slice of the input, issue 30); the
-    warning says what it means, and readers compare content types without case.
-    """
-    written = draft.content_type
-    if written is None or written == written.lower():
-        return
-    engine.diagnose(
-        "HG155",
-        f"content type {written!r} is not in lower case: {written.lower()!r}",
-        draft.start,
-        at,
-    )
-
-
-def repair_call_shaped_as_reply(engine: Repairable, draft: Draft, at: int) -> None:
-    """HG168: ``<|start|>functions.f<|channel|>commentary to=assistant code<|message|>``.
-
-    A real tool reply puts ``to=assistant`` in the role section and has no content type:
-    this is the assistant's call to the tool, written in a reply's shape.
-    """
-    if draft.role is not Role.TOOL or draft.recipient != Role.ASSISTANT.value:
-        return
-    if draft.recipient_position is not RecipientPosition.CHANNEL or not draft.content_type:
-        return
-    engine.diagnose(
-        "HG168",
-        f"a header shaped like {draft.name!r}'s reply but with a content type in the"
-        f" channel section: read as the assistant's call to {draft.name!r}",
-        draft.start,
-        at,
-    )
-    draft.role, draft.recipient, draft.name = Role.ASSISTANT, draft.name, None
-    # The ledger follows the reading: the tool's name is the recipient's slice, and the
-    # written ``assistant`` is the author's.
-    swap = {"author": "recipient", "recipient": "author"}
-    draft.fields = [(swap.get(name, name), a, b) for name, a, b in draft.fields]
-
-
-def repair_stray_to_assistant(engine: Repairable, draft: Draft, at: int) -> None:
-    """HG167: ``to=assistant`` in the assistant's own header is no recipient."""
-    if draft.role is not Role.ASSISTANT or draft.recipient != Role.ASSISTANT.value:
-        return
-    engine.diagnose(
-        "HG167",
-        "a stray 'to=assistant' in the assistant's own header is no recipient (kept in"
-        " Message.superseded)",
-        draft.start,
-        at,
-    )
-    draft.recipient = draft.recipient_position = None
-    supersede(draft, "recipient", Role.ASSISTANT.value)
-
-
-def repair_glued_content_type(engine: Repairable, draft: Draft, at: int) -> None:
-    """HG154: ``to=functions.fs_readjson``: a content type glued onto the recipient.
-
-    With known tools the name is split after the longest declared name it starts with
-    (``message_agentresponse`` → ``message_agent`` + ``response``); otherwise only a
-    trailing ``json`` is split off.
-    """
-    if not draft.recipient or draft.content_type is not None:
-        return
-    recipient = draft.recipient
-    names = engine.tool_names
-    rest = ""
-    if recipient.startswith(_FUNCTIONS) and names:
-        name = recipient[len(_FUNCTIONS) :]
-        if name in names:
-            return
-        prefixes = [n for n in names if name.startswith(n) and name[len(n) :].isalpha()]
-        if prefixes:
-            best = max(prefixes, key=len)
-            recipient, rest = _FUNCTIONS + best, name[len(best) :].lower()
-    if not rest:
-        glued = _GLUED_JSON.match(recipient)
-        if glued is None:
-            return
-        recipient, rest = glued["recipient"], "json"
-    engine.diagnose(
-        "HG154",
-        f"recipient {draft.recipient!r} read as {recipient!r} with content type {rest!r}",
-        draft.start,
-        at,
-    )
-    draft.recipient, draft.content_type = recipient, rest
-    _split_field(engine, draft, len(recipient))
-
-
-def _split_field(engine: Repairable, draft: Draft, cut: int) -> None:
-    """The recipient's slice, split after ``cut`` characters: recipient, content type."""
-    for index in range(len(draft.fields) - 1, -1, -1):
-        name, start, end = draft.fields[index]
-        if name != "recipient":
-            continue
-        if start < 0 or not engine.exact_positions:  # token ids: both are the whole run
-            draft.fields.append(("content_type", start, end))
-            return
-        draft.fields[index] = ("recipient", start, start + cut)
-        draft.fields.append(("content_type", start + cut, end))
-        return
-
-
-def repair_bare_function_name(engine: Repairable, draft: Draft, at: int) -> None:
-    """HG169: a declared function named without ``functions.`` gets it."""
-    recipient = draft.recipient
-    if not recipient or draft.role is Role.TOOL or "." in recipient:
-        return
-    if recipient not in engine.tool_names:
-        return
-    engine.diagnose(
-        "HG169",
-        f"recipient {recipient!r} is a declared function: read as 'functions.{recipient}'",
-        draft.start,
-        at,
-    )
-    draft.recipient = _FUNCTIONS + recipient
-
-
-def repair_call_without_channel(engine: Repairable, draft: Draft, at: int) -> None:
-    """HG165: a ``functions.*`` call with no channel is on ``commentary``."""
-    if not draft.is_tool_call or draft.channel is not None:
-        return
-    if not (draft.recipient or "").startswith(_FUNCTIONS):
-        return
-    engine.diagnose(
-        "HG165",
-        f"the call to {draft.recipient!r} had no channel: read on 'commentary'",
-        draft.start,
-        at,
-    )
-    draft.channel = "commentary"
-    draft.fields.append(("channel", -1, -1))  # a default: the input spells no channel
-
-
 # ------------------------------------------------------------------ the end of input
 def header_at_end(engine: Repairable, end: int) -> bool:
     """HG150 at the end of input: the header never reached ``<|message|>``; content empty.
@@ -495,7 +335,7 @@ def read_long_header(engine: Repairable, pending: PendingText, over: int) -> boo
         if token is None:
             engine.route_text(piece, begin, finish)
         else:
-            engine.discard(begin, finish)
+            engine.book.discard(begin, finish)
     return True
 
 

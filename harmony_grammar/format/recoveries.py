@@ -17,17 +17,13 @@ Codes that two rows report (HG150, HG159, HG160, HG171) are emitted by one funct
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
 
-from .draft import Draft, PendingText
+from .engine_view import Repairable
 from .events import MessageStart
-from .grammar import HeaderLexer
-from .lalr import LalrDriver
-from .model import Message, Role, Terminator
-from .tokens import CHANNEL_WORD, TERMINATORS, ControlToken
+from .model import Role
+from .tokens import BARE_CONTENT_TYPES, CHANNEL_WORD, TERMINATORS, ControlToken
 
 __all__ = [
-    "Repairable",
     "end_open_body",
     "open_empty_body",
     "recover_echoed_start",
@@ -57,107 +53,9 @@ _RECIPIENT_AHEAD = re.compile(r" to=[^\s<>|]")
 _KNOWN_CHANNEL_GLUED = re.compile(CHANNEL_WORD + r"(?=[^\x00-\x7f])")
 #: A call's recipient with its arguments right after it: ``to=functions.f json{``.
 CALL_LIKE = re.compile(
-    r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?(?:json|code)?[ \t]*[{\[]"
+    r"to=functions\.[A-Za-z0-9_.\-]+[ \t]*(?:<\|constrain\|>)?"
+    rf"(?:{'|'.join(sorted(BARE_CONTENT_TYPES))})?[ \t]*[{{\[]"
 )
-
-
-class Repairable(Protocol):
-    """The engine as a recovery sees it."""
-
-    #: The LALR driver: which terminals are acceptable now, and feeding them.
-    parser: LalrDriver
-    #: The grammar's contextual lexer for header text.
-    lexer: HeaderLexer
-    #: The message being parsed (None between messages).
-    draft: Draft | None
-    #: The author of a message whose ``<|start|>{author}`` is missing.
-    role: Role
-    #: The messages parsed so far.
-    messages: list[Message]
-    #: Whether ordinary text may be read as stripped control tokens.
-    reads_stripped: bool
-
-    @property
-    def completion(self) -> bool:
-        """True when parsing a completion (model output), not a stored conversation."""
-        ...
-
-    @property
-    def at_completion_start(self) -> bool:
-        """True while nothing of a completion's first header has been read."""
-        ...
-
-    @property
-    def stopped(self) -> bool:
-        """True once ``<|call|>`` or ``<|return|>`` (or an abort) ended the turn."""
-        ...
-
-    @property
-    def tool_names(self) -> frozenset[str]:
-        """The names of the known functions."""
-        ...
-
-    def lexes_as_header(self, text: str) -> bool:
-        """Whether the whole of ``text`` lexes as header text here."""
-        ...
-
-    def restart(self, start: str) -> None:
-        """Drop the message being parsed and parse on from the grammar's ``start`` symbol."""
-        ...
-
-    @property
-    def resync_start(self) -> str:
-        """The grammar's start symbol a message may begin from again."""
-        ...
-
-    #: Stream events, when recording them (None: batch parsing).
-    events: list[Any] | None
-
-    def route_text(self, text: str, start: int, end: int) -> None:
-        """Route text: message content, or pending header text."""
-        ...
-
-    def lexes_as_header_after_start(self, text: str) -> bool:
-        """Whether ``<|start|>`` then ``text`` would lex as header text here (untouched)."""
-        ...
-
-    def hold(self, token: ControlToken | None, text: str, start: int, end: int) -> None:
-        """Keep a piece of header text for its header (read whole when it ends)."""
-        ...
-
-    def discard(self, start: int, end: int) -> None:
-        """Record ``[start, end)`` as held by no message."""
-        ...
-
-    #: The longest header text before HG104.
-    max_header_length: int
-
-    def take_pending(self) -> PendingText:
-        """Hand over the pending header text, leaving none."""
-        ...
-
-    def complete_header(self, draft: Draft, at: int) -> None:
-        """Run the repairs of a complete header (``HEADER_COMPLETE``) on ``draft``."""
-        ...
-
-    @property
-    def exact_positions(self) -> bool:
-        """True for text input (character offsets), False for token ids (whole runs)."""
-        ...
-
-    def diagnose(
-        self, code: str, message: str, start: int, end: int, expected: tuple[str, ...] = ()
-    ) -> None:
-        """Report a diagnostic."""
-        ...
-
-    def feed(self, terminal: str, value: str, start: int, end: int) -> None:
-        """Feed a terminal (real or synthetic) and run its action."""
-        ...
-
-    def finish(self, terminator: Terminator | None, end: int) -> None:
-        """End the message being parsed."""
-        ...
 
 
 def report_before_header(engine: Repairable, what: str, start: int, end: int) -> None:
@@ -228,15 +126,28 @@ def recover_echoed_start(
 def recover_restarted_header(
     engine: Repairable, terminal: str, value: str, start: int, end: int
 ) -> bool:
-    """HG157: ``<|start|>`` while a header with no recipient is open: the model began its
-    header again (``<|start|>assistant<|start|>assistant<|channel|>final<|message|>``).
+    """HG185: a header begun again before any content: ``<|start|>`` while a header with no
+    recipient is open (``<|start|>assistant<|start|>assistant<|channel|>final<|message|>``),
+    or ``<|start|>``/``<|channel|>`` right after such a header's ``<|message|>``, its body
+    still empty (``<|start|>assistant<|message|><|channel|>analysis<|message|>``).
 
     One message, begun where the first header was: the words of the header written over
-    are kept in :attr:`.model.Message.superseded`, never an empty message of their own. A
-    header naming a recipient is left to HG150 (a call is never dropped).
+    are kept in :attr:`.model.Message.superseded` (after an empty body the author stays the
+    author: ``<|channel|>`` writes the header on), never an empty message of their own. A
+    header naming a recipient is left to HG150/HG159 (a call is never dropped).
     """
     old = engine.draft
-    if terminal != _START or old is None or old.content is not None or old.recipient:
+    if old is None or old.recipient or terminal not in (_START, _CHANNEL):
+        return False
+    # An empty body: only the assistant's own, unnamed (a user's empty turn is a turn).
+    empty_body = (
+        old.content == []
+        and not old.content_spans
+        and not old.content_fed
+        and old.role is Role.ASSISTANT
+        and old.name is None
+    )
+    if not (old.content is None and terminal == _START) and not empty_body:
         return False
     if old.early:
         return False  # the header held prose (content): not written over before any
@@ -246,7 +157,11 @@ def recover_restarted_header(
         "channel": old.channel or "",
         "content_type": (old.content_type or "").removeprefix(ControlToken.CONSTRAIN.value),
     }
+    carried = ("author",) if terminal == _CHANNEL else ()
     engine.restart(engine.resync_start)
+    if terminal == _CHANNEL:  # the header goes on: its author as written, then the channel
+        engine.feed(_START, "", start, start)
+        engine.feed("AUTHOR", words["author"], start, start)
     engine.feed(terminal, value, start, end)
     draft = engine.draft
     if draft is None:  # pragma: no cover - the resynced grammar always takes <|start|>
@@ -254,17 +169,21 @@ def recover_restarted_header(
     if engine.events and isinstance(engine.events[-1], MessageStart):
         engine.events.pop()  # the message began with the first header: one start
     draft.start = old.start
+    if carried:
+        draft.fields = [f for f in draft.fields if f[0] not in carried]
     earlier = iter(old.superseded)  # a header written over more than once
     for name, a, b in old.fields:
-        if a >= 0:
+        if name in carried:
+            draft.fields.append((name, a, b))
+        elif a >= 0:
             draft.fields.append(("superseded", a, b))
             draft.superseded.append(next(earlier) if name == "superseded" else words.get(name, ""))
     draft.unread += old.unread
     draft.unread_spans += old.unread_spans
     draft.early += old.early
     engine.diagnose(
-        "HG157",
-        "<|start|> began the header again before any content: one message (the header"
+        "HG185",
+        f"{value} began the header again before any content: one message (the header"
         " written over kept in Message.superseded)",
         start,
         end,
@@ -330,7 +249,7 @@ def recover_stray_control_token(
         engine.feed(terminal, value, start, end)
         return True
     engine.diagnose("HG175", f"a stray {value} was discarded", start, end)
-    engine.discard(start, end)
+    engine.book.discard(start, end)
     return True
 
 

@@ -1,4 +1,4 @@
-"""The repair table: every lenient repair, one row each, keyed by where the engine asks.
+"""The repair table's rows: every lenient repair, one row each, keyed by where the engine asks.
 
 Theory of operation
 -------------------
@@ -26,118 +26,27 @@ help, and each point is a *hook* of this table:
 ``END_OF_INPUT``
     the input ended where the grammar cannot end.
 
-A row names the codes it reports, the shape it reads, what it produces and (``HEADER``) its
-cost, and points at its function (in :mod:`.recoveries`, :mod:`.readings` or
-:mod:`.headers`). At the other hooks the rows run in order and the first that applies wins;
-a row that declines returns a falsy value. Strict mode is
+The table's mechanism (its hooks, rows and the grouping the engine calls) is
+:mod:`.repair_table`; the rows are here. A row names the codes it reports, the shape it
+reads, what it produces and (``HEADER``) its cost, and points at its function (in
+:mod:`.recoveries`, :mod:`.readings`, :mod:`.header_complete`, :mod:`.headers`,
+:mod:`.header_channel` or :mod:`.header_rest`). At the other hooks the rows run in order
+and the first that applies wins; a row that declines returns a falsy value. Strict mode is
 the empty table: every deviation is then an error with its position.
 
 The rows never know the syntax themselves: they ask the parser which terminals it accepts
 and feed terminals of ``harmony.lark``. And none of them drops text: every character is a
-field, content, :attr:`.model.Message.unread` (no letter, no digit) or control-token
+field, content, :attr:`.model.Message.unread` (no letter) or control-token
 debris, the one thing discarded
 (:class:`.model.Accounting`). Each code is reported by one function; the rows below say which.
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from . import header_channel, header_complete, header_rest, headers, readings, recoveries
+from .repair_table import Hook, Repair, RepairTable, Where
 
-from . import headers, readings, recoveries
-from .costs import COSTS
-
-__all__ = ["LENIENT", "STRICT", "Hook", "Repair", "RepairTable", "Where"]
-
-
-class Hook(str, enum.Enum):
-    """Where the engine asks the table for help (see the module docstring)."""
-
-    REJECTED_TOKEN = "rejected-token"
-    UNLEXABLE_TEXT = "unlexable-text"
-    PENDING_TEXT = "pending-text"
-    HEADER = "header"
-    LONG_HEADER = "long-header"
-    HEADER_COMPLETE = "header-complete"
-    END_OF_INPUT = "end-of-input"
-
-
-class Where(str, enum.Enum):
-    """Where pending text stands (``PENDING_TEXT`` rows run only where they can apply)."""
-
-    OPEN_HEADER = "open-header"  # inside a header that ``<|start|>`` (or a repair) opened
-    BETWEEN = "between"  # outside any message
-    COMPLETION_START = "completion-start"  # nothing of a completion's first header read yet
-
-
-_ANYWHERE = frozenset(Where)
-
-
-@dataclass(frozen=True, slots=True)
-class Repair:
-    """One row: the codes it reports, where it runs, what it reads and produces."""
-
-    codes: tuple[str, ...]
-    hook: Hook
-    reads: str
-    produces: str
-    apply: Callable[..., Any]
-    where: frozenset[Where] = _ANYWHERE
-    #: The cost records (``format/costs.json``) of the moves a ``HEADER`` row offers: the
-    #: reading of least total cost wins.
-    costs: tuple[str, ...] = ()
-
-
-class RepairTable:
-    """The rows, grouped by hook in order, as tuples of functions the engine calls."""
-
-    def __init__(self, rows: tuple[Repair, ...]) -> None:
-        self.rows = rows
-        by_hook = {hook: tuple(r.apply for r in rows if r.hook is hook) for hook in Hook}
-        self.rejected_token = by_hook[Hook.REJECTED_TOKEN]
-        self.unlexable_text = by_hook[Hook.UNLEXABLE_TEXT]
-        #: The PENDING_TEXT rows, by where the text stands.
-        self.pending_text = {
-            where: tuple(r.apply for r in rows if r.hook is Hook.PENDING_TEXT and where in r.where)
-            for where in Where
-        }
-        self.header_complete = by_hook[Hook.HEADER_COMPLETE]
-        self.long_header = by_hook[Hook.LONG_HEADER]
-        #: The HEADER rows, in order (ties go to the earlier row); each move carries its
-        #: cost from the cost table (format/costs.json).
-        self.header = tuple(r.apply for r in rows if r.hook is Hook.HEADER)
-        self.end_of_input = by_hook[Hook.END_OF_INPUT]
-
-    def __bool__(self) -> bool:
-        return bool(self.rows)
-
-    def codes(self) -> frozenset[str]:
-        """Every code a row of this table may report."""
-        return frozenset(code for row in self.rows for code in row.codes)
-
-    def markdown(self) -> str:
-        """The table as docs/diagnostics.md shows it: one line per row, in order."""
-        lines = [
-            "| codes | hook | cost | reads | produces | row |",
-            "|---|---|---|---|---|---|",
-        ]
-        for row in self.rows:
-            module = row.apply.__module__.rsplit(".", 1)[-1]
-            hook = row.hook.value
-            if row.where != _ANYWHERE:
-                hook += " (" + ", ".join(w.value for w in Where if w in row.where) + ")"
-            cost = ", ".join(f"{name} {COSTS[name]}" for name in row.costs)
-            lines.append(
-                f"| {', '.join(row.codes) or '—'} | `{hook}` | {cost} | {_cell(row.reads)} |"
-                f" {_cell(row.produces)} | `{module}.{row.apply.__name__}` |"
-            )
-        return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+__all__ = ["LENIENT", "STRICT"]
 
 
 _T, _U, _P, _R, _H, _E = (
@@ -161,18 +70,19 @@ LENIENT = RepairTable(
             recoveries.recover_echoed_start,
         ),
         Repair(
+            ("HG185",),
+            _T,
+            "<|start|> while a header with no recipient is open, or <|start|>/<|channel|> right"
+            " after its <|message|> (the model began it again)",
+            "one message: the header written over kept in Message.superseded",
+            recoveries.recover_restarted_header,
+        ),
+        Repair(
             ("HG159",),
             _T,
             "<|start|> or <|channel|> inside an open body",
             "the body ended there (no terminator); the token begins the next message",
             recoveries.recover_missing_terminator,
-        ),
-        Repair(
-            ("HG157",),
-            _T,
-            "<|start|> while a header with no recipient is open (the model began it again)",
-            "one message: the header written over kept in Message.superseded",
-            recoveries.recover_restarted_header,
         ),
         Repair(
             ("HG150",),
@@ -227,14 +137,14 @@ LENIENT = RepairTable(
             readings.read_headerless,
             frozenset({Where.BETWEEN, Where.COMPLETION_START}),
         ),
-        # -- a whole header, read at once (headers.py): the least total cost wins
+        # -- a whole header, read at once (headers, header_channel, header_rest): least cost wins
         Repair((), _R, "whitespace between fields", "syntax", headers.syntax_space),
         Repair(
             ("HG179", "HG174"),
             _R,
             "<|channel|> in a header with no channel",
             "the channel follows",
-            headers.channel_token,
+            header_channel.channel_token,
             costs=("channel-after-type",),
         ),
         Repair(
@@ -280,7 +190,7 @@ LENIENT = RepairTable(
             _R,
             "a word after <|channel|>",
             "the channel",
-            headers.channel_name,
+            header_channel.channel_name,
             costs=("non-ascii-channel",),
         ),
         Repair(
@@ -288,23 +198,25 @@ LENIENT = RepairTable(
             _R,
             "a channel word glued to text (analysisOK)",
             "the word is the channel",
-            headers.glued_channel,
+            header_channel.glued_channel,
             costs=("glued-channel", "glued-channel-bare"),
         ),
         Repair(
             ("HG157",),
             _R,
-            "the header's channel word again, no <|channel|> before it (final!final!)",
-            "the one channel field, written twice",
-            headers.channel_again,
-            costs=("channel-again",),
+            "the header's channel written again before any content (final!final!,"
+            " <|channel|>final<|channel|>final, <|channel|>commentary<|channel|>final)",
+            "one channel field (the same word written twice; a different word after"
+            " <|channel|> is the channel, the earlier kept in Message.superseded)",
+            header_channel.channel_again,
+            costs=("channel-again", "channel-token-again", "channel-written-over"),
         ),
         Repair(
             ("HG166",),
             _R,
             "a tool's dotted name where the channel belongs",
             "channel commentary (a default) to=NAME",
-            headers.tool_in_channel_slot,
+            header_channel.tool_in_channel_slot,
             costs=("tool-in-channel",),
         ),
         Repair(
@@ -319,39 +231,32 @@ LENIENT = RepairTable(
             _R,
             "a channel word with no <|channel|> before it",
             "the channel",
-            headers.stripped_channel,
+            header_channel.stripped_channel,
             costs=("stripped-channel",),
         ),
         Repair(
             ("HG156",),
             _R,
-            "stray characters with no letter and no digit",
+            "stray characters with no letter (punctuation; a number with closing"
+            " punctuation right after a broken header's channel word)",
             "Message.unread",
-            headers.unread,
-            costs=("unread", "unread-after-word"),
+            header_rest.unread,
+            costs=("unread", "unread-number", "unread-after-word"),
         ),
         Repair(
             ("HG175",),
             _R,
             "a control token no field of this header can take",
             "discarded as debris",
-            headers.debris,
+            header_rest.debris,
             costs=("debris",),
-        ),
-        Repair(
-            ("HG157",),
-            _R,
-            "a second <|channel|> in one header",
-            "the next message (each channel word the field of one)",
-            headers.second_channel,
-            costs=("channel-token-again", "channel-written-over"),
         ),
         Repair(
             ("HG161", "HG178", "HG160", "HG158", "HG171"),
             _R,
             "text with a letter or a digit that no field reads",
             "content (before a completion's first header: a message of its own)",
-            headers.content,
+            header_rest.content,
             costs=("content", "content-per-char"),
         ),
         # -- header text past the length limit
@@ -368,42 +273,42 @@ LENIENT = RepairTable(
             _H,
             "a content type not in lower case",
             "a warning; the field stays as written (an exact slice)",
-            readings.repair_content_type_case,
+            header_complete.repair_content_type_case,
         ),
         Repair(
             ("HG168",),
             _H,
             "a tool's reply header around a call's content type",
             "the assistant's call",
-            readings.repair_call_shaped_as_reply,
+            header_complete.repair_call_shaped_as_reply,
         ),
         Repair(
             ("HG167",),
             _H,
             "to=assistant in the assistant's own header",
             "no recipient",
-            readings.repair_stray_to_assistant,
+            header_complete.repair_stray_to_assistant,
         ),
         Repair(
             ("HG154",),
             _H,
             "a content type glued onto the recipient",
             "recipient and content type apart",
-            readings.repair_glued_content_type,
+            header_complete.repair_glued_content_type,
         ),
         Repair(
             ("HG169",),
             _H,
             "a declared function named without functions.",
             "functions.NAME",
-            readings.repair_bare_function_name,
+            header_complete.repair_bare_function_name,
         ),
         Repair(
             ("HG165",),
             _H,
             "a functions.* call with no channel",
             "channel commentary",
-            readings.repair_call_without_channel,
+            header_complete.repair_call_without_channel,
         ),
         # -- the end of input where the grammar cannot end
         Repair(

@@ -158,5 +158,5 @@ class StreamParser:
             tuple(engine.messages),
             engine.overflow.cap(engine.diagnostics, end),
             engine.next_turn,
-            engine.ledger(end),
+            engine.book.ledger(end),
         )

@@ -11,11 +11,13 @@ import re
 from ..base.enums import StrEnum
 
 __all__ = [
+    "BARE_CONTENT_TYPES",
     "CHANNELS",
     "CHANNEL_WORD",
     "CONTROL_SPELLINGS",
     "CONTROL_SPELLING_RE",
     "FIRST_SPECIAL_ID",
+    "GLUED_CONTENT_TYPES",
     "STOP_TOKENS",
     "TERMINATORS",
     "ControlToken",
@@ -26,6 +28,14 @@ __all__ = [
 CHANNELS = ("analysis", "commentary", "final")
 #: A regex alternation of :data:`CHANNELS`, for patterns that look for a channel word.
 CHANNEL_WORD = "(?:" + "|".join(CHANNELS) + ")"
+#: The content types gpt-oss writes after ``<|constrain|>`` (``json``; ``response`` where it
+#: answers through a call, LM Studio's shape) or bare (``code`` for ``python``): the words a
+#: header holds as its content type even when it lost ``<|constrain|>`` or ``<|message|>``.
+BARE_CONTENT_TYPES = frozenset({"json", "code", "response"})
+#: Of those, the ones read apart when glued onto a recipient (``to=functions.fjson{``,
+#: ``to=functions.message_agentresponse{``, HG154). ``code`` is not: it ends too many
+#: names (``zipcode``).
+GLUED_CONTENT_TYPES = ("json", "response")
 
 #: o200k_base's ordinary ranks are 0..199997; every id from here on is a special token.
 FIRST_SPECIAL_ID = 199998

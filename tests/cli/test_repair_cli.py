@@ -79,7 +79,37 @@ def test_tools_split_a_glued_name(capsys, write):
     status, out, err = run(capsys, path, "--completion", "--tools", tools)
     assert status == 1 and "HG154" in err
     assert "to=functions.message_agent response<|message|>" in out
-    assert run(capsys, path, "--completion")[0] == 0  # without tools the name stands as written
+    # without tools too: ``response`` is a content type gpt-oss writes (``<|constrain|>``
+    # stripped between it and the name), split off the same way
+    status, out, err = run(capsys, path, "--completion")
+    assert status == 1 and "HG154" in err
+    assert "to=functions.message_agent response<|message|>" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|start|>user<|message|>hi<|end|>",
+        "<|start|>functions.lookup to=assistant<|channel|>commentary<|message|>{}<|end|>",
+        "<|start|>system",
+    ],
+)
+def test_a_completion_whose_first_author_is_not_the_assistant_is_refused(
+    capsys, write, encoding, text
+):
+    """A completion is the assistant's by construction: one whose first message has
+    another author is refused with the fix (repair it as a conversation), never printed as
+    text that reads back otherwise."""
+    for tokens in (False, True):  # text (the input's kind is checked first) and token ids
+        source = json.dumps(encoding.encode(text, allowed_special="all")) if tokens else text
+        path = write("other.json" if tokens else "other.txt", source)
+        argv = [path, "--completion"] + (["--tokens"] if tokens else [])
+        status, out, err = run(capsys, *argv)
+        assert (status, out) == (2, ""), (tokens, err)
+        last = err.splitlines()[-1]
+        assert last.startswith(f"harmony-grammar: error: {path}: ") and "drop --completion" in last
+        status, out, _ = run(capsys, *argv[:1], *argv[2:])  # as a conversation it is printed
+        assert out and parse(out, start="conversation").ok
 
 
 def test_stdin_and_an_empty_file(capsys, monkeypatch):

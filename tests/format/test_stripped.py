@@ -7,6 +7,9 @@ and token by token (the same result as the batch parse).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +19,7 @@ from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.model import Severity
 from harmony_grammar.format.stream import StreamParser
 from harmony_grammar.format.stripped import read_stripped, stripped_evidence
-from harmony_grammar.format.tokens import CONTROL_SPELLING_RE
+from harmony_grammar.format.tokens import BARE_CONTENT_TYPES, CONTROL_SPELLING_RE
 
 FS_READ = {"name": "fs_read", "parameters": {"type": "object"}}
 ASK = {"name": "ask_supervisor", "parameters": {"type": "object"}}
@@ -101,9 +104,10 @@ CASES: dict[str, tuple[str, str, list | None, list[tuple], list[str]]] = {
         "<|channel|>commentary 2? The request is vague.<|end|>",
         "completion",
         None,
-        # prose in a broken commentary header with no recipient is reasoning
-        [(A, "analysis", None, None, "2? The request is vague.")],
-        ["HG161"],
+        # prose in a broken commentary header with no recipient is reasoning; the number
+        # and its punctuation right after the channel word are unread
+        [(A, "analysis", None, None, "The request is vague.")],
+        ["HG156", "HG161"],
     ),
     "headerless": ("Four.", "completion", None, [(A, "final", None, None, "Four.")], ["HG163"]),
     "junk-before-start": (
@@ -461,3 +465,16 @@ def test_positions_of_header_repairs_point_into_the_header():
     late = "<|channel|>commentary json to=functions.f<|message|>{}<|call|>"
     (moved,) = parse(late, start="completion", lenient=True).diagnostics
     assert late[moved.start : moved.end] == "to=functions.f"
+
+
+def test_the_dialects_content_types_are_the_readers():
+    """The stripped dialect's grammar names the bare content types the header reader
+    holds (``format/tokens.py``'s ``BARE_CONTENT_TYPES``): one list, spelled twice."""
+    grammar = (
+        Path(__file__).resolve().parents[2] / "grammars" / "harmony_stripped.lark"
+    ).read_text(encoding="utf-8")
+    for terminal in ("LEAD_RECIPIENT", "CONTENT_TYPE.2"):
+        line = next(x for x in grammar.splitlines() if x.startswith(terminal + ":"))
+        words = re.search(r"\(\?:((?:\w+\|)+\w+)\)", line)
+        assert words is not None, line
+        assert set(words.group(1).split("|")) == BARE_CONTENT_TYPES, terminal

@@ -4,17 +4,22 @@ Each property draws the shape with other words than the issue's examples and che
 docs/parser.md ("Restarted headers, junk, Harmony words, spaced names") says it reads as:
 
 * a header written over before any content (a second ``<|channel|>``, a looping model's
-  repeats) is one message: the later channel stands, the earlier word is kept in
-  ``Message.superseded`` (HG157), never an empty message of its own;
+  repeats, or a new header right after ``<|message|>``, the body still empty) is one
+  message: the later channel stands, the earlier word is kept in ``Message.superseded``
+  (HG157 within one header, HG185 across ``<|start|>`` or an empty body), never an empty
+  message of its own;
 * punctuation glued to a channel word in a header that lost ``<|message|>`` is ``unread``
-  and the content starts after it; prose in such a ``commentary`` header with no recipient
-  is reasoning (channel ``analysis``, ``commentary`` kept in ``superseded``);
+  and the content starts after it, as is a number with closing punctuation right after the
+  channel word (``commentary 7) We should…``); prose in such a ``commentary`` header with
+  no recipient is reasoning (channel ``analysis``, ``commentary`` kept in ``superseded``);
 * Harmony's words are header fields wherever a header can hold them: a completion's role
   before its first header is its author, a stray ``to=assistant`` after a tool's name is a
   superseded word (never the call's arguments), and a bare ``json``/``code`` after it is the
   content type;
 * a stripped call on a line of its own after prose (``Checking.`` newline
   ``assistantcommentary to=functions.xjson{…}``) is a call, its glued ``json`` the type;
+  a content type gpt-oss writes after ``<|constrain|>`` (``json``, ``response``) glued to
+  the tool's name or spaced from it is the content type, never part of the name;
 * a declared tool name with spaces is the recipient, the longest declared name winning.
 
 Every input is also checked by the ledger and by the independent field check.
@@ -47,7 +52,7 @@ SENTENCE = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(
     lambda words: " ".join(words).capitalize() + "."
 )
 NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=2, max_size=10).filter(
-    lambda name: not name.endswith(("json", "code", "_")) and not name.startswith("_")
+    lambda name: not name.endswith(("json", "code", "response", "_")) and not name.startswith("_")
 )
 ARGS = st.dictionaries(st.sampled_from(["q", "id", "city"]), st.integers(0, 99), max_size=2).map(
     json.dumps
@@ -109,6 +114,40 @@ def test_a_bare_channel_word_after_a_call_then_a_header_is_one_message(
     ]
 
 
+@PROPERTY
+@given(
+    first=st.sampled_from(["", "<|channel|>analysis", "<|channel|>commentary", "<|channel|>final"]),
+    again=st.sampled_from(["<|channel|>", "<|start|>assistant<|channel|>"]),
+    second=CHANNEL,
+    start=st.sampled_from(["completion", "conversation"]),
+    body=SENTENCE,
+)
+def test_a_header_begun_again_after_an_empty_body_is_one_message(
+    first: str, again: str, second: str, start: str, body: str
+) -> None:
+    """``<|start|>assistant<|message|><|channel|>analysis<|message|>…``: ``<|message|>`` with
+    nothing after it, then a new header, is one message; the earlier channel is kept in
+    ``superseded`` (HG185), never an empty message of its own."""
+    text = f"<|start|>assistant{first}<|message|>{again}{second}<|message|>{body}<|end|>"
+    result = _conserved(text, start)
+    (message,) = result.messages
+    assert (message.author, message.channel, message.content) == ("assistant", second, body)
+    earlier = first.removeprefix("<|channel|>")
+    assert (earlier in message.superseded.split()) == bool(earlier)
+    assert "HG185" in _codes(result) and "HG159" not in _codes(result)
+
+
+@PROPERTY
+@given(name=NAME, args=ARGS, body=SENTENCE)
+def test_an_empty_call_body_then_a_header_keeps_the_call(name: str, args: str, body: str) -> None:
+    text = f"<|channel|>commentary to=functions.{name}<|message|><|channel|>final<|message|>{body}"
+    result = _conserved(text)
+    assert [(m.recipient, m.content) for m in result.messages] == [
+        (f"functions.{name}", ""),
+        (None, body),
+    ]
+
+
 # ------------------------------------------------------------------ 2. junk glued to a channel word
 @PROPERTY
 @given(channel=CHANNEL, junk=PUNCTUATION, space=st.sampled_from(["", " "]), body=SENTENCE)
@@ -132,6 +171,42 @@ def test_a_channel_word_repeated_with_junk_is_one_field(channel: str, junk: str,
     (message,) = result.messages
     assert (message.unread, message.content) == (junk + junk, body)
     assert message.channel == ("analysis" if channel == "commentary" else channel)
+
+
+@PROPERTY
+@given(
+    channel=CHANNEL,
+    number=st.integers(0, 999).map(str),
+    junk=st.text(alphabet="?!.,;:)]", min_size=1, max_size=2),
+    space=st.sampled_from([" ", "  ", "\n"]),
+    body=SENTENCE,
+    closer=st.sampled_from(["<|end|>", "", "<|start|>assistant<|channel|>final<|message|>Ok."]),
+    glued=st.sampled_from(["", "??", "!", "..."]),
+)
+def test_a_number_with_punctuation_after_a_broken_headers_channel_is_unread(
+    channel: str, number: str, junk: str, space: str, body: str, closer: str, glued: str
+) -> None:
+    """``<|channel|>commentary 7) We should…``, ``analysis?? 2) The…``: the number and its
+    punctuation are unread (HG156) and the content is the prose after them."""
+    text = f"<|channel|>{channel}{glued} {number}{junk}{space}{body}{closer}"
+    result = _conserved(text)
+    message = result.messages[0]
+    assert (message.unread, message.content) == (glued + number + junk, body)
+    assert message.channel == ("analysis" if channel == "commentary" else channel)
+    assert "HG156" in _codes(result)
+
+
+@PROPERTY
+@given(channel=CHANNEL, number=st.integers(0, 999).map(str), body=SENTENCE)
+def test_a_number_without_punctuation_or_after_message_is_content(
+    channel: str, number: str, body: str
+) -> None:
+    """A bare number after a broken header's channel word, and any number in a body, is
+    text: only a number with closing punctuation right after the channel word is junk."""
+    broken = parse(f"<|channel|>{channel} {number} {body}<|end|>", start="completion", lenient=True)
+    assert broken.messages[0].content == f"{number} {body}"
+    kept = f"<|channel|>{channel}<|message|>{number}) {body}<|end|>"
+    assert _conserved(kept).messages[0].content == f"{number}) {body}"
 
 
 @PROPERTY
@@ -190,6 +265,35 @@ def test_a_stripped_call_on_its_own_line_after_prose_is_a_call(
 
 
 @PROPERTY
+@given(
+    name=NAME,
+    ctype=st.sampled_from(["json", "response"]),
+    gap=st.sampled_from(["", " "]),
+    args=ARGS,
+    form=st.sampled_from(["stripped", "channel", "after-prose"]),
+    declared=st.booleans(),
+)
+def test_a_content_type_glued_or_spaced_after_a_recipient_is_the_type(
+    name: str, ctype: str, gap: str, args: str, form: str, declared: bool
+) -> None:
+    """``to=functions.message_agentresponse{…}``: ``<|constrain|>`` stripped between the
+    name and gpt-oss's content type; the word is the type, with or without ``tools=``."""
+    header = {
+        "stripped": "assistantcommentary",
+        "channel": "<|channel|>commentary",
+        "after-prose": "Checking.\n\nassistantcommentary",
+    }[form]
+    text = f"{header} to=functions.{name}{gap}{ctype}{args}<|call|>"
+    tools = [{"type": "function", "function": {"name": name}}] if declared else None
+    result = _conserved(text, tools=tools)
+    calls = [m for m in result.messages if m.is_tool_call]
+    assert [(m.recipient, m.content_type, m.content) for m in calls] == [
+        (f"functions.{name}", ctype, args)
+    ]
+    assert "HG162" not in _codes(result)
+
+
+@PROPERTY
 @given(prose=SENTENCE, name=NAME)
 def test_a_marker_after_a_space_mid_line_stays_prose(prose: str, name: str) -> None:
     text = f"{prose} assistantfinal is the word {name}."
@@ -234,12 +338,12 @@ def test_a_header_begun_again_with_start_is_one_message(
     first: str, second: str, times: int, start: str, body: str
 ) -> None:
     """``<|start|>assistant<|start|>assistant<|channel|>final<|message|>…``: a header with no
-    recipient begun again before any content is one message (HG157)."""
+    recipient begun again before any content is one message (HG185)."""
     restarted = f"<|start|>assistant{first}" * times
     text = f"{restarted}<|start|>assistant<|channel|>{second}<|message|>{body}<|end|>"
     result = _conserved(text, start)
     assert [(m.channel, m.content) for m in result.messages] == [(second, body)]
-    assert "HG157" in _codes(result) and "HG150" not in _codes(result)
+    assert "HG185" in _codes(result) and "HG150" not in _codes(result)
 
 
 @PROPERTY

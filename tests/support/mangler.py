@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from harmony_grammar.format.headers import WORD_END_PUNCTUATION
+from harmony_grammar.format.header_words import WORD_END_PUNCTUATION
 from harmony_grammar.format.lexer import split_text
 from harmony_grammar.format.model import Message, RecipientPosition, Role, Terminator
 
