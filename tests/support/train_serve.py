@@ -338,21 +338,45 @@ def train(
     seed: int,
     epochs: float,
     batch_size: int = 4,
-    learning_rate: float = 3e-3,
+    learning_rate: float = 1e-2,
 ) -> TrainReport:
     """Fit :func:`~harmony_grammar.generation.hf.tiny_gpt_oss` (seeded by ``seed``) to the
     ``input_ids`` and ``labels`` of ``prepare``'s Parquet for ``epochs`` passes (AdamW, a
     fixed order drawn with ``seed``, linear decay), and ``save_pretrained`` it to ``output``.
-    Deterministic for a seed on one machine (CPU, torch's own thread count)."""
+    Runs torch on one thread: the sums then add up in one order whatever the machine's core
+    count, so a seed names one model (and a second OpenMP thread on a shared machine mostly
+    waits for a busy core)."""
     import pyarrow.parquet as pq
     import torch
 
     from harmony_grammar.format.vocabulary import load_encoding
-    from harmony_grammar.generation.hf import PAD_TOKEN, tiny_gpt_oss
+    from harmony_grammar.generation.hf import PAD_TOKEN
 
     table = pq.read_table(parquet, columns=["input_ids", "labels"])
     rows = list(zip(table.column("input_ids").to_pylist(), table.column("labels").to_pylist()))
     pad = load_encoding().encode_single_token(PAD_TOKEN)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model, report = _fit(rows, pad, seed, epochs, batch_size, learning_rate)
+    finally:
+        torch.set_num_threads(threads)
+    model.save_pretrained(output)
+    return report
+
+
+def _fit(
+    rows: list[tuple[list[int], list[int]]],
+    pad: int,
+    seed: int,
+    epochs: float,
+    batch_size: int,
+    learning_rate: float,
+) -> tuple[Any, TrainReport]:
+    import torch
+
+    from harmony_grammar.generation.hf import tiny_gpt_oss
+
     model = tiny_gpt_oss(seed=seed)
     model.train()
     steps = max(1, round(epochs * len(rows) / batch_size))
@@ -386,8 +410,7 @@ def train(
     report.first_loss = sum(report.losses[:tenth]) / tenth
     report.last_loss = sum(report.losses[-tenth:]) / tenth
     model.eval()
-    model.save_pretrained(output)
-    return report
+    return model, report
 
 
 def save_untrained(output: Path, *, seed: int) -> None:
