@@ -31,6 +31,7 @@ import random
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -450,6 +451,9 @@ def served(
             lines.append(line)
             found = re.search(r"ready at (http://\S+/v1)", line)
             if found:
+                # The rest of serve's log is read on, so that a full pipe never stalls it.
+                stderr = process.stderr
+                threading.Thread(target=stderr.read, daemon=True).start()
                 yield found.group(1)
                 return
             if time.monotonic() > deadline:
