@@ -54,6 +54,7 @@ from .model import (
     Span,
     Terminator,
     author_text,
+    parsed_message,
 )
 from .options import DEFAULT_MAX_HEADER_LENGTH, CallArguments, ParseKeywords, ParseOptions
 from .repairs import LENIENT, STRICT
@@ -462,7 +463,7 @@ class Engine:
         if draft is None:
             return
         self.draft = None
-        message = Message(
+        message = parsed_message(
             role=draft.role,
             content="".join(draft.content or ()),
             name=draft.name,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from ..base.enums import StrEnum
@@ -26,6 +26,7 @@ __all__ = [
     "Terminator",
     "author_text",
     "is_tool_call",
+    "parsed_message",
 ]
 
 
@@ -44,12 +45,9 @@ class Role(StrEnum):
     @classmethod
     def of_author(cls, author: str) -> Role:
         """The role of a header's author word: a known role, or ``tool`` for a tool's name."""
-        try:
-            role = cls(author)
-        except ValueError:
-            return cls.TOOL
         # "tool" is never written as an author; a literal "tool" author is a tool named so.
-        return role
+        # (The members by value: a look-up, not the enum's call and its ValueError.)
+        return cls._value2member_map_.get(author, cls.TOOL)  # type: ignore[return-value]
 
 
 class Terminator(StrEnum):
@@ -200,6 +198,53 @@ class Message:
             "unread": self.unread,
             "superseded": self.superseded,
         }
+
+
+def _message_builder() -> Any:
+    """:func:`parsed_message`: sets the slots through their descriptors (as
+    ``events._builder`` does for deltas) instead of the frozen ``__init__``'s per-field
+    ``object.__setattr__`` and its checks: a message is made per message parsed."""
+    setters = tuple(getattr(Message, f.name).__set__ for f in fields(Message))
+    (role_, content_, name_, recipient_, channel_, type_, end_, position_, span_, unread_, sup_) = (
+        setters
+    )
+    new = object.__new__
+
+    def parsed_message(
+        *,
+        role: Role,
+        content: str,
+        name: str | None,
+        recipient: str | None,
+        channel: str | None,
+        content_type: str | None,
+        terminator: Terminator | None,
+        recipient_position: RecipientPosition | None,
+        span: Span | None,
+        unread: str,
+        superseded: str,
+    ) -> Message:
+        """The :class:`Message` that ``Message(...)`` makes of these values, which are the
+        parsers' own (the enums and strings its checks would accept as they are)."""
+        message = new(Message)
+        role_(message, role)
+        content_(message, content)
+        name_(message, name)
+        recipient_(message, recipient)
+        channel_(message, channel)
+        type_(message, content_type)
+        end_(message, terminator)
+        position_(message, recipient_position)
+        span_(message, span)
+        unread_(message, unread)
+        sup_(message, superseded)
+        return message
+
+    return parsed_message
+
+
+#: A :class:`Message` made of the parsers' own values, without the checks (the hot path).
+parsed_message = _message_builder()
 
 
 @dataclass(frozen=True, slots=True)

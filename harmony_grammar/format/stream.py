@@ -17,6 +17,7 @@ from .events import Event
 from .lexer import TextLexer, TokenLexer, token_sequence
 from .model import ParseResult
 from .options import ParseKeywords, ParseOptions
+from .strict import StrictEngine
 from .tokens import FIRST_SPECIAL_ID
 from .vocabulary import load_encoding, token_bytes_table, token_text_table
 
@@ -54,18 +55,27 @@ class StreamParser:
         self._tokens: TokenLexer | None = None
         self._closed = False
         self._end: int | None = None  # the input's length, once closed
+        # The body paths of feed and feed_tokens (_refresh): the open body's content (one
+        # per kind of input, None when closed), its ranges and its deltas.
+        self._id_body: list[str] | None = None
+        self._text_body: list[str] | None = None
+        self._spans: list[int] = []
+        self._deltas: dict[str, object] = {}
+        self._texts: Sequence[str | None] = ()
 
     def _start(self, token_units: bool) -> Engine:
         if self._closed:
             raise RuntimeError("the parser is closed")
         if self._engine is None:
-            self._engine = Engine(self.options, token_units=token_units, events=self._events)
+            reader = Engine if self.options.lenient else StrictEngine
+            self._engine = reader(self.options, token_units=token_units, events=self._events)
             if token_units:
                 encoding = load_encoding()
+                self._texts = token_text_table(encoding)
                 self._tokens = TokenLexer(
                     token_bytes_table(encoding),
                     self._engine,
-                    token_text_table(encoding),
+                    self._texts,
                     per_token=self.options.tools is not None,  # as parse() does
                 )
             else:
@@ -88,12 +98,30 @@ class StreamParser:
 
         Raises ``TypeError`` for anything but ``str``, and when ids were fed before.
         """
+        body = self._text_body
+        if body is not None and type(text) is str and "<" not in text and "\n" not in text:
+            # A chunk of a body that can hold no control token and no new line (the line
+            # index is not asked): TextLexer.feed and Engine.text's work for it, in place.
+            delta = self._deltas.get(text)
+            if delta is not None:
+                cuts = self._text.cuts  # type: ignore[union-attr]
+                start = cuts.offset
+                end = cuts.offset = start + len(text)
+                body.append(text)
+                spans = self._spans
+                if spans[-1] >= start:
+                    spans[-1] = end
+                else:
+                    spans += (start, end)
+                return [delta]  # type: ignore[list-item]
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}; ids go to feed_tokens()")
         self._start(token_units=False)
         assert self._text is not None
         self._text.feed(text)
-        return self._take()
+        events = self._take()
+        self._refresh()
+        return events
 
     def feed_tokens(self, token_ids: Sequence[int]) -> list[Event]:
         """Parse more o200k_harmony token ids; returns the events that became known.
@@ -101,6 +129,34 @@ class StreamParser:
         Raises ``TypeError`` for anything but a sequence (and when text was fed before); an
         element that is not an integer is an HG106 diagnostic.
         """
+        body = self._id_body
+        if body is not None and type(token_ids) is list and len(token_ids) == 1:
+            # One ordinary id inside a body: the serving loop's call, and the hottest path
+            # there is. It does what TokenLexer.feed_one and Engine.text do for such an id
+            # (see _refresh for when that holds): one more piece of content, one delta.
+            token_id = token_ids[0]
+            if type(token_id) is int and token_id >= 0:
+                try:  # the table holds the ordinary ids: a special id is past its end
+                    text = self._texts[token_id]
+                except IndexError:
+                    text = None
+                delta = self._deltas.get(text) if text is not None else None
+                if delta is not None:
+                    lexer = self._tokens
+                    index = lexer.index  # type: ignore[union-attr]
+                    lexer.index = index + 1  # type: ignore[union-attr]
+                    body.append(text)  # type: ignore[arg-type]
+                    spans = self._spans
+                    if spans[-1] >= index:
+                        spans[-1] = index + 1
+                    else:
+                        spans += (index, index + 1)
+                    return [delta]  # type: ignore[list-item]
+        events = self._feed_tokens(token_ids)
+        self._refresh()
+        return events
+
+    def _feed_tokens(self, token_ids: Sequence[int]) -> list[Event]:
         lexer = self._tokens
         if lexer is not None and not self._closed and type(token_ids) is list:
             if len(token_ids) == 1:  # one id per call: the serving loop's path, kept short
@@ -121,10 +177,32 @@ class StreamParser:
         lexer.feed(token_ids)
         return self._take()
 
+    def _refresh(self) -> None:
+        """Open the body path of :meth:`feed` or :meth:`feed_tokens` where the next piece of
+        plain text is content and nothing else: a body already fed, no call arguments
+        checked as they stream, nothing held back by the lexer. The path takes a piece
+        whose delta event is already shared (``Draft.deltas``); anything else goes the
+        lexer's way, and comes back here.
+        """
+        self._id_body = self._text_body = None
+        engine = self._engine
+        if engine is None or self._closed or engine.call_check is not None:
+            return
+        draft = engine.draft
+        if draft is None or not draft.content_fed or not draft.content_spans:
+            return
+        self._spans, self._deltas = draft.content_spans, draft.deltas
+        if self._tokens is not None:
+            if self._tokens.holds_nothing():
+                self._id_body = draft.content
+        elif self._text is not None and not self._text.cuts.holds():
+            self._text_body = draft.content
+
     def close(self) -> list[Event]:
         """End of input: flush what was held back and report what is unfinished."""
         if self._closed:
             return []
+        self._id_body = self._text_body = None
         engine = self._start(token_units=self._tokens is not None)
         end = self._tokens.close() if self._tokens is not None else self._text_close()
         engine.eof(end)

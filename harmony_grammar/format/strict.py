@@ -1,0 +1,148 @@
+"""Strict reading: the grammar alone, the fast path.
+
+Strict mode is the empty repair table (:mod:`.repairs`), so it needs none of the lenient
+engine's machinery: no header text held with its control tokens, no search, no rows asked
+at any hook. :class:`StrictEngine` reads the pieces of the lexers (:mod:`.lexer`) with
+Lark's LALR table of ``harmony.lark`` (:mod:`.lalr`) and Lark's contextual lexing of
+header text (:class:`.grammar.HeaderLexer`), and every terminal the table takes goes to its
+action (:mod:`.actions`, the one writer of message fields). Every deviation is an error
+with its position, and everything up to the next ``<|start|>`` is skipped.
+
+Why it is fast: header text is lexed once per parser state. How a text lexes depends only
+on the parser's stack and the text (the scanners are chosen by the state; actions never
+change either), and the stack is a tuple, so ``(stack, text)`` maps to the terminals read
+and the stack after them (:func:`header_terminals`), memoised. Headers recur
+(``assistant``, ``analysis``, `` to=functions.f``), so after the first few the header of a
+message costs a dictionary look-up and its actions. Text that does not lex whole is read
+terminal by terminal, as the grammar's lexer reads it, and its error is reported where it
+stands.
+
+The bookkeeping shared with the lenient reading (finishing a message, the ledger, the
+diagnostics and their one emitter per code, token-id facts, the end of input) is
+:class:`.engine.Engine`'s. This class replaces each place on the way of well-formed input
+where the lenient reading asks its table or holds header text for it; an error reaches
+the shared emitter (HG100, HG101, HG102, HG104), whose rows are the strict table's: none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .actions import ACTIONS
+from .engine import Engine
+from .grammar import HeaderLexer, header_lexer
+from .header_reader import lex_header_text
+from .lalr import MAX_STEPS, LalrDriver
+from .tokens import ControlToken
+
+__all__ = ["StrictEngine", "header_terminals"]
+
+_TERMINAL_OF = {token: token.terminal for token in ControlToken}
+_SPELLING_OF = {token: token.value for token in ControlToken}
+_START = ControlToken.START.terminal
+
+#: A header text's reading from a stack: the stack after it and its terminals, each
+#: ``(terminal, value, offset in the text)``.
+Reading = tuple[tuple[int, ...], tuple[tuple[str, str, int], ...]]
+_READINGS: dict[tuple[tuple[int, ...], str], Reading | None] = {}
+
+
+def header_terminals(lexer: HeaderLexer, driver: LalrDriver, text: str) -> Reading | None:
+    """How the grammar reads all of ``text`` from ``driver``'s state (``driver`` untouched),
+    or None where some of it does not lex or the table refuses a terminal. Memoised."""
+    key = (driver.stack, text)
+    try:
+        return _READINGS[key]
+    except KeyError:
+        pass
+    trial = driver.copy()
+    read: list[tuple[str, str, int]] = []
+    reading: Reading | None = None
+    pos = 0
+    while pos < len(text):
+        scanner = lexer.scanner(trial.position, trial.choices())
+        match = scanner.match(text, pos) if scanner is not None else None
+        if match is None or not trial.feed(match.lastgroup or ""):
+            break
+        read.append((match.lastgroup or "", match.group(), pos))
+        pos = match.end()
+    else:
+        reading = (trial.stack, tuple(read))
+    if len(_READINGS) >= MAX_STEPS:
+        _READINGS.clear()
+    _READINGS[key] = reading
+    return reading
+
+
+class StrictEngine(Engine):
+    """The strict reading of pieces into messages and diagnostics (see the module docstring).
+
+    Takes what :class:`.engine.Engine` takes; ``lenient`` must be False.
+    """
+
+    def __init__(self, *args: Any, **keywords: Any) -> None:
+        super().__init__(*args, **keywords)
+        if self.repairs:
+            raise ValueError("StrictEngine reads strictly: lenient=True is Engine's")
+        self._header_lexer = header_lexer()
+        self._steps = self._table.steps
+
+    def control(self, token: ControlToken, start: int, end: int) -> None:
+        """A control token at ``[start, end)``: it ends any header text before it."""
+        if self._pending.start >= 0:
+            self._read_header_text()
+        terminal = _TERMINAL_OF[token]
+        if self.skipping:
+            if terminal != _START:
+                self.discard(start, end)
+                return
+            self.skipping = False
+            self.parser = LalrDriver(self._table, self.resync_start)
+        self.feed(terminal, _SPELLING_OF[token], start, end)
+
+    def flush_pending(self, closer: str) -> None:
+        """Read the pending header text (``closer``, the token that ends it, does not matter
+        to the grammar's lexing)."""
+        if self._pending.start >= 0:
+            self._read_header_text()
+
+    def _read_header_text(self) -> None:
+        pending = self._pending
+        # Strict mode holds no control token with header text: Engine.hold keeps one piece.
+        _, text, start, end = pending.pieces.pop()
+        pending.start = pending.end = -1
+        pending.length = 0
+        if self.skipping:
+            return
+        reading = header_terminals(self._header_lexer, self.parser, text)
+        if reading is None:
+            lex_header_text(self, text, start, end)  # terminal by terminal, to the error
+            return
+        self.parser.stack, terminals = reading
+        exact = self.exact_positions
+        for name, value, offset in terminals:
+            action = ACTIONS.get(name)
+            if action is not None:
+                if exact:
+                    action(self, value, start + offset, start + offset + len(value))
+                else:
+                    action(self, value, start, end)
+
+    def feed(self, terminal: str, value: str, start: int, end: int) -> None:
+        """Feed one terminal; one the grammar refuses here is an error (HG100)."""
+        parser = self.parser
+        after = self._steps.get((parser.stack, terminal))  # LalrDriver.feed, inline
+        if after is None:
+            after = self._table.step(parser.stack, terminal)
+        if not after:
+            self._unexpected_token(terminal, value, start, end)  # HG100
+            return
+        parser.stack = after
+        action = ACTIONS.get(terminal)
+        if action is not None:
+            action(self, value, start, end)
+
+    def partial(self, text: str, start: int, end: int) -> None:
+        """The start of a control token's spelling at the end of text: text, as the grammar
+        reads it."""
+        self.text(text, start, end)
