@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .engine import Engine
-from .events import Event
+from .engine import _SHARED_DELTAS, Engine
+from .events import Event, content_delta, tool_call_delta
 from .lexer import TextLexer, TokenLexer, token_sequence
 from .model import ParseResult
 from .options import ParseKeywords, ParseOptions
@@ -103,17 +103,18 @@ class StreamParser:
             # A chunk of a body that can hold no control token and no new line (the line
             # index is not asked): TextLexer.feed and Engine.text's work for it, in place.
             delta = self._deltas.get(text)
-            if delta is not None:
-                cuts = self._text.cuts  # type: ignore[union-attr]
-                start = cuts.offset
-                end = cuts.offset = start + len(text)
-                body.append(text)
-                spans = self._spans
-                if spans[-1] >= start:
-                    spans[-1] = end
-                else:
-                    spans += (start, end)
-                return [delta]  # type: ignore[list-item]
+            if delta is None:
+                delta = self._shared_delta(text)
+            cuts = self._text.cuts  # type: ignore[union-attr]
+            start = cuts.offset
+            end = cuts.offset = start + len(text)
+            body.append(text)
+            spans = self._spans
+            if spans[-1] >= start:
+                spans[-1] = end
+            else:
+                spans += (start, end)
+            return [delta]  # type: ignore[list-item]
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}; ids go to feed_tokens()")
         self._start(token_units=False)
@@ -140,12 +141,14 @@ class StreamParser:
                     text = self._texts[token_id]
                 except IndexError:
                     text = None
-                delta = self._deltas.get(text) if text is not None else None
-                if delta is not None:
+                if text is not None:
+                    delta = self._deltas.get(text)
+                    if delta is None:
+                        delta = self._shared_delta(text)
                     lexer = self._tokens
                     index = lexer.index  # type: ignore[union-attr]
                     lexer.index = index + 1  # type: ignore[union-attr]
-                    body.append(text)  # type: ignore[arg-type]
+                    body.append(text)
                     spans = self._spans
                     if spans[-1] >= index:
                         spans[-1] = index + 1
@@ -155,6 +158,20 @@ class StreamParser:
         events = self._feed_tokens(token_ids)
         self._refresh()
         return events
+
+    def _shared_delta(self, text: str) -> object:
+        """The body's delta event of ``text``, made and shared as Engine.text does."""
+        draft = self._engine.draft  # type: ignore[union-attr]
+        assert draft is not None
+        call_id = draft.call_id
+        delta = (
+            content_delta(text, draft.channel)
+            if call_id is None
+            else tool_call_delta(text, call_id)
+        )
+        if len(self._deltas) < _SHARED_DELTAS:
+            self._deltas[text] = delta
+        return delta
 
     def _feed_tokens(self, token_ids: Sequence[int]) -> list[Event]:
         lexer = self._tokens
@@ -181,8 +198,8 @@ class StreamParser:
         """Open the body path of :meth:`feed` or :meth:`feed_tokens` where the next piece of
         plain text is content and nothing else: a body already fed, no call arguments
         checked as they stream, nothing held back by the lexer. The path takes a piece
-        whose delta event is already shared (``Draft.deltas``); anything else goes the
-        lexer's way, and comes back here.
+        whose text needs no check (text: no ``<``, no new line; ids: ``token_text_table``);
+        anything else goes the lexer's way, and comes back here.
         """
         self._id_body = self._text_body = None
         engine = self._engine
