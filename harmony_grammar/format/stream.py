@@ -9,8 +9,8 @@ I/O; the end of input is the explicit :meth:`StreamParser.close`. The same engin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .engine import _SHARED_DELTAS, Engine
 from .events import Event, content_delta, tool_call_delta
@@ -61,6 +61,8 @@ class StreamParser:
         self._text_body: list[str] | None = None
         self._spans: list[int] = []
         self._deltas: dict[str, object] = {}
+        self._make_delta: Callable[[str, Any], object] = content_delta
+        self._delta_key: str | None = None
         self._texts: Sequence[str | None] = ()
 
     def _start(self, token_units: bool) -> Engine:
@@ -102,9 +104,12 @@ class StreamParser:
         if body is not None and type(text) is str and "<" not in text and "\n" not in text:
             # A chunk of a body that can hold no control token and no new line (the line
             # index is not asked): TextLexer.feed and Engine.text's work for it, in place.
-            delta = self._deltas.get(text)
-            if delta is None:
-                delta = self._shared_delta(text)
+            deltas = self._deltas
+            delta = deltas.get(text)
+            if delta is None:  # made and shared as Engine.text does
+                delta = self._make_delta(text, self._delta_key)
+                if len(deltas) < _SHARED_DELTAS:
+                    deltas[text] = delta
             cuts = self._text.cuts  # type: ignore[union-attr]
             start = cuts.offset
             end = cuts.offset = start + len(text)
@@ -142,9 +147,12 @@ class StreamParser:
                 except IndexError:
                     text = None
                 if text is not None:
-                    delta = self._deltas.get(text)
-                    if delta is None:
-                        delta = self._shared_delta(text)
+                    deltas = self._deltas
+                    delta = deltas.get(text)
+                    if delta is None:  # made and shared as Engine.text does
+                        delta = self._make_delta(text, self._delta_key)
+                        if len(deltas) < _SHARED_DELTAS:
+                            deltas[text] = delta
                     lexer = self._tokens
                     index = lexer.index  # type: ignore[union-attr]
                     lexer.index = index + 1  # type: ignore[union-attr]
@@ -158,20 +166,6 @@ class StreamParser:
         events = self._feed_tokens(token_ids)
         self._refresh()
         return events
-
-    def _shared_delta(self, text: str) -> object:
-        """The body's delta event of ``text``, made and shared as Engine.text does."""
-        draft = self._engine.draft  # type: ignore[union-attr]
-        assert draft is not None
-        call_id = draft.call_id
-        delta = (
-            content_delta(text, draft.channel)
-            if call_id is None
-            else tool_call_delta(text, call_id)
-        )
-        if len(self._deltas) < _SHARED_DELTAS:
-            self._deltas[text] = delta
-        return delta
 
     def _feed_tokens(self, token_ids: Sequence[int]) -> list[Event]:
         lexer = self._tokens
@@ -209,6 +203,10 @@ class StreamParser:
         if draft is None or not draft.content_fed or not draft.content_spans:
             return
         self._spans, self._deltas = draft.content_spans, draft.deltas
+        if draft.call_id is None:
+            self._make_delta, self._delta_key = content_delta, draft.channel
+        else:
+            self._make_delta, self._delta_key = tool_call_delta, draft.call_id
         if self._tokens is not None:
             if self._tokens.holds_nothing():
                 self._id_body = draft.content
