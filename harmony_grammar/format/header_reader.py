@@ -19,7 +19,8 @@ from .draft import Draft, supersede
 from .engine_view import EngineView
 from .header_search import ROLES, HeaderState, HeaderText, Move, read_header
 from .headers import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
-from .lalr import MAX_STEPS, LalrDriver
+from .lalr import LalrDriver
+from .memo import Memo
 from .model import RecipientPosition, Role
 from .repairs import Where
 from .tokens import ControlToken
@@ -144,9 +145,7 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
     found = _READINGS.get(key, _UNREAD)
     if found is _UNREAD:
         found = _grammar_terminals(engine, pieces, closed)
-        if len(_READINGS) >= MAX_STEPS:
-            _READINGS.clear()
-        _READINGS[key] = found
+        _READINGS.keep(key, found, sum(len(p[1]) for p in pieces))
     if found is None:
         return False
     reading: _Reading = found  # type: ignore[assignment]
@@ -164,7 +163,7 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
 #: A header's grammar reading: the stack after it, and each terminal as ``(terminal, value,
 #: piece index, offset in the piece's text or -1 for a control token)``.
 _Reading = tuple[tuple[int, ...], tuple[tuple[str, str, int, int], ...]]
-_READINGS: dict[object, _Reading | None] = {}
+_READINGS: Memo[object, _Reading | None] = Memo()
 _UNREAD = object()
 
 

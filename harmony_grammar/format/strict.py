@@ -32,7 +32,8 @@ from .actions import ACTIONS
 from .engine import Engine
 from .grammar import HeaderLexer, header_lexer
 from .header_reader import lex_header_text
-from .lalr import MAX_STEPS, LalrDriver
+from .lalr import LalrDriver
+from .memo import Memo
 from .tokens import ControlToken
 
 __all__ = ["StrictEngine", "header_terminals"]
@@ -44,12 +45,13 @@ _START = ControlToken.START.terminal
 #: A header text's reading from a stack: the stack after it and its terminals, each
 #: ``(terminal, value, offset in the text)``.
 Reading = tuple[tuple[int, ...], tuple[tuple[str, str, int], ...]]
-_READINGS: dict[tuple[tuple[int, ...], str], Reading | None] = {}
+_READINGS: Memo[tuple[tuple[int, ...], str], Reading | None] = Memo()
 
 
 def header_terminals(lexer: HeaderLexer, driver: LalrDriver, text: str) -> Reading | None:
     """How the grammar reads all of ``text`` from ``driver``'s state (``driver`` untouched),
-    or None where some of it does not lex or the table refuses a terminal. Memoised."""
+    or None where some of it does not lex or the table refuses a terminal. Memoised
+    (:mod:`.memo`)."""
     key = (driver.stack, text)
     try:
         return _READINGS[key]
@@ -68,9 +70,7 @@ def header_terminals(lexer: HeaderLexer, driver: LalrDriver, text: str) -> Readi
         pos = match.end()
     else:
         reading = (trial.stack, tuple(read))
-    if len(_READINGS) >= MAX_STEPS:
-        _READINGS.clear()
-    _READINGS[key] = reading
+    _READINGS.keep(key, reading, len(text))
     return reading
 
 
