@@ -9,6 +9,7 @@ I/O; the end of input is the explicit :meth:`StreamParser.close`. The same engin
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,7 @@ class StreamParser:
         self._spans: list[int] = []
         self._deltas: dict[str, object] = {}
         self._make_delta: Callable[[str, Any], object] = content_delta
+        self._opened = 0  # how many pieces the body held when the path opened
         self._delta_key: str | None = None
         self._texts: Sequence[str | None] = ()
 
@@ -104,24 +106,19 @@ class StreamParser:
         if body is not None and type(text) is str and "<" not in text and "\n" not in text:
             # A chunk of a body that can hold no control token and no new line (the line
             # index is not asked): TextLexer.feed and Engine.text's work for it, in place.
+            # The body's range and the lexer's offset are brought up to date once, when the
+            # path closes (_settle).
             deltas = self._deltas
             delta = deltas.get(text)
             if delta is None:  # made and shared as Engine.text does
                 delta = self._make_delta(text, self._delta_key)
                 if len(deltas) < _SHARED_DELTAS:
                     deltas[text] = delta
-            cuts = self._text.cuts  # type: ignore[union-attr]
-            start = cuts.offset
-            end = cuts.offset = start + len(text)
-            body.append(text)
-            spans = self._spans
-            if spans[-1] >= start:
-                spans[-1] = end
-            else:
-                spans += (start, end)
+            body.append(text)  # its range and the lexer's offset: _settle
             return [delta]  # type: ignore[list-item]
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}; ids go to feed_tokens()")
+        self._settle()
         self._start(token_units=False)
         assert self._text is not None
         self._text.feed(text)
@@ -153,16 +150,9 @@ class StreamParser:
                         delta = self._make_delta(text, self._delta_key)
                         if len(deltas) < _SHARED_DELTAS:
                             deltas[text] = delta
-                    lexer = self._tokens
-                    index = lexer.index  # type: ignore[union-attr]
-                    lexer.index = index + 1  # type: ignore[union-attr]
-                    body.append(text)
-                    spans = self._spans
-                    if spans[-1] >= index:
-                        spans[-1] = index + 1
-                    else:
-                        spans += (index, index + 1)
+                    body.append(text)  # its range and the lexer's index: _settle
                     return [delta]  # type: ignore[list-item]
+        self._settle()
         events = self._feed_tokens(token_ids)
         self._refresh()
         return events
@@ -207,17 +197,39 @@ class StreamParser:
             self._make_delta, self._delta_key = content_delta, draft.channel
         else:
             self._make_delta, self._delta_key = tool_call_delta, draft.call_id
-        if self._tokens is not None:
-            if self._tokens.holds_nothing():
-                self._id_body = draft.content
-        elif self._text is not None and not self._text.cuts.holds():
-            self._text_body = draft.content
+        content, spans = draft.content, draft.content_spans
+        assert content is not None  # content_fed: the body is open
+        # Open only where the body's last range ends where the next piece begins: each piece
+        # on the path then extends it (one id per piece, or its length: _settle counts).
+        tokens, text = self._tokens, self._text
+        if tokens is not None:
+            if tokens.holds_nothing() and spans[-1] == tokens.index:
+                self._id_body, self._opened = content, len(content)
+        elif text is not None and not text.cuts.holds() and spans[-1] == text.cuts.offset:
+            self._text_body, self._opened = content, len(content)
+
+    def _settle(self) -> None:
+        """Close the body path: the pieces it appended extend the body's last range and
+        advance the lexer (one id per piece; for text, their length), as the lexer's way
+        would have, before anything else reads them."""
+        body = self._id_body
+        if body is not None:
+            lexer = self._tokens
+            assert lexer is not None
+            lexer.index += len(body) - self._opened
+            self._spans[-1] = lexer.index
+        body = self._text_body
+        if body is not None:
+            cuts = self._text.cuts  # type: ignore[union-attr]
+            cuts.offset += sum(map(len, itertools.islice(body, self._opened, None)))
+            self._spans[-1] = cuts.offset
+        self._id_body = self._text_body = None
 
     def close(self) -> list[Event]:
         """End of input: flush what was held back and report what is unfinished."""
         if self._closed:
             return []
-        self._id_body = self._text_body = None
+        self._settle()
         engine = self._start(token_units=self._tokens is not None)
         end = self._tokens.close() if self._tokens is not None else self._text_close()
         engine.eof(end)

@@ -146,10 +146,12 @@ class _Plain(str):
     __slots__ = ()
 
 
-#: Bodies whose tokens recur (the body paths take a token whose delta is already shared).
-BODIES = st.lists(st.sampled_from([*WORDS[:6], "\n", "<", "|", " 東京", "é"]), max_size=60).map(
-    " ".join
-)
+#: Bodies whose tokens recur (the body paths take a token whose delta is already shared),
+#: long enough for long runs on the paths: words, repeated.
+BODIES = st.tuples(
+    st.lists(st.sampled_from([*WORDS[:6], "\n", "<", "|", " 東京", "é"]), max_size=20),
+    st.integers(1, 12),
+).map(lambda words_times: " ".join(words_times[0]) * words_times[1])
 
 
 @given(
