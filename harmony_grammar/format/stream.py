@@ -9,7 +9,6 @@ I/O; the end of input is the explicit :meth:`StreamParser.close`. The same engin
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -221,7 +220,7 @@ class StreamParser:
         body = self._text_body
         if body is not None:
             cuts = self._text.cuts  # type: ignore[union-attr]
-            cuts.offset += sum(map(len, itertools.islice(body, self._opened, None)))
+            cuts.offset += sum(map(len, body[self._opened :]))  # the path's pieces only
             self._spans[-1] = cuts.offset
         self._id_body = self._text_body = None
 
