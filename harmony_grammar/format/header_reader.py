@@ -141,7 +141,7 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
         return False
     # The reading depends only on the stack, the pieces and the closer: memoised.
     closed = closer == _MESSAGE
-    key = (engine.parser.stack, closed, tuple(p[:2] for p in pieces))
+    key = (engine.parser.stack, closed, tuple([p[:2] for p in pieces]))
     found = _READINGS.get(key, _UNREAD)
     if found is _UNREAD:
         found = _grammar_terminals(engine, pieces, closed)

@@ -114,7 +114,10 @@ class StrictEngine(Engine):
         pending.length = 0
         if self.skipping:
             return
-        reading = header_terminals(self._header_lexer, self.parser, text)
+        try:  # header_terminals' memo, asked in place: the hot path
+            reading = _READINGS[(self.parser.stack, text)]
+        except KeyError:
+            reading = header_terminals(self._header_lexer, self.parser, text)
         if reading is None:
             lex_header_text(self, text, start, end)  # terminal by terminal, to the error
             return
