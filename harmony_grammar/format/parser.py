@@ -60,7 +60,10 @@ def parse(
         raise TypeError("parse() takes str or a sequence of token ids; decode bytes first")
     if not isinstance(source, str):
         source = token_sequence(source, "parse()")  # type: ignore[assignment]
-    opts = _options_of(keywords) if options is None else ParseOptions.of(options, keywords)
+    if options is None and "strict" not in keywords:
+        opts = _options_of(keywords)
+    else:  # here, so that a renamed keyword's warning names the caller's line
+        opts = ParseOptions.of(options, keywords)
     engine = (Engine if opts.lenient else StrictEngine)(
         opts, token_units=not isinstance(source, str)
     )
@@ -82,12 +85,8 @@ def parse(
 
 
 def _options_of(keywords: Mapping[str, object]) -> ParseOptions:
-    """``ParseOptions.of(None, keywords)``, kept for keywords whose values are hashable.
-
-    A renamed keyword (``strict=``) is never kept: its warning is said on every call.
-    """
-    if "strict" in keywords:
-        return ParseOptions.of(None, keywords)
+    """``ParseOptions.of(None, keywords)``, kept for keywords whose values are hashable
+    (never with a renamed keyword, ``strict=``: its warning is said on every call)."""
     try:
         key = frozenset(keywords.items())
         kept = _KEPT_OPTIONS.get(key)
