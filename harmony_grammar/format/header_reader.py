@@ -472,15 +472,7 @@ def _what(move: Move, header: HeaderText) -> str:
 def lexes_as_header(engine: EngineView, driver: LalrDriver, text: str) -> bool:
     """Whether the whole of ``text`` lexes as header text from ``driver``'s state (on a
     copy: ``driver`` is untouched)."""
-    driver = driver.copy()
-    pos = 0
-    while pos < len(text):
-        scanner = engine.lexer.scanner(driver.position, driver.choices())
-        match = scanner.match(text, pos) if scanner is not None else None
-        if match is None or not driver.feed(match.lastgroup or ""):
-            return False
-        pos = match.end()
-    return True
+    return engine.lexer.read(driver, text) is not None
 
 
 def lex_header_text(engine: EngineView, text: str, start: int, end: int) -> None:

@@ -107,12 +107,7 @@ class StreamParser:
             # index is not asked): TextLexer.feed and Engine.text's work for it, in place.
             # The body's range and the lexer's offset are brought up to date once, when the
             # path closes (_settle).
-            deltas = self._deltas
-            delta = deltas.get(text)
-            if delta is None:  # made and shared as Engine.text does
-                delta = self._make_delta(text, self._delta_key)
-                if len(deltas) < _SHARED_DELTAS:
-                    deltas[text] = delta
+            delta = self._deltas.get(text) or self._new_delta(text)
             body.append(text)  # its range and the lexer's offset: _settle
             return [delta]  # type: ignore[list-item]
         if not isinstance(text, str):
@@ -143,18 +138,20 @@ class StreamParser:
                 except IndexError:
                     text = None
                 if text is not None:
-                    deltas = self._deltas
-                    delta = deltas.get(text)
-                    if delta is None:  # made and shared as Engine.text does
-                        delta = self._make_delta(text, self._delta_key)
-                        if len(deltas) < _SHARED_DELTAS:
-                            deltas[text] = delta
+                    delta = self._deltas.get(text) or self._new_delta(text)
                     body.append(text)  # its range and the lexer's index: _settle
                     return [delta]  # type: ignore[list-item]
         self._settle()
         events = self._feed_tokens(token_ids)
         self._refresh()
         return events
+
+    def _new_delta(self, text: str) -> object:
+        """The open body's delta event of ``text``, made and shared as Engine.text does."""
+        delta = self._make_delta(text, self._delta_key)
+        if len(self._deltas) < _SHARED_DELTAS:
+            self._deltas[text] = delta
+        return delta
 
     def _feed_tokens(self, token_ids: Sequence[int]) -> list[Event]:
         lexer = self._tokens

@@ -11,7 +11,7 @@ with its position, and everything up to the next ``<|start|>`` is skipped.
 Why it is fast: header text is lexed once per parser state. How a text lexes depends only
 on the parser's stack and the text (the scanners are chosen by the state; actions never
 change either), and the stack is a tuple, so ``(stack, text)`` maps to the terminals read
-and the stack after them (:func:`header_terminals`), memoised. Headers recur
+and the stack after them (:meth:`.grammar.HeaderLexer.read`), memoised. Headers recur
 (``assistant``, ``analysis``, `` to=functions.f``), so after the first few the header of a
 message costs a dictionary look-up and its actions. Text that does not lex whole is read
 terminal by terminal, as the grammar's lexer reads it, and its error is reported where it
@@ -30,49 +30,16 @@ from typing import Any
 
 from .actions import ACTIONS
 from .engine import Engine
-from .grammar import HeaderLexer, header_lexer
+from .grammar import header_lexer
 from .header_reader import lex_header_text
 from .lalr import LalrDriver
-from .memo import Memo
 from .tokens import ControlToken
 
-__all__ = ["StrictEngine", "header_terminals"]
+__all__ = ["StrictEngine"]
 
 _TERMINAL_OF = {token: token.terminal for token in ControlToken}
 _SPELLING_OF = {token: token.value for token in ControlToken}
 _START = ControlToken.START.terminal
-
-#: A header text's reading from a stack: the stack after it and its terminals, each
-#: ``(terminal, value, offset in the text)``.
-Reading = tuple[tuple[int, ...], tuple[tuple[str, str, int], ...]]
-_READINGS: Memo[tuple[tuple[int, ...], str], Reading | None] = Memo()
-
-
-def header_terminals(lexer: HeaderLexer, driver: LalrDriver, text: str) -> Reading | None:
-    """How the grammar reads all of ``text`` from ``driver``'s state (``driver`` untouched),
-    or None where some of it does not lex or the table refuses a terminal. Memoised
-    (:mod:`.memo`)."""
-    key = (driver.stack, text)
-    try:
-        return _READINGS[key]
-    except KeyError:
-        pass
-    trial = driver.copy()
-    read: list[tuple[str, str, int]] = []
-    reading: Reading | None = None
-    pos = 0
-    while pos < len(text):
-        scanner = lexer.scanner(trial.position, trial.choices())
-        match = scanner.match(text, pos) if scanner is not None else None
-        if match is None or not trial.feed(match.lastgroup or ""):
-            break
-        read.append((match.lastgroup or "", match.group(), pos))
-        pos = match.end()
-    else:
-        reading = (trial.stack, tuple(read))
-    _READINGS.keep(key, reading, len(text))
-    return reading
-
 
 class StrictEngine(Engine):
     """The strict reading of pieces into messages and diagnostics (see the module docstring).
@@ -114,10 +81,11 @@ class StrictEngine(Engine):
         pending.length = 0
         if self.skipping:
             return
-        try:  # header_terminals' memo, asked in place: the hot path
-            reading = _READINGS[(self.parser.stack, text)]
+        lexer = self._header_lexer
+        try:  # HeaderLexer.read's memo, asked in place: the hot path
+            reading = lexer.readings[(self.parser.stack, text)]
         except KeyError:
-            reading = header_terminals(self._header_lexer, self.parser, text)
+            reading = lexer.read(self.parser, text)
         if reading is None:
             lex_header_text(self, text, start, end)  # terminal by terminal, to the error
             return
