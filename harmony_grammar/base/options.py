@@ -14,6 +14,7 @@ same call. A new option is one field, and every entry point has it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,12 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["Options"]
+
+
+@functools.cache
+def _field_names(cls: type) -> frozenset[str]:
+    # Per class, once: dataclasses.fields() walks the class on every call (parse's keywords).
+    return frozenset(field.name for field in dataclasses.fields(cls))
 
 
 class Options:
@@ -44,7 +51,7 @@ class Options:
             raise TypeError(f"options must be a {cls.__name__}, not {type(options).__name__}")
         if not keywords:
             return cls() if options is None else options
-        names = {field.name for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        names = _field_names(cls)  # type: ignore[arg-type]
         renamed: Mapping[str, tuple[str, Any]] = getattr(cls, RENAMED_ATTRIBUTE, {})
         old = [name for name in keywords if name in renamed]
         if old:

@@ -11,6 +11,8 @@ input does not spell, recorded as ``-1``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields
+from typing import Any
 
 from .calls import open_call_check
 from .draft import Draft
@@ -35,6 +37,54 @@ _MESSAGE = ControlToken.MESSAGE.terminal
 _CONTENT = "CONTENT"
 
 
+def _message_builder() -> Any:
+    """:data:`_parsed_message`: sets the slots through their descriptors (as
+    ``events._builder`` does for deltas) instead of the frozen ``__init__``'s per-field
+    ``object.__setattr__`` and its checks: a message is made per message parsed."""
+    setters = tuple(getattr(Message, f.name).__set__ for f in fields(Message))
+    (role_, content_, name_, recipient_, channel_, type_, end_, position_, span_, unread_, sup_) = (
+        setters
+    )
+    new = object.__new__
+
+    def parsed_message(
+        *,
+        role: Role,
+        content: str,
+        name: str | None,
+        recipient: str | None,
+        channel: str | None,
+        content_type: str | None,
+        terminator: Terminator | None,
+        recipient_position: RecipientPosition | None,
+        span: Span | None,
+        unread: str,
+        superseded: str,
+    ) -> Message:
+        """The :class:`.model.Message` that ``Message(...)`` makes of these values, which
+        are the parsers' own (the enums and strings its checks would accept as they are)."""
+        message = new(Message)
+        role_(message, role)
+        content_(message, content)
+        name_(message, name)
+        recipient_(message, recipient)
+        channel_(message, channel)
+        type_(message, content_type)
+        end_(message, terminator)
+        position_(message, recipient_position)
+        span_(message, span)
+        unread_(message, unread)
+        sup_(message, superseded)
+        return message
+
+    return parsed_message
+
+
+#: A :class:`.model.Message` made of the draft's own values, without the checks (the hot
+#: path: one per message parsed).
+_parsed_message = _message_builder()
+
+
 def begin_message(engine: EngineView, start: int) -> Draft:
     """A message begins at ``start`` (its ``<|start|>``, or a completion's first header)."""
     engine.draft = draft = Draft(start=start, role=engine.role)
@@ -51,7 +101,8 @@ def finish_message(engine: EngineView, terminator: Terminator | None, end: int) 
         return
     engine.draft = None
     _send_held_header(engine, draft)
-    message = Message(
+    # The draft's own values (enums, strings): made without the frozen __init__'s checks.
+    message = _parsed_message(
         role=draft.role,
         content="".join(draft.content or ()),
         name=draft.name,

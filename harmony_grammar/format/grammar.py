@@ -14,6 +14,8 @@ from pathlib import Path
 
 import lark
 
+from .lalr import LalrDriver
+from .memo import Memo
 from .tokens import ControlToken
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "STRIPPED_GRAMMAR",
     "STRIPPED_START_SYMBOLS",
     "HeaderLexer",
+    "Reading",
     "expected_description",
     "grammar_path",
     "grammar_text",
@@ -88,6 +91,11 @@ def expected_description(terminals: object) -> tuple[str, ...]:
     return tuple(sorted({_DESCRIPTIONS.get(str(name), str(name)) for name in names}))
 
 
+#: A header text's reading from a parser state (:meth:`HeaderLexer.read`): the stack after
+#: it, and its terminals as ``(terminal, value, offset in the text)``.
+Reading = tuple[tuple[int, ...], tuple[tuple[str, str, int], ...]]
+
+
 class HeaderLexer:
     """Lark's contextual lexing of header text, one scanner per LALR state.
 
@@ -100,6 +108,8 @@ class HeaderLexer:
     def __init__(self, parser: lark.Lark) -> None:
         self._terminals = {t.name: t for t in parser.terminals}
         self._scanners: dict[int, re.Pattern[str] | None] = {}
+        #: :meth:`read`'s memo, by ``(stack, text)`` (asked in place on the strict hot path).
+        self.readings: Memo[tuple[tuple[int, ...], str], Reading | None] = Memo()
 
     def scanner(self, state: int, acceptable: object) -> re.Pattern[str] | None:
         """The compiled alternation of the lexable terminals acceptable in ``state``."""
@@ -117,6 +127,41 @@ class HeaderLexer:
         )
         self._scanners[state] = regex
         return regex
+
+    def read(self, driver: LalrDriver, text: str) -> Reading | None:
+        """How the grammar reads all of ``text`` from ``driver``'s state (``driver`` is
+        untouched): the stack after it and its terminals, or None where some of it does not
+        lex or the table refuses a terminal.
+
+        The reading depends only on the stack and the text (the state chooses the scanner,
+        and nothing else is read), so it is memoised (:mod:`.memo`): headers recur, and
+        after the first few a header costs a look-up.
+        """
+        key = (driver.stack, text)
+        try:
+            return self.readings[key]
+        except KeyError:
+            pass
+        trial = driver.copy()
+        read, end = self.lex(trial, text, 0)
+        reading = (trial.stack, tuple(read)) if end == len(text) else None
+        self.readings.keep(key, reading, len(text))
+        return reading
+
+    def lex(
+        self, driver: LalrDriver, text: str, pos: int
+    ) -> tuple[list[tuple[str, str, int]], int]:
+        """Lex ``text[pos:]`` from ``driver``'s state as far as the grammar goes, feeding
+        ``driver``: the terminals read (name, text, offset) and where they end."""
+        read: list[tuple[str, str, int]] = []
+        while pos < len(text):
+            scanner = self.scanner(driver.position, driver.choices())
+            match = scanner.match(text, pos) if scanner is not None else None
+            if match is None or not driver.feed(match.lastgroup or ""):
+                break
+            read.append((match.lastgroup or "", match.group(), pos))
+            pos = match.end()
+        return read, pos
 
     def terminal_regex(self, name: str) -> re.Pattern[str]:
         """One terminal's own regex (used to name what stands where it may not)."""

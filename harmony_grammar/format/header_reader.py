@@ -23,6 +23,7 @@ from .header_search import (
 )
 from .header_words import AUTHOR, GLUED_CHANNEL, GLUED_ROLE, RECIPIENT
 from .lalr import LalrDriver
+from .memo import Memo
 from .repair_table import Where
 from .tokens import BARE_CONTENT_TYPES, ControlToken
 
@@ -129,19 +130,46 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
     spaced = _spaced_names(engine)
     if spaced and any(name in p[1] for p in pieces for name in spaced):
         return False
+    # The reading depends only on the stack, the pieces and the closer: memoised.
+    closed = closer == _MESSAGE
+    key = (engine.parser.stack, closed, tuple([p[:2] for p in pieces]))
+    found = _READINGS.get(key, _UNREAD)
+    if found is _UNREAD:
+        found = _grammar_terminals(engine, pieces, closed)
+        _READINGS.keep(key, found, sum(len(p[1]) for p in pieces))
+    if found is None:
+        return False
+    reading: _Reading = found  # type: ignore[assignment]
+    engine.parser.stack, fed = reading
+    exact, act = engine.exact_positions, engine.act
+    for terminal, value, index, offset in fed:
+        _, _, start, end = pieces[index]
+        if offset >= 0 and exact:
+            act(terminal, value, start + offset, start + offset + len(value))
+        else:
+            act(terminal, value, start, end)
+    return True
+
+
+#: A header's grammar reading: the stack after it, and each terminal as ``(terminal, value,
+#: piece index, offset in the piece's text or -1 for a control token)``.
+_Reading = tuple[tuple[int, ...], tuple[tuple[str, str, int, int], ...]]
+_READINGS: Memo[object, _Reading | None] = Memo()
+_UNREAD = object()
+
+
+def _grammar_terminals(engine: EngineView, pieces: list[Piece], closed: bool) -> _Reading | None:
     driver = engine.parser.copy()
     fed: list[tuple[str, str, int, int]] = []
-    exact = engine.exact_positions
-    closed = closer == _MESSAGE
     scanner_of = engine.lexer.scanner
     feed = driver.feed
     constrained = False
-    for token, text, start, end in pieces:
+    for index, (token, text, _, _) in enumerate(pieces):
         if token is not None:
             terminal = _TERMINAL_OF[token]
             if not feed(terminal):
-                return False
-            fed.append((terminal, text, start, end))
+                return None
+            fed.append((terminal, text, index, -1))
             constrained = token is ControlToken.CONSTRAIN
             continue
         pos = 0
@@ -149,29 +177,24 @@ def _grammar_reading(engine: EngineView, pieces: list[Piece], closer: str) -> bo
             scanner = scanner_of(driver.position, driver.choices())
             match = scanner.match(text, pos) if scanner is not None else None
             if match is None:
-                return False
+                return None
             name = match.lastgroup or ""
             if not feed(name):
-                return False
+                return None
             value = match.group()
             if name in _JUDGED and not _holds(name, value, constrained, closed):
-                return False
+                return None
             if name == "AUTHOR_NAME" and fed[-2][1] not in ROLES:
-                return False  # ``:NAME`` names a role only (``functions.f:x`` is no name)
-            here = start + pos if exact else start
-            fed.append((name, value, here, here + len(value) if exact else end))
+                return None  # ``:NAME`` names a role only (``functions.f:x`` is no name)
+            fed.append((name, value, index, pos))
             pos = match.end()
             if name != "SPACE":
                 constrained = False
     if closed and _MESSAGE not in driver.choices():
-        return False
+        return None
     if fed and fed[-1][0] == "COLON":
-        return False  # a name's ':' with no name: no field reads it (the rows decide)
-    engine.parser = driver
-    act = engine.act
-    for terminal, value, start, end in fed:
-        act(terminal, value, start, end)
-    return True
+        return None  # a name's ':' with no name: no field reads it (the rows decide)
+    return driver.stack, tuple(fed)
 
 
 def _holds(name: str, value: str, constrained: bool, closed: bool) -> bool:
@@ -198,15 +221,7 @@ def _holds(name: str, value: str, constrained: bool, closed: bool) -> bool:
 def lexes_as_header(engine: EngineView, driver: LalrDriver, text: str) -> bool:
     """Whether the whole of ``text`` lexes as header text from ``driver``'s state (on a
     copy: ``driver`` is untouched)."""
-    driver = driver.copy()
-    pos = 0
-    while pos < len(text):
-        scanner = engine.lexer.scanner(driver.position, driver.choices())
-        match = scanner.match(text, pos) if scanner is not None else None
-        if match is None or not driver.feed(match.lastgroup or ""):
-            return False
-        pos = match.end()
-    return True
+    return engine.lexer.read(driver, text) is not None
 
 
 def lex_header_text(engine: EngineView, text: str, start: int, end: int) -> None:

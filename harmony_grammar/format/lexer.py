@@ -31,6 +31,9 @@ __all__ = [
 ]
 
 _SPELLINGS = tuple(token.value for token in ControlToken)
+_BY_SPELLING = {token.value: token for token in ControlToken}
+#: Every proper prefix of a control token's spelling (what a chunk's end may hold back).
+_PREFIXES = frozenset(s[:size] for s in _SPELLINGS for size in range(1, len(s)))
 _SURROGATES = re.compile("[\udc80-\udcff]")
 
 
@@ -51,8 +54,7 @@ def partial_spelling_length(text: str) -> int:
     """How many trailing characters of ``text`` are a proper prefix of a control spelling."""
     start = text.rfind("<", max(0, len(text) - 12))
     while start >= 0:
-        tail = text[start:]
-        if any(s.startswith(tail) and s != tail for s in _SPELLINGS):
+        if text[start:] in _PREFIXES:
             return len(text) - start
         start = text.rfind("<", max(0, len(text) - 12), start)
     return 0
@@ -74,6 +76,10 @@ class IncrementalTextLexer:
         self.offset += len(ready)
         for control, piece, start, end in split_text(ready):
             yield control, piece, base + start, base + end
+
+    def holds(self) -> bool:
+        """True while the start of a control token's spelling is held back."""
+        return bool(self._held)
 
     def close(self) -> Iterator[tuple[ControlToken | None, str, int, int]]:
         """The held-back tail, which can no longer become a control token."""
@@ -243,13 +249,20 @@ class TokenLexer:
     ) -> None:
         self._decoder = RunDecoder(table, texts)
         self._sink = sink
-        self._index = 0
+        #: The index of the next id.
+        self.index = 0
         self._per_token = per_token
+
+    def holds_nothing(self) -> bool:
+        """True inside a run of ordinary ids with nothing held back: the next id whose text
+        needs no check (``RunDecoder.texts``) is that text, at the next index."""
+        held = self._decoder._held or self._decoder._tail
+        return self._decoder.texts is not None and self._decoder._run_start >= 0 and not held
 
     def feed_one(self, token_id: int) -> None:
         """One ordinary id (``0 <= token_id < FIRST_SPECIAL_ID``): how serving loops call."""
-        index = self._index
-        self._index = index + 1
+        index = self.index
+        self.index = index + 1
         decoder = self._decoder
         texts = decoder.texts
         if texts is not None and not decoder._held and not decoder._tail:
@@ -280,7 +293,7 @@ class TokenLexer:
             self._feed_checked(token_ids)
             return
         sink, decoder = self._sink, self._decoder
-        index = self._index
+        index = self.index
         run_start = -1
         for offset, token_id in enumerate(token_ids):
             if 0 <= token_id < FIRST_SPECIAL_ID:
@@ -302,7 +315,7 @@ class TokenLexer:
             text = decoder.decode(token_ids[run_start:], index + run_start)
             if text:
                 sink.text(text, decoder.text_start, index + len(token_ids))
-        self._index = index + len(token_ids)
+        self.index = index + len(token_ids)
 
     def _feed_checked(self, values: Sequence[object]) -> None:
         # The rare path: convert integers of other types, report the rest one by one.
@@ -315,9 +328,9 @@ class TokenLexer:
             if ids:
                 self.feed(ids)
                 ids = []
-            self._end_run(self._index)
-            self._sink.special(value, self._index)
-            self._index += 1
+            self._end_run(self.index)
+            self._sink.special(value, self.index)
+            self.index += 1
         if ids:
             self.feed(ids)
 
@@ -331,20 +344,47 @@ class TokenLexer:
 
     def close(self) -> int:
         """End of input: flush the last run; returns the number of ids seen."""
-        self._end_run(self._index)
-        return self._index
+        self._end_run(self.index)
+        return self.index
 
 
 class TextLexer:
-    """Pushes the pieces of text into a sink; a partial spelling at a chunk's end waits."""
+    """Pushes the pieces of text into a sink; a partial spelling at a chunk's end waits.
+
+    It cuts exactly where :class:`IncrementalTextLexer` cuts (whose state it keeps), in one
+    loop with no generator: a chunk with no ``<`` and nothing held is one text piece.
+    """
 
     def __init__(self, sink: PieceSink) -> None:
-        self._lexer = IncrementalTextLexer()
+        #: Where the text was cut so far (its ``offset``), and what it holds back.
+        self.cuts = IncrementalTextLexer()
         self._sink = sink
 
     def feed(self, chunk: str) -> None:
         """Lex more text."""
-        self._push(self._lexer.feed(chunk))
+        lexer, sink = self.cuts, self._sink
+        base = lexer.offset
+        if not lexer._held and "<" not in chunk:  # prose: one piece, nothing to hold back
+            if chunk:
+                lexer.offset = base + len(chunk)
+                sink.text(chunk, base, base + len(chunk))
+            return
+        text = lexer._held + chunk
+        keep = partial_spelling_length(text)
+        if keep:
+            text, lexer._held = text[:-keep], text[-keep:]
+        else:
+            lexer._held = ""
+        lexer.offset = base + len(text)
+        pos = 0
+        for match in CONTROL_SPELLING_RE.finditer(text):
+            start, end = match.span()
+            if start > pos:
+                sink.text(text[pos:start], base + pos, base + start)
+            sink.control(_BY_SPELLING[match.group()], base + start, base + end)
+            pos = end
+        if pos < len(text):
+            sink.text(text[pos:] if pos else text, base + pos, base + len(text))
 
     def close(self) -> int:
         """End of input: flush the held-back tail; returns the number of characters seen.
@@ -352,17 +392,9 @@ class TextLexer:
         A tail that began a control token's spelling (``<|cal``: an output cut inside a stop
         token) goes to ``sink.partial``, never to content; a lone ``<`` is text.
         """
-        for _, piece, start, end in self._lexer.close():
+        for _, piece, start, end in self.cuts.close():
             if piece.startswith("<|"):
                 self._sink.partial(piece, start, end)
             else:
                 self._sink.text(piece, start, end)
-        return self._lexer.offset
-
-    def _push(self, pieces: Iterator[tuple[ControlToken | None, str, int, int]]) -> None:
-        sink = self._sink
-        for control, piece, start, end in pieces:
-            if control is None:
-                sink.text(piece, start, end)
-            else:
-                sink.control(control, start, end)
+        return self.cuts.offset

@@ -44,12 +44,9 @@ class Role(StrEnum):
     @classmethod
     def of_author(cls, author: str) -> Role:
         """The role of a header's author word: a known role, or ``tool`` for a tool's name."""
-        try:
-            role = cls(author)
-        except ValueError:
-            return cls.TOOL
         # "tool" is never written as an author; a literal "tool" author is a tool named so.
-        return role
+        # (The members by value: a look-up, not the enum's call and its ValueError.)
+        return cls._value2member_map_.get(author, cls.TOOL)  # type: ignore[return-value]
 
 
 class Terminator(StrEnum):

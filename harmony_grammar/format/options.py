@@ -210,7 +210,8 @@ class ParseOptions(Options):
     @property
     def author(self) -> Role:
         """``role`` as the enum."""
-        return Role(self.role)
+        role = self.role
+        return role if type(role) is Role else Role(role)  # made once per parse: no enum call
 
     @property
     def schemas(self) -> Mapping[str, Any] | None:

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .engine import Engine
 from .lexer import TextLexer, TokenLexer, token_sequence
 from .model import ParseResult
 from .options import ParseKeywords, ParseOptions
+from .strict import StrictEngine
 from .vocabulary import load_encoding, token_bytes_table
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = ["parse"]
+
+#: The options of recent keyword sets (``parse(text, start="completion")``): made once, as
+#: an options object is made once and shared (frozen). At most this many kept.
+_MAX_KEPT_OPTIONS = 64
+_KEPT_OPTIONS: dict[frozenset[tuple[str, object]], ParseOptions] = {}
 
 
 def parse(
@@ -54,8 +60,13 @@ def parse(
         raise TypeError("parse() takes str or a sequence of token ids; decode bytes first")
     if not isinstance(source, str):
         source = token_sequence(source, "parse()")  # type: ignore[assignment]
-    opts = ParseOptions.of(options, keywords)
-    engine = Engine(opts, token_units=not isinstance(source, str))
+    if options is None and "strict" not in keywords:
+        opts = _options_of(keywords)
+    else:  # here, so that a renamed keyword's warning names the caller's line
+        opts = ParseOptions.of(options, keywords)
+    engine = (Engine if opts.lenient else StrictEngine)(
+        opts, token_units=not isinstance(source, str)
+    )
     if isinstance(source, str):
         text_lexer = TextLexer(engine)
         text_lexer.feed(source)
@@ -72,3 +83,19 @@ def parse(
     diagnostics = engine.overflow.cap(engine.diagnostics, end)
     ledger = engine.book.ledger(end)
     return ParseResult(tuple(engine.messages), diagnostics, engine.next_turn, ledger)
+
+
+def _options_of(keywords: Mapping[str, object]) -> ParseOptions:
+    """``ParseOptions.of(None, keywords)``, kept for keywords whose values are hashable
+    (never with a renamed keyword, ``strict=``: its warning is said on every call)."""
+    try:
+        key = frozenset(keywords.items())
+        kept = _KEPT_OPTIONS.get(key)
+    except TypeError:  # an unhashable value (a list of tools): made each time
+        return ParseOptions.of(None, keywords)
+    if kept is None:
+        kept = ParseOptions.of(None, keywords)
+        if len(_KEPT_OPTIONS) >= _MAX_KEPT_OPTIONS:
+            _KEPT_OPTIONS.clear()
+        _KEPT_OPTIONS[key] = kept
+    return kept

@@ -9,14 +9,15 @@ I/O; the end of input is the explicit :meth:`StreamParser.close`. The same engin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from .engine import Engine
-from .events import Event
+from .engine import _SHARED_DELTAS, Engine
+from .events import Event, content_delta, tool_call_delta
 from .lexer import TextLexer, TokenLexer, token_sequence
 from .model import ParseResult
 from .options import ParseKeywords, ParseOptions
+from .strict import StrictEngine
 from .tokens import FIRST_SPECIAL_ID
 from .vocabulary import load_encoding, token_bytes_table, token_text_table
 
@@ -54,18 +55,30 @@ class StreamParser:
         self._tokens: TokenLexer | None = None
         self._closed = False
         self._end: int | None = None  # the input's length, once closed
+        # The body paths of feed and feed_tokens (_refresh): the open body's content (one
+        # per kind of input, None when closed), its ranges and its deltas.
+        self._id_body: list[str] | None = None
+        self._text_body: list[str] | None = None
+        self._spans: list[int] = []
+        self._deltas: dict[str, object] = {}
+        self._make_delta: Callable[[str, Any], object] = content_delta
+        self._opened = 0  # how many pieces the body held when the path opened
+        self._delta_key: str | None = None
+        self._texts: Sequence[str | None] = ()
 
     def _start(self, token_units: bool) -> Engine:
         if self._closed:
             raise RuntimeError("the parser is closed")
         if self._engine is None:
-            self._engine = Engine(self.options, token_units=token_units, events=self._events)
+            reader = Engine if self.options.lenient else StrictEngine
+            self._engine = reader(self.options, token_units=token_units, events=self._events)
             if token_units:
                 encoding = load_encoding()
+                self._texts = token_text_table(encoding)
                 self._tokens = TokenLexer(
                     token_bytes_table(encoding),
                     self._engine,
-                    token_text_table(encoding),
+                    self._texts,
                     per_token=self.options.tools is not None,  # as parse() does
                 )
             else:
@@ -88,12 +101,24 @@ class StreamParser:
 
         Raises ``TypeError`` for anything but ``str``, and when ids were fed before.
         """
+        body = self._text_body
+        if body is not None and type(text) is str and "<" not in text and "\n" not in text:
+            # A chunk of a body that can hold no control token and no new line (the line
+            # index is not asked): TextLexer.feed and Engine.text's work for it, in place.
+            # The body's range and the lexer's offset are brought up to date once, when the
+            # path closes (_settle).
+            delta = self._deltas.get(text) or self._new_delta(text)
+            body.append(text)  # its range and the lexer's offset: _settle
+            return [delta]  # type: ignore[list-item]
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}; ids go to feed_tokens()")
+        self._settle()
         self._start(token_units=False)
         assert self._text is not None
         self._text.feed(text)
-        return self._take()
+        events = self._take()
+        self._refresh()
+        return events
 
     def feed_tokens(self, token_ids: Sequence[int]) -> list[Event]:
         """Parse more o200k_harmony token ids; returns the events that became known.
@@ -101,6 +126,34 @@ class StreamParser:
         Raises ``TypeError`` for anything but a sequence (and when text was fed before); an
         element that is not an integer is an HG106 diagnostic.
         """
+        body = self._id_body
+        if body is not None and type(token_ids) is list and len(token_ids) == 1:
+            # One ordinary id inside a body: the serving loop's call, and the hottest path
+            # there is. It does what TokenLexer.feed_one and Engine.text do for such an id
+            # (see _refresh for when that holds): one more piece of content, one delta.
+            token_id = token_ids[0]
+            if type(token_id) is int and token_id >= 0:
+                try:  # the table holds the ordinary ids: a special id is past its end
+                    text = self._texts[token_id]
+                except IndexError:
+                    text = None
+                if text is not None:
+                    delta = self._deltas.get(text) or self._new_delta(text)
+                    body.append(text)  # its range and the lexer's index: _settle
+                    return [delta]  # type: ignore[list-item]
+        self._settle()
+        events = self._feed_tokens(token_ids)
+        self._refresh()
+        return events
+
+    def _new_delta(self, text: str) -> object:
+        """The open body's delta event of ``text``, made and shared as Engine.text does."""
+        delta = self._make_delta(text, self._delta_key)
+        if len(self._deltas) < _SHARED_DELTAS:
+            self._deltas[text] = delta
+        return delta
+
+    def _feed_tokens(self, token_ids: Sequence[int]) -> list[Event]:
         lexer = self._tokens
         if lexer is not None and not self._closed and type(token_ids) is list:
             if len(token_ids) == 1:  # one id per call: the serving loop's path, kept short
@@ -121,10 +174,58 @@ class StreamParser:
         lexer.feed(token_ids)
         return self._take()
 
+    def _refresh(self) -> None:
+        """Open the body path of :meth:`feed` or :meth:`feed_tokens` where the next piece of
+        plain text is content and nothing else: a body already fed, no call arguments
+        checked as they stream, nothing held back by the lexer. The path takes a piece
+        whose text needs no check (text: no ``<``, no new line; ids: ``token_text_table``);
+        anything else goes the lexer's way, and comes back here.
+        """
+        self._id_body = self._text_body = None
+        engine = self._engine
+        if engine is None or self._closed or engine.call_check is not None:
+            return
+        draft = engine.draft
+        if draft is None or not draft.content_fed or not draft.content_spans:
+            return
+        self._spans, self._deltas = draft.content_spans, draft.deltas
+        if draft.call_id is None:
+            self._make_delta, self._delta_key = content_delta, draft.channel
+        else:
+            self._make_delta, self._delta_key = tool_call_delta, draft.call_id
+        content, spans = draft.content, draft.content_spans
+        assert content is not None  # content_fed: the body is open
+        # Open only where the body's last range ends where the next piece begins: each piece
+        # on the path then extends it (one id per piece, or its length: _settle counts).
+        tokens, text = self._tokens, self._text
+        if tokens is not None:
+            if tokens.holds_nothing() and spans[-1] == tokens.index:
+                self._id_body, self._opened = content, len(content)
+        elif text is not None and not text.cuts.holds() and spans[-1] == text.cuts.offset:
+            self._text_body, self._opened = content, len(content)
+
+    def _settle(self) -> None:
+        """Close the body path: the pieces it appended extend the body's last range and
+        advance the lexer (one id per piece; for text, their length), as the lexer's way
+        would have, before anything else reads them."""
+        body = self._id_body
+        if body is not None:
+            lexer = self._tokens
+            assert lexer is not None
+            lexer.index += len(body) - self._opened
+            self._spans[-1] = lexer.index
+        body = self._text_body
+        if body is not None:
+            cuts = self._text.cuts  # type: ignore[union-attr]
+            cuts.offset += sum(map(len, body[self._opened :]))  # the path's pieces only
+            self._spans[-1] = cuts.offset
+        self._id_body = self._text_body = None
+
     def close(self) -> list[Event]:
         """End of input: flush what was held back and report what is unfinished."""
         if self._closed:
             return []
+        self._settle()
         engine = self._start(token_units=self._tokens is not None)
         end = self._tokens.close() if self._tokens is not None else self._text_close()
         engine.eof(end)

@@ -57,14 +57,7 @@ def _lex(start: str, text: str, pos: int) -> tuple[list[tuple[str, str, int]], i
     """
     table, lexer, _ = _machinery()
     driver = LalrDriver(table, start)
-    read: list[tuple[str, str, int]] = []
-    while pos < len(text):
-        scanner = lexer.scanner(driver.position, driver.choices())
-        match = scanner.match(text, pos) if scanner is not None else None
-        if match is None or not driver.feed(match.lastgroup or ""):
-            break
-        read.append((match.lastgroup or "", match.group(), pos))
-        pos = match.end()
+    read, pos = lexer.lex(driver, text, pos)
     return (read, pos) if read and driver.feed_eof() else None
 
 

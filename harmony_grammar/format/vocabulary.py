@@ -212,8 +212,11 @@ def token_text_table(encoding: tiktoken.Encoding) -> tuple[str | None, ...]:
     """The text of every ordinary token that decodes alone to text needing no check.
 
     ``None`` where a token's bytes are not complete UTF-8 by themselves (a split character)
-    or hold ``<`` or ``|`` (a control-token spelling could straddle tokens there): those go
-    the general way. The streaming parser's one-token-at-a-time path is a lookup here.
+    or hold ``<`` (a control-token spelling could begin there and straddle tokens): those go
+    the general way. A ``|`` alone needs no check: a spelling it could end began with a
+    ``<`` in an earlier token, which the decoder then holds (``RunDecoder._tail``), and
+    while it does, no id takes this table's path. The streaming parser's
+    one-token-at-a-time path is a lookup here.
     """
     texts: list[str | None] = []
     for data in token_bytes_table(encoding):
@@ -222,5 +225,5 @@ def token_text_table(encoding: tiktoken.Encoding) -> tuple[str | None, ...]:
         except UnicodeDecodeError:
             texts.append(None)
             continue
-        texts.append(None if "<" in text or "|" in text else text)
+        texts.append(None if "<" in text else text)
     return tuple(texts)
