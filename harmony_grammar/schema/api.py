@@ -87,9 +87,7 @@ def compile_schema(
     if nesting_exceeds(schema, MAX_SCHEMA_DEPTH):
         raise UnsupportedSchemaError("", "", _TOO_DEEP)
     return on_fresh_stack(
-        lambda: _compile(
-            schema, whitespace, closed_objects, float_safe, escaped_ascii, complements
-        )
+        lambda: _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii, complements)
     )
 
 
@@ -163,8 +161,9 @@ def schema_to_grammar(
 
     def work() -> str:
         try:
+            complements = target == "llguidance"  # the one target that reads them
             grammar = _compile(
-                schema, whitespace, closed_objects, float_safe, escaped_ascii, target == "llguidance"
+                schema, whitespace, closed_objects, float_safe, escaped_ascii, complements
             )
             if old_lark and writes_bounded_ranges(grammar):
                 raise UnsupportedSchemaError(
