@@ -60,6 +60,7 @@ import llguidance.numpy as llnp
 from harmony_grammar.format.harmony_ids import encode_harmony
 from harmony_grammar.format.tokens import ControlToken
 from harmony_grammar.format.vocabulary import load_encoding, token_bytes_table
+from harmony_grammar.generation import turn_grammar
 from harmony_grammar.generation.outlines_export import harmony_lltokenizer
 from harmony_grammar.generation.turn_grammar import completion_grammar
 from harmony_grammar.generation.turn_plan import turn_plan
@@ -530,6 +531,8 @@ def set_walks(turns: list[Turn], repeat: int) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for tools, text in turns:
         ids = encode_harmony(text)
+        # A new tool set: drawing the turn compiled these schemas already, so forget them.
+        turn_grammar._cached_schema_rules.cache_clear()
         started = time.perf_counter()
         first_mask_of(tokenizer, completion_grammar(tools))
         out.setdefault("first mask, new tool set (ours, llguidance)", []).append(
