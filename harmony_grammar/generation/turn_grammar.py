@@ -60,7 +60,7 @@ def _cached_schema_rules(
     # A server sees the same tools on request after request: compile each schema once.
     from ..schema.emit_llguidance import llguidance_rules
 
-    grammar = body_grammar(schema_json, whitespace, closed)
+    grammar = body_grammar(schema_json, whitespace, closed, complements=True)
     return f"{prefix}{grammar.start}", tuple(llguidance_rules(grammar, prefix))
 
 

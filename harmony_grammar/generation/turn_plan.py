@@ -294,11 +294,14 @@ def turn_plan(tools: ToolsArgument, options: TurnOptions | None = None) -> TurnP
     return TurnPlan(kinds, tuple(ends), bodies)
 
 
-def body_grammar(schema_json: str, whitespace: str, closed_objects: bool) -> Any:
+def body_grammar(
+    schema_json: str, whitespace: str, closed_objects: bool, complements: bool = False
+) -> Any:
     """The IR grammar (``harmony_grammar.schema.Grammar``) a turn generates a body with: the
     schema (as JSON text, key order kept: declared order is the generated order) compiled
     with ``closed_objects`` and printable ASCII spelled only as itself (``escaped_ascii=False``:
-    smaller lexemes that mask faster, docs/schema-grammar.md). Both targets embed it."""
+    smaller lexemes that mask faster, docs/schema-grammar.md). Both targets embed it;
+    ``complements`` for llguidance's (names not declared as a complement)."""
     import json
 
     from ..schema import compile_schema
@@ -308,4 +311,5 @@ def body_grammar(schema_json: str, whitespace: str, closed_objects: bool) -> Any
         whitespace=whitespace,  # type: ignore[arg-type]
         closed_objects=closed_objects,
         escaped_ascii=False,
+        complements=complements,
     )

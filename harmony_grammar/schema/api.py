@@ -62,6 +62,7 @@ def compile_schema(
     closed_objects: bool = False,
     float_safe: bool = True,
     escaped_ascii: bool = True,
+    complements: bool = False,
 ) -> Grammar:
     """The IR grammar of ``schema`` (start rule ``start``), with dead rules removed.
 
@@ -78,12 +79,15 @@ def compile_schema(
 
     ``escaped_ascii=False`` is for generation too: printable ASCII is spelled only as itself,
     never as ``\\u0061`` (no JSON encoder writes that), which halves the lexer states an
-    engine builds; every decoded string keeps a spelling.
+    engine builds; every decoded string keeps a spelling. ``complements=True`` is for a target
+    that reads intersections and complements (llguidance): an object's names not declared are
+    written as any name minus the declared ones (the same language; a grammar for GBNF or
+    xgrammar must leave it unset, they have no complement).
     """
     if nesting_exceeds(schema, MAX_SCHEMA_DEPTH):
         raise UnsupportedSchemaError("", "", _TOO_DEEP)
     return on_fresh_stack(
-        lambda: _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii)
+        lambda: _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii, complements)
     )
 
 
@@ -93,6 +97,7 @@ def _compile(
     closed_objects: bool,
     float_safe: bool,
     escaped_ascii: bool,
+    complements: bool = False,
 ) -> Grammar:
     if isinstance(schema, dict) and isinstance(schema.get("$schema", ""), str) is False:
         raise InvalidSchemaError("$schema", "/$schema", "must be a string")
@@ -103,6 +108,7 @@ def _compile(
             closed_objects=closed_objects,
             float_safe=float_safe,
             escaped_ascii=escaped_ascii,
+            complements=complements,
         ).compile()
     except RecursionError:
         raise UnsupportedSchemaError("", "", _TOO_DEEP) from None
@@ -155,7 +161,10 @@ def schema_to_grammar(
 
     def work() -> str:
         try:
-            grammar = _compile(schema, whitespace, closed_objects, float_safe, escaped_ascii)
+            complements = target == "llguidance"  # the one target that reads them
+            grammar = _compile(
+                schema, whitespace, closed_objects, float_safe, escaped_ascii, complements
+            )
             if old_lark and writes_bounded_ranges(grammar):
                 raise UnsupportedSchemaError(
                     "",

@@ -140,6 +140,7 @@ class Compiler:
         closed_objects: bool = False,
         float_safe: bool = True,
         escaped_ascii: bool = True,
+        complements: bool = False,
     ) -> None:
         if whitespace not in ("compact", "flexible"):
             raise ValueError(f"whitespace must be 'compact' or 'flexible', not {whitespace!r}")
@@ -151,6 +152,9 @@ class Compiler:
         self.closed_objects = closed_objects
         # Generation mode (escaped_ascii=False): printable ASCII only as itself, never \uXXXX.
         self.escaped_ascii = escaped_ascii
+        # The target reads intersections and complements (llguidance): the names an object
+        # did not declare are "any name" minus the declared ones, not a trie of the names.
+        self.complements = complements
         self.ws = opt(Token(Repeat(_WS_CHARS, 1, None))) if whitespace == "flexible" else EMPTY
         self.grammar = Grammar()
         draft = root.get("$schema", "") if isinstance(root, dict) else ""

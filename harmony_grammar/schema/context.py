@@ -22,6 +22,8 @@ class CompilerContext(Protocol):
 
     #: Generation mode: objects without ``additionalProperties`` get only their properties.
     closed_objects: bool
+    #: The target reads intersections and complements (names not declared as a complement).
+    complements: bool
     #: The whitespace allowed between JSON tokens (empty in compact mode).
     ws: Expr
     #: The grammar being built; builders add rules to it.

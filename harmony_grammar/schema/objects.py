@@ -98,7 +98,7 @@ class ObjectBuilder:
         if all(is_true_schema(s) for s in patterns.values()) and is_true_schema(addl):
             patterns = {}  # any name, any value, whichever patterns match
         if not patterns:
-            return self._member(lambda: string_not_in(named), addl)
+            return self._member(lambda: string_not_in(named, self.c.complements), addl)
         if len(patterns) > _MAX_PATTERNS:
             raise UnsupportedSchemaError(
                 "patternProperties", self.pointer, f"more than {_MAX_PATTERNS} patterns"
@@ -118,7 +118,7 @@ class ObjectBuilder:
             clash = frozenset(name for name in named if self.matches[name] == frozenset(inside))
             positive = [languages[p] for p in inside if p not in _UNIVERSAL_PATTERNS]
             if clash or not positive:
-                positive.append(string_not_in(clash))
+                positive.append(string_not_in(clash, self.c.complements))
             excluded = [languages[p] for p in outside]
             schema = _all_of([patterns[p] for p in inside]) if inside else addl
             names = functools.partial(

@@ -14,6 +14,7 @@ schema may still be refused (an unsatisfiable combination), which callers count.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -173,7 +174,10 @@ def _array(values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
     return items | prefix
 
 
+@functools.cache
 def _values() -> st.SearchStrategy[Any]:
+    # Built once: hypothesis validates a new recursive strategy on its first draw, which
+    # cost seconds per drawn schema when tool_schemas built it afresh on every call.
     return st.recursive(
         _leaf(),
         lambda inner: st.one_of(_object(inner), _array(inner), _tagged_union(inner)),
@@ -181,11 +185,16 @@ def _values() -> st.SearchStrategy[Any]:
     )
 
 
+@functools.cache
+def _roots() -> st.SearchStrategy[dict[str, Any]]:
+    return st.one_of(_object(_values()), _tagged_union(_values()))
+
+
 @st.composite
 def tool_schemas(draw: st.DrawFn) -> dict[str, Any]:
     """A tool's parameters: an object (or a tagged union of objects), some parts moved into
     ``$defs`` and referenced (nested references included)."""
-    root = draw(st.one_of(_object(_values()), _tagged_union(_values())))
+    root = draw(_roots())
     defs: dict[str, Any] = {}
 
     def hoist(node: Any, depth: int) -> Any:
