@@ -30,6 +30,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..base.errors import HarmonyGrammarError
 from ..format.causes import causes_of
 from ..format.model import Message, ParseResult, Role, Terminator
 from ..format.parser import parse
@@ -69,7 +70,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-class NotACompletionError(ValueError):
+class NotACompletionError(HarmonyGrammarError, ValueError):
     """Recovered messages that cannot be written as a completion: the first is not the
     assistant's (a completion follows the prompt's ``<|start|>assistant``)."""
 
