@@ -84,6 +84,18 @@ FINDINGS_END = "<!-- /findings -->"
 _STATUSES = ("passed", "failed", "errored", "skipped")
 
 
+def _judged(message: Json) -> Json:
+    """What the matrix judges of a Chat Completions message: content, reasoning, calls."""
+    return {
+        "content": message["content"],
+        "reasoning": message["reasoning_content"],
+        "tool_calls": [
+            {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+            for c in message["tool_calls"]
+        ],
+    }
+
+
 def gateway_adapter(strict: bool) -> Adapter:
     """This project's reply: ``to_chat_completion`` (what ``serve`` answers) per generation,
     with the request's tools; an error it reports (strict) is a refusal. A case that holds
@@ -97,14 +109,7 @@ def gateway_adapter(strict: bool) -> Adapter:
         except ChatCompletionError as exc:
             raise Refused(str(exc)) from None
         message = response["message"]
-        return {
-            "content": message["content"],
-            "reasoning": message["reasoning_content"],
-            "tool_calls": [
-                {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
-                for c in message["tool_calls"]
-            ],
-        }
+        return _judged(message)
 
     return reading_adapter(read)
 
@@ -123,14 +128,7 @@ def gateway_stream_adapter() -> Adapter:
             else:
                 chunks += stream.feed_tokens(delta["tokens"])
         message = accumulate([*chunks, *stream.close()])["message"]
-        return {
-            "content": message["content"],
-            "reasoning": message["reasoning_content"],
-            "tool_calls": [
-                {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
-                for c in message["tool_calls"]
-            ],
-        }
+        return _judged(message)
 
     return reading_adapter(read, feeds=tuple(STREAM_FEEDS))
 

@@ -24,11 +24,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
-__all__ = ["ENGINES_DIR", "RealEngine", "llama_server", "real_engine", "vllm_server"]
+__all__ = [
+    "ENGINES_DIR",
+    "RealEngine",
+    "llama_server",
+    "real_engine",
+    "stop_process",
+    "vllm_server",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES_DIR = ROOT / ".engines"
@@ -91,12 +98,7 @@ def _process(
                 time.sleep(0.5)
             yield _reader(log)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
 
 
 @contextmanager
@@ -150,3 +152,13 @@ def real_engine(name: str) -> Iterator[RealEngine]:
     """The engine ``name`` (``llamacpp`` or ``vllm``), started; see the module docstring."""
     with llama_server() if name == "llamacpp" else vllm_server() as engine:
         yield engine
+
+
+def stop_process(process: subprocess.Popen[Any], timeout: float = 30) -> None:
+    """End a server this test started: SIGTERM (its own shutdown), SIGKILL after ``timeout``."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.real_engines import stop_process
+
 __all__ = [
     "CATALOG",
     "POSITIONS",
@@ -460,12 +462,7 @@ def served(
                 break
         raise RuntimeError(f"serve did not start: {''.join(lines)[-2000:]}")
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 @dataclass
