@@ -172,12 +172,18 @@ def recover_restarted_header(
     if carried:
         draft.fields = [f for f in draft.fields if f[0] not in carried]
     earlier = iter(old.superseded)  # a header written over more than once
+    author_last = False
     for name, a, b in old.fields:
         if name in carried:
             draft.fields.append((name, a, b))
+        elif a >= 0 and name == "name" and author_last:
+            # ``assistant:bob`` was written as one word: kept as one, its ':' with it.
+            draft.fields[-1] = ("superseded", draft.fields[-1][1], b)
+            draft.superseded[-1] += ":" + words["name"]
         elif a >= 0:
             draft.fields.append(("superseded", a, b))
             draft.superseded.append(next(earlier) if name == "superseded" else words.get(name, ""))
+        author_last = name == "author" and a >= 0 and name not in carried
     draft.unread += old.unread
     draft.unread_spans += old.unread_spans
     draft.early += old.early

@@ -90,6 +90,29 @@ def test_a_header_written_over_is_one_message(
 
 
 @PROPERTY
+@given(
+    role=st.sampled_from(["assistant", "user", "system"]),
+    names=st.lists(NAME, min_size=1, max_size=3),
+    lead=st.sampled_from(["", "<|message|>"]),
+    body=SENTENCE,
+)
+def test_a_named_header_begun_again_keeps_its_name_with_its_colon(
+    role: str, names: list[str], lead: str, body: str
+) -> None:
+    """``<|start|>assistant:bob<|start|>…``: the header written over is kept as it was
+    written, ``assistant:bob``, the ':' included (found by bench_lossless's fuzz kind)."""
+    headers = "".join(f"<|start|>{role}:{name}" for name in names)
+    text = f"{lead}{headers}<|start|>{role}<|message|>{body}<|end|>"
+    result = parse(text, lenient=True)
+    assert conservation_problems(text, result) == [], text
+    message = result.messages[-1]
+    assert message.content == body
+    for name in names:
+        assert f"{role}:{name}" in message.superseded.split(" "), (text, message.superseded)
+    assert "HG185" in _codes(result)
+
+
+@PROPERTY
 @given(channel=CHANNEL, times=st.integers(2, 4), body=SENTENCE, after_call=st.booleans())
 def test_a_looping_header_is_one_message(
     channel: str, times: int, body: str, after_call: bool
